@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: MIT */
+/* gpukern.h - the whole public API of libgpukern: numerical kernels on a GPU or the CPU. */
+#ifndef GPUKERN_H
+#define GPUKERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpukern_version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef GK_API
+#if defined(__GNUC__) && defined(GK_BUILDING_LIBRARY)
+#define GK_API __attribute__((visibility("default")))
+#else
+#define GK_API
+#endif
+#endif
+
+/* ==========================================================================================
+ * Conventions
+ *
+ * Every function that can fail returns a gk_status; results come back through out-parameters,
+ * which are left untouched on failure. On failure gk_last_error() holds a message naming the
+ * function, the argument and the values. Destroy functions accept NULL. Getters given NULL
+ * return 0 or "". Nothing aborts and nothing prints unless the environment sets GK_LOG=1.
+ *
+ * Scalars (alpha, beta, value, gamma, mean, stddev) are passed as double and rounded to the
+ * operands' dtype before use, on every backend.
+ *
+ * "Waits" below says whether a call returns only after the device finished the work. On a CUDA
+ * context, calls that do not wait queue work on the context's stream; a kernel fault then
+ * surfaces as GK_E_DEVICE at the next call that waits. CPU work is always synchronous.
+ * ======================================================================================== */
+
+/* ==========================================================================================
+ * Version
+ * ======================================================================================== */
+
+/* GK_VERSION_NUMBER of the library actually loaded (major*10000 + minor*100 + patch). */
+GK_API uint32_t gk_version_number(void);
+/* "major.minor.patch" of the library actually loaded; never NULL. */
+GK_API const char *gk_version_string(void);
+
+/* ==========================================================================================
+ * Status and errors
+ * ======================================================================================== */
+
+typedef enum gk_status {
+    GK_OK = 0,
+    GK_E_INVALID_ARGUMENT = 1,     /* NULL, bad enum value, bad leading dimension, aliasing */
+    GK_E_SHAPE = 2,                /* sizes disagree, or a buffer is too small */
+    GK_E_DTYPE = 3,                /* operands of different dtypes */
+    GK_E_CONTEXT_MISMATCH = 4,     /* a buffer belongs to another context */
+    GK_E_OUT_OF_MEMORY = 5,        /* host or device allocation failed; the context stays usable */
+    GK_E_OVERFLOW = 6,             /* a size product or offset + count does not fit in size_t */
+    GK_E_BACKEND_UNAVAILABLE = 7,  /* the requested backend cannot be used on this machine */
+    GK_E_UNSUPPORTED = 8,          /* the backend does not implement this operation */
+    GK_E_DEVICE = 9,               /* the device reported an error (message has its text) */
+    GK_E_INTERNAL = 10             /* a bug in libgpukern: please report it */
+} gk_status;
+
+/* A constant English name of the status ("GK_E_SHAPE: ..."); never NULL, also for unknown codes. */
+GK_API const char *gk_status_string(gk_status s);
+
+/* This thread's last failure in detail, e.g. "gk_gemm: lda (3) is smaller than k (4) for A not
+ * transposed"; "" if no call of this thread failed yet. Successful calls do not clear it. The
+ * pointer stays valid until this thread's next failing call. */
+GK_API const char *gk_last_error(void);
+
+/* ==========================================================================================
+ * Backends
+ * ======================================================================================== */
+
+typedef enum gk_backend { GK_BACKEND_AUTO = 0, GK_BACKEND_CPU = 1, GK_BACKEND_CUDA = 2 } gk_backend;
+typedef enum gk_dtype { GK_FLOAT32 = 1, GK_FLOAT64 = 2 } gk_dtype;
+typedef enum gk_transpose { GK_NO_TRANS = 0, GK_TRANS = 1 } gk_transpose;
+
+/* 1 if backend b can be used now, else 0 and gk_last_error() says why (for CUDA: every path
+ * tried for the module and the dlerror() or CUDA error text of each attempt). AUTO and CPU are
+ * always available. Thread-safe; the CUDA module is looked for once per process. */
+GK_API int gk_backend_available(gk_backend b);
+
+/* ==========================================================================================
+ * Contexts
+ *
+ * A context owns one backend instance (on CUDA: a device, a stream, a cuBLAS handle). Use a
+ * context from one thread at a time; distinct contexts run concurrently without interference.
+ * Environment: GK_BACKEND=cpu|cuda overrides a request for AUTO.
+ * ======================================================================================== */
+
+typedef struct gk_context gk_context;
+
+#define GK_FLAG_ALLOW_TF32 1u /* let float32 gemm use TF32 tensor cores (about 1e-3 relative) */
+
+typedef struct gk_context_options {
+    uint32_t struct_size; /* sizeof(gk_context_options) as the caller knows it */
+    int32_t backend;      /* a gk_backend; default GK_BACKEND_AUTO */
+    int32_t device;       /* CUDA device ordinal; default 0 */
+    int32_t cpu_threads;  /* threads for CPU ops; 0 (default) = OpenMP's default */
+    uint32_t flags;       /* GK_FLAG_*; default 0 */
+} gk_context_options;
+
+/* Fills *o with the defaults and sets o->struct_size. NULL is ignored. */
+GK_API void gk_context_options_init(gk_context_options *o);
+
+/* Creates a context on backend b (AUTO: CUDA when available, else CPU, unless GK_BACKEND says
+ * otherwise). Same as gk_context_create_ex with default options and that backend.
+ * Returns GK_OK, GK_E_INVALID_ARGUMENT (out NULL, b or GK_BACKEND unknown),
+ * GK_E_BACKEND_UNAVAILABLE (CUDA asked for but not usable; gk_last_error() says why),
+ * GK_E_OUT_OF_MEMORY, GK_E_DEVICE. */
+GK_API gk_status gk_context_create(gk_backend b, gk_context **out);
+
+/* Creates a context from options. A struct_size smaller than this library's (an older caller)
+ * gets defaults for the missing fields; a larger one is GK_E_INVALID_ARGUMENT, as are a
+ * struct_size below that of the first two fields, a negative device or cpu_threads and unknown
+ * flags. Other statuses as gk_context_create. */
+GK_API gk_status gk_context_create_ex(const gk_context_options *o, gk_context **out);
+
+/* Drops the caller's reference; the context goes when its last buffer does. Waits. NULL ok. */
+GK_API void gk_context_destroy(gk_context *ctx);
+
+/* GK_BACKEND_CPU or GK_BACKEND_CUDA: what the context runs on (what AUTO chose); 0 for NULL. */
+GK_API gk_backend gk_context_backend(const gk_context *ctx);
+
+/* The backend that ran the context's last operation (GK_BACKEND_AUTO before any). */
+GK_API gk_backend gk_context_last_backend(const gk_context *ctx);
+
+/* A human-readable device name ("NVIDIA H200", "CPU (16 threads)"); "" for NULL. */
+GK_API const char *gk_context_device_name(const gk_context *ctx);
+
+/* Waits for all queued work of the context. Returns GK_OK, GK_E_INVALID_ARGUMENT, GK_E_DEVICE
+ * (a queued kernel failed). */
+GK_API gk_status gk_context_synchronize(gk_context *ctx);
+
+/* ==========================================================================================
+ * Buffers
+ *
+ * A buffer is `count` elements of one dtype in the memory of its context's backend (device
+ * memory on CUDA). A buffer holds a reference to its context and a view to its parent, so
+ * handles may be destroyed in any order; memory goes with the last reference.
+ * ======================================================================================== */
+
+typedef struct gk_buffer gk_buffer;
+
+/* Allocates count elements (uninitialized). count 0 is valid. Does not wait.
+ * Returns GK_OK, GK_E_INVALID_ARGUMENT (ctx/out NULL or not handles, bad dtype),
+ * GK_E_OVERFLOW (count * element size wraps), GK_E_OUT_OF_MEMORY, GK_E_DEVICE. */
+GK_API gk_status gk_buffer_create(gk_context *ctx, gk_dtype t, size_t count, gk_buffer **out);
+
+/* Wraps caller memory `host` of count elements without copying. The memory must outlive the
+ * buffer. On CUDA contexts operations stage such operands to the device and results back
+ * before they return (those operations wait). host may be NULL only if count is 0.
+ * Returns GK_OK, GK_E_INVALID_ARGUMENT, GK_E_OVERFLOW, GK_E_OUT_OF_MEMORY. */
+GK_API gk_status gk_buffer_wrap_host(gk_context *ctx, gk_dtype t, size_t count, void *host,
+                                     gk_buffer **out);
+
+/* A buffer of count elements starting at element offset of parent, sharing its memory.
+ * Returns GK_OK, GK_E_INVALID_ARGUMENT, GK_E_SHAPE (past the parent's end), GK_E_OVERFLOW
+ * (offset + count wraps), GK_E_OUT_OF_MEMORY. */
+GK_API gk_status gk_buffer_view(gk_buffer *parent, size_t offset, size_t count, gk_buffer **out);
+
+/* Drops the handle; views keep their parent's memory alive. NULL ok. */
+GK_API void gk_buffer_destroy(gk_buffer *buf);
+
+/* Number of elements; 0 for NULL. */
+GK_API size_t gk_buffer_count(const gk_buffer *buf);
+/* Element dtype; 0 for NULL. */
+GK_API gk_dtype gk_buffer_dtype(const gk_buffer *buf);
+
+/* Copies count elements from host memory src into buf at element offset. Returns after src may
+ * be reused. Returns GK_OK, GK_E_INVALID_ARGUMENT (NULL), GK_E_SHAPE (past the end),
+ * GK_E_OVERFLOW, GK_E_DEVICE. */
+GK_API gk_status gk_buffer_write(gk_buffer *buf, size_t offset, size_t count, const void *src);
+
+/* Copies count elements of buf from element offset into host memory dst. Waits for the queued
+ * work of the buffer's context. Statuses as gk_buffer_write. */
+GK_API gk_status gk_buffer_read(const gk_buffer *buf, size_t offset, size_t count, void *dst);
+
+/* ==========================================================================================
+ * Element-wise operations
+ *
+ * All operands have the same dtype (else GK_E_DTYPE) and count (else GK_E_SHAPE) and belong to
+ * c (else GK_E_CONTEXT_MISMATCH); an output may alias an input. NULL handles:
+ * GK_E_INVALID_ARGUMENT. Device failures: GK_E_DEVICE. Do not wait (unless an operand is a
+ * host-wrapped buffer on a CUDA context). Count 0 is a no-op.
+ * add, sub, mul, fill, copy and scale give bit-identical results on every backend.
+ * ======================================================================================== */
+
+/* x[i] = value */
+GK_API gk_status gk_fill(gk_context *c, double value, gk_buffer *x);
+/* y[i] = x[i] */
+GK_API gk_status gk_copy(gk_context *c, const gk_buffer *x, gk_buffer *y);
+/* z[i] = x[i] + y[i] */
+GK_API gk_status gk_add(gk_context *c, const gk_buffer *x, const gk_buffer *y, gk_buffer *z);
+/* z[i] = x[i] - y[i] */
+GK_API gk_status gk_sub(gk_context *c, const gk_buffer *x, const gk_buffer *y, gk_buffer *z);
+/* z[i] = x[i] * y[i] */
+GK_API gk_status gk_mul(gk_context *c, const gk_buffer *x, const gk_buffer *y, gk_buffer *z);
+/* y[i] += alpha * x[i]   (within 1 ulp of |alpha x| + |y|) */
+GK_API gk_status gk_axpy(gk_context *c, double alpha, const gk_buffer *x, gk_buffer *y);
+/* x[i] *= alpha */
+GK_API gk_status gk_scale(gk_context *c, double alpha, gk_buffer *x);
+/* y[i] = exp(x[i])   (within 2 ulp) */
+GK_API gk_status gk_exp(gk_context *c, const gk_buffer *x, gk_buffer *y);
+
+/* ==========================================================================================
+ * Reductions: the result (a double) is written to host memory; these calls wait.
+ * float32 data is accumulated in double. Statuses as the element-wise operations, plus
+ * GK_E_INVALID_ARGUMENT for a NULL result. An empty buffer gives 0.
+ * ======================================================================================== */
+
+/* *result = sum_i x[i] */
+GK_API gk_status gk_sum(gk_context *c, const gk_buffer *x, double *result);
+/* *result = sum_i x[i] * y[i] */
+GK_API gk_status gk_dot(gk_context *c, const gk_buffer *x, const gk_buffer *y, double *result);
+/* *result = sqrt(sum_i x[i]^2), without overflow or underflow for representable results */
+GK_API gk_status gk_nrm2(gk_context *c, const gk_buffer *x, double *result);
+
+/* ==========================================================================================
+ * Matrix multiplication
+ * ======================================================================================== */
+
+/* Row-major C = alpha * op(A) * op(B) + beta * C with op(A) m x k, op(B) k x n, C m x n.
+ * lda, ldb, ldc are the stored row lengths: lda >= (ta ? m : k), ldb >= (tb ? k : n),
+ * ldc >= n (else GK_E_INVALID_ARGUMENT). Each buffer must hold the elements it addresses,
+ * (rows - 1) * ld + cols (else GK_E_SHAPE); a matrix with a zero dimension addresses nothing.
+ * C must not overlap A or B (GK_E_INVALID_ARGUMENT). beta = 0 does not read C; k = 0 scales C
+ * by beta; elements of C beyond each row's n are never written. float32 uses TF32 only when the
+ * context has GK_FLAG_ALLOW_TF32. Also GK_E_DTYPE, GK_E_CONTEXT_MISMATCH, GK_E_OVERFLOW,
+ * GK_E_DEVICE. Does not wait. */
+GK_API gk_status gk_gemm(gk_context *c, gk_transpose ta, gk_transpose tb, size_t m, size_t n,
+                         size_t k, double alpha, const gk_buffer *a, size_t lda,
+                         const gk_buffer *b, size_t ldb, double beta, gk_buffer *cc, size_t ldc);
+
+/* ==========================================================================================
+ * Gaussian (RBF) kernels over row-major rows of d features
+ *
+ * Distances are computed from differences, so data far from the origin keeps its accuracy,
+ * and identical rows give exactly 1. Outputs must not overlap inputs (GK_E_INVALID_ARGUMENT);
+ * buffers too small for the sizes are GK_E_SHAPE; size products that wrap are GK_E_OVERFLOW;
+ * also GK_E_DTYPE, GK_E_CONTEXT_MISMATCH, GK_E_DEVICE. gamma may be any finite or infinite
+ * value; NaN propagates. Do not wait.
+ * ======================================================================================== */
+
+/* k[i] = exp(-gamma * ||a_i - b_i||^2) for i < n; a and b hold n x d, k holds n. */
+GK_API gk_status gk_rbf_rows(gk_context *c, size_t n, size_t d, double gamma, const gk_buffer *a,
+                             const gk_buffer *b, gk_buffer *k);
+
+/* k[i*n + j] = exp(-gamma * ||x_i - y_j||^2); x holds m x d, y n x d, k m x n. */
+GK_API gk_status gk_rbf_matrix(gk_context *c, size_t m, size_t n, size_t d, double gamma,
+                               const gk_buffer *x, const gk_buffer *y, gk_buffer *k);
+
+/* out[i] = sum_j exp(-gamma * ||x_i - y_j||^2) * w[j]; x holds m x d, y n x d, w n, out m.
+ * Never materializes the m x n matrix. */
+GK_API gk_status gk_rbf_matvec(gk_context *c, size_t m, size_t n, size_t d, double gamma,
+                               const gk_buffer *x, const gk_buffer *y, const gk_buffer *w,
+                               gk_buffer *out);
+
+/* ==========================================================================================
+ * Counter-based random numbers (Philox4x32-10)
+ *
+ * Element i of x depends only on (seed, offset + i): results are identical on every backend,
+ * independent of launch geometry and of how a range is split into calls. The stream is part of
+ * the API for the whole 1.x series; README.md gives the exact mapping from Philox words to
+ * values. Statuses: GK_E_INVALID_ARGUMENT (NULL), GK_E_OVERFLOW (offset + count wraps),
+ * GK_E_CONTEXT_MISMATCH, GK_E_DEVICE. Do not wait.
+ * ======================================================================================== */
+
+/* Uniform values in [0, 1): 24 random bits for float32, 53 for float64; never 1.0. */
+GK_API gk_status gk_rng_uniform(gk_context *c, uint64_t seed, uint64_t offset, gk_buffer *x);
+
+/* Normal values mean + stddev * z, z standard normal by Box-Muller. */
+GK_API gk_status gk_rng_normal(gk_context *c, uint64_t seed, uint64_t offset, double mean,
+                               double stddev, gk_buffer *x);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPUKERN_H */

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/* backend.h - the private, versioned table through which the core calls a backend. */
+#ifndef GK_BACKEND_H
+#define GK_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpukern.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped whenever a slot changes meaning; appending slots only grows struct_size. */
+#define GK_BACKEND_ABI_VERSION 1u
+
+/* Services the core lends a backend, so a dlopen'ed module can report errors into the
+ * thread-local message of the core without the core exporting private symbols. */
+typedef struct gk_host_services {
+    uint32_t struct_size;
+    /* Records "fmt..." as this thread's last error and returns status. */
+    gk_status (*error)(gk_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+        __attribute__((format(printf, 2, 3)))
+#endif
+        ;
+    /* 1 when GK_LOG is set: the backend may print diagnostics to stderr. */
+    int log_enabled;
+} gk_host_services;
+
+/* Everything a backend needs to create its per-context state. */
+typedef struct gk_backend_config {
+    int32_t device;
+    int32_t cpu_threads;
+    uint32_t flags;
+} gk_backend_config;
+
+/* The table. Every pointer argument named x, y, z, a, b, k, w, out is memory of this backend
+ * (host memory for the CPU backend, device memory for CUDA), already offset to element 0 of
+ * the operand. The core has validated every argument; a backend only reports failures of its
+ * own (device errors, out of memory). Scalars have already been rounded to the dtype. `st` is
+ * the per-context state returned by context_create. A NULL slot means GK_E_UNSUPPORTED. */
+typedef struct gk_backend_ops {
+    uint32_t abi_version;
+    uint32_t struct_size;
+    gk_backend kind;
+    const char *name;
+
+    /* Number of usable devices; a failure's message carries the backend's error text. */
+    gk_status (*device_count)(int *count);
+    gk_status (*context_create)(const gk_backend_config *cfg, void **st);
+    void (*context_destroy)(void *st);
+    const char *(*device_name)(void *st);
+    gk_status (*synchronize)(void *st);
+
+    gk_status (*mem_alloc)(void *st, size_t bytes, void **ptr);
+    void (*mem_free)(void *st, void *ptr);
+    /* host -> backend memory; returns once src may be reused. */
+    gk_status (*mem_write)(void *st, void *dst, const void *src, size_t bytes);
+    /* backend memory -> host; waits for queued work first. */
+    gk_status (*mem_read)(void *st, void *dst, const void *src, size_t bytes);
+
+    gk_status (*fill)(void *st, gk_dtype t, size_t n, double value, void *x);
+    gk_status (*copy)(void *st, gk_dtype t, size_t n, const void *x, void *y);
+    gk_status (*add)(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z);
+    gk_status (*sub)(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z);
+    gk_status (*mul)(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z);
+    gk_status (*axpy)(void *st, gk_dtype t, size_t n, double alpha, const void *x, void *y);
+    gk_status (*scale)(void *st, gk_dtype t, size_t n, double alpha, void *x);
+    gk_status (*exp)(void *st, gk_dtype t, size_t n, const void *x, void *y);
+
+    /* Reductions wait and write a host double. */
+    gk_status (*sum)(void *st, gk_dtype t, size_t n, const void *x, double *result);
+    gk_status (*dot)(void *st, gk_dtype t, size_t n, const void *x, const void *y, double *result);
+    gk_status (*nrm2)(void *st, gk_dtype t, size_t n, const void *x, double *result);
+
+    /* Row-major, as gk_gemm; m, n, k > 0 except that k may be 0 (C = beta * C). */
+    gk_status (*gemm)(void *st, gk_dtype t, gk_transpose ta, gk_transpose tb, size_t m, size_t n,
+                      size_t k, double alpha, const void *a, size_t lda, const void *b, size_t ldb,
+                      double beta, void *c, size_t ldc);
+
+    gk_status (*rbf_rows)(void *st, gk_dtype t, size_t n, size_t d, double gamma, const void *a,
+                          const void *b, void *k);
+    gk_status (*rbf_matrix)(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
+                            const void *x, const void *y, void *k);
+    gk_status (*rbf_matvec)(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
+                            const void *x, const void *y, const void *w, void *out);
+
+    gk_status (*rng_uniform)(void *st, gk_dtype t, size_t n, uint64_t seed, uint64_t offset,
+                             void *x);
+    gk_status (*rng_normal)(void *st, gk_dtype t, size_t n, uint64_t seed, uint64_t offset,
+                            double mean, double stddev, void *x);
+} gk_backend_ops;
+
+/* The one symbol a backend module exports. It checks abi_version, keeps svc, and hands back
+ * its table. */
+#define GK_MODULE_ENTRY_SYMBOL "gk_module_entry"
+typedef gk_status (*gk_module_entry_fn)(uint32_t abi_version, const gk_host_services *svc,
+                                        const gk_backend_ops **ops);
+
+/* The CPU backend, linked into the core. */
+const gk_backend_ops *gk__cpu_backend(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GK_BACKEND_H */

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/* error.h - the thread-local detailed message behind gk_last_error, and the checks that set it. */
+#ifndef GK_ERROR_H
+#define GK_ERROR_H
+
+#include "gpukern.h"
+
+/* Records the formatted message as this thread's last error (printing it when GK_LOG is set)
+ * and returns status, so a failure is reported and forwarded in one statement. */
+gk_status gk__error(gk_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* 1 when the environment sets GK_LOG to something other than "" or "0". */
+int gk__log_enabled(void);
+
+/* Prints a diagnostic line to stderr when GK_LOG is set. */
+void gk__log(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/* Returns from the calling function with `status` and a message when cond is false. */
+#define GK_CHECK(cond, status, ...)                                                              \
+    do {                                                                                         \
+        if (!(cond))                                                                             \
+            return gk__error((status), __VA_ARGS__);                                             \
+    } while (0)
+
+/* Forwards a failing status (the message is already recorded). */
+#define GK_FORWARD(expr)                                                                         \
+    do {                                                                                         \
+        gk_status gk__st = (expr);                                                               \
+        if (gk__st != GK_OK)                                                                     \
+            return gk__st;                                                                       \
+    } while (0)
+
+#endif /* GK_ERROR_H */
