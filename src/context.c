@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/* context.c - contexts: options, backend choice, reference counting and getters. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "core.h"
+
+/* Bytes of gk_context_options up to and including the field `field`. */
+#define GK_OPTIONS_END(field)                                                                    \
+    (offsetof(gk_context_options, field) + sizeof(((gk_context_options *)0)->field))
+
+GK_API void gk_context_options_init(gk_context_options *o)
+{
+    if (o == NULL)
+        return;
+    memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
+    o->backend = GK_BACKEND_AUTO;
+}
+
+GK_API int gk_backend_available(gk_backend b)
+{
+    switch (b) {
+    case GK_BACKEND_AUTO:
+    case GK_BACKEND_CPU:
+        return 1;
+    case GK_BACKEND_CUDA:
+        return gk__cuda_backend("gk_backend_available") != NULL;
+    }
+    gk__error(GK_E_INVALID_ARGUMENT, "gk_backend_available: b (%d) is not a gk_backend", (int)b);
+    return 0;
+}
+
+/* Copies the fields an older caller knows over the defaults; rejects what we cannot honour. */
+static gk_status read_options(const char *fn, const gk_context_options *o, gk_context_options *out)
+{
+    GK_FORWARD(gk__check_pointer(fn, "options", o));
+    GK_CHECK(o->struct_size >= GK_OPTIONS_END(backend), GK_E_INVALID_ARGUMENT,
+             "%s: options->struct_size (%u) is smaller than the first two fields (%zu bytes)", fn,
+             o->struct_size, GK_OPTIONS_END(backend));
+    GK_CHECK(o->struct_size <= sizeof *o, GK_E_INVALID_ARGUMENT,
+             "%s: options->struct_size (%u) is larger than this library's gk_context_options "
+             "(%zu bytes): the caller was built against a newer gpukern.h",
+             fn, o->struct_size, sizeof *o);
+    gk_context_options_init(out);
+    memcpy(out, o, o->struct_size);
+    out->struct_size = sizeof *out;
+    GK_CHECK(out->backend >= GK_BACKEND_AUTO && out->backend <= GK_BACKEND_CUDA,
+             GK_E_INVALID_ARGUMENT, "%s: options->backend (%d) is not a gk_backend", fn,
+             out->backend);
+    GK_CHECK(out->device >= 0, GK_E_INVALID_ARGUMENT, "%s: options->device (%d) is negative", fn,
+             out->device);
+    GK_CHECK(out->cpu_threads >= 0, GK_E_INVALID_ARGUMENT,
+             "%s: options->cpu_threads (%d) is negative", fn, out->cpu_threads);
+    GK_CHECK((out->flags & ~GK_FLAG_ALLOW_TF32) == 0, GK_E_INVALID_ARGUMENT,
+             "%s: options->flags (0x%x) has unknown bits", fn, out->flags);
+    return GK_OK;
+}
+
+/* AUTO becomes what GK_BACKEND says, else CUDA when usable, else CPU. */
+static gk_status resolve_backend(const char *fn, gk_backend requested, const gk_backend_ops **ops)
+{
+    if (requested == GK_BACKEND_AUTO) {
+        const char *env = getenv("GK_BACKEND");
+        if (env != NULL && env[0] != '\0') {
+            if (strcmp(env, "cpu") == 0)
+                requested = GK_BACKEND_CPU;
+            else if (strcmp(env, "cuda") == 0)
+                requested = GK_BACKEND_CUDA;
+            else
+                GK_CHECK(strcmp(env, "auto") == 0, GK_E_INVALID_ARGUMENT,
+                         "%s: GK_BACKEND=%s is not one of cpu, cuda, auto", fn, env);
+        }
+    }
+    switch (requested) {
+    case GK_BACKEND_CPU:
+        *ops = gk__cpu_backend();
+        return GK_OK;
+    case GK_BACKEND_CUDA:
+        *ops = gk__cuda_backend(fn);
+        return *ops != NULL ? GK_OK : GK_E_BACKEND_UNAVAILABLE;
+    case GK_BACKEND_AUTO:
+        *ops = gk__cuda_backend(fn);
+        if (*ops == NULL)
+            *ops = gk__cpu_backend();
+        return GK_OK;
+    }
+    return gk__error(GK_E_INVALID_ARGUMENT, "%s: backend (%d) is not a gk_backend", fn,
+                     (int)requested);
+}
+
+static gk_status create_context(const char *fn, const gk_context_options *o, gk_context **out)
+{
+    const gk_backend_ops *ops = NULL;
+    GK_FORWARD(resolve_backend(fn, (gk_backend)o->backend, &ops));
+    gk_context *ctx = calloc(1, sizeof *ctx);
+    GK_CHECK(ctx != NULL, GK_E_OUT_OF_MEMORY, "%s: cannot allocate a context", fn);
+    gk_backend_config cfg = {o->device, o->cpu_threads, o->flags};
+    gk_status st = ops->context_create(&cfg, &ctx->primary.state);
+    if (st != GK_OK) {
+        free(ctx);
+        return st;
+    }
+    ctx->magic = GK_CONTEXT_MAGIC;
+    atomic_init(&ctx->refs, 1);
+    ctx->primary.ops = ops;
+    ctx->last_backend = GK_BACKEND_AUTO;
+    ctx->flags = o->flags;
+    gk__log("%s: context %p on %s (%s)", fn, (void *)ctx, ops->name,
+            ops->device_name(ctx->primary.state));
+    *out = ctx;
+    return GK_OK;
+}
+
+GK_API gk_status gk_context_create_ex(const gk_context_options *o, gk_context **out)
+{
+    static const char fn[] = "gk_context_create_ex";
+    GK_FORWARD(gk__check_pointer(fn, "out", out));
+    gk_context_options opts;
+    GK_FORWARD(read_options(fn, o, &opts));
+    return create_context(fn, &opts, out);
+}
+
+GK_API gk_status gk_context_create(gk_backend b, gk_context **out)
+{
+    static const char fn[] = "gk_context_create";
+    GK_FORWARD(gk__check_pointer(fn, "out", out));
+    GK_CHECK(b >= GK_BACKEND_AUTO && b <= GK_BACKEND_CUDA, GK_E_INVALID_ARGUMENT,
+             "%s: b (%d) is not a gk_backend", fn, (int)b);
+    gk_context_options opts;
+    gk_context_options_init(&opts);
+    opts.backend = b;
+    return create_context(fn, &opts, out);
+}
+
+void gk__context_retain(gk_context *ctx)
+{
+    atomic_fetch_add(&ctx->refs, 1);
+}
+
+void gk__context_release(gk_context *ctx)
+{
+    if (atomic_fetch_sub(&ctx->refs, 1) != 1)
+        return;
+    ctx->primary.ops->context_destroy(ctx->primary.state);
+    free(ctx);
+}
+
+GK_API void gk_context_destroy(gk_context *ctx)
+{
+    if (ctx == NULL || ctx->magic != GK_CONTEXT_MAGIC)
+        return;
+    /* Queued work finishes before the handle goes; a fault has no caller left to report to. */
+    if (ctx->primary.ops->synchronize != NULL)
+        ctx->primary.ops->synchronize(ctx->primary.state);
+    ctx->magic = GK_DEAD_MAGIC;
+    gk__context_release(ctx);
+}
+
+static int live(const gk_context *ctx)
+{
+    return ctx != NULL && ctx->magic == GK_CONTEXT_MAGIC;
+}
+
+GK_API gk_backend gk_context_backend(const gk_context *ctx)
+{
+    return live(ctx) ? ctx->primary.ops->kind : (gk_backend)0;
+}
+
+GK_API gk_backend gk_context_last_backend(const gk_context *ctx)
+{
+    return live(ctx) ? ctx->last_backend : GK_BACKEND_AUTO;
+}
+
+GK_API const char *gk_context_device_name(const gk_context *ctx)
+{
+    return live(ctx) ? ctx->primary.ops->device_name(ctx->primary.state) : "";
+}
+
+GK_API gk_status gk_context_synchronize(gk_context *ctx)
+{
+    static const char fn[] = "gk_context_synchronize";
+    GK_FORWARD(gk__check_context(fn, ctx));
+    return ctx->primary.ops->synchronize(ctx->primary.state);
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/* core.h - the handles (contexts, storages, buffers) and the core's private functions. */
+#ifndef GK_CORE_H
+#define GK_CORE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "backend.h"
+#include "error.h"
+#include "gpukern.h"
+
+/* Magic numbers catch stale or foreign pointers where that can be detected. */
+#define GK_CONTEXT_MAGIC 0x474b4358u /* "GKCX" */
+#define GK_BUFFER_MAGIC 0x474b4246u  /* "GKBF" */
+#define GK_DEAD_MAGIC 0xdeadbeefu
+
+/* One instance of a backend: its table and its per-context state. */
+typedef struct gk_engine {
+    const gk_backend_ops *ops;
+    void *state;
+} gk_engine;
+
+struct gk_context {
+    uint32_t magic;
+    /* One reference for the caller's handle, one per live storage. */
+    atomic_uint refs;
+    gk_engine primary; /* where buffers live and ops on them run */
+    gk_backend last_backend;
+    uint32_t flags;
+};
+
+/* Memory shared by a buffer and its views; freed with the last of them. */
+typedef struct gk_storage {
+    atomic_uint refs;
+    gk_context *ctx;
+    void *ptr;       /* backend memory, or the caller's memory when host is set */
+    int host;        /* 1: caller memory from gk_buffer_wrap_host, never freed by us */
+    size_t bytes;
+} gk_storage;
+
+struct gk_buffer {
+    uint32_t magic;
+    gk_storage *storage;
+    gk_dtype dtype;
+    size_t offset; /* in elements, from the start of the storage */
+    size_t count;
+};
+
+/* A backend slot, or NULL when the table is too short to hold it or leaves it empty. */
+#define GK_SLOT(ops, field)                                                                      \
+    ((offsetof(gk_backend_ops, field) + sizeof((ops)->field) <= (ops)->struct_size)              \
+         ? (ops)->field                                                                          \
+         : NULL)
+
+/* --- context.c ---------------------------------------------------------------------------- */
+void gk__context_retain(gk_context *ctx);
+void gk__context_release(gk_context *ctx);
+
+/* --- plugin.c ----------------------------------------------------------------------------- */
+/* The CUDA backend's table if its module loaded and reports a device, else NULL with the
+ * reasons recorded as this thread's last error, prefixed with fn. */
+const gk_backend_ops *gk__cuda_backend(const char *fn);
+
+/* --- buffer.c ----------------------------------------------------------------------------- */
+size_t gk__dtype_size(gk_dtype t);
+/* Address of the buffer's element 0 in its storage's memory (NULL for empty storage). */
+void *gk__buffer_data(const gk_buffer *b);
+
+#endif /* GK_CORE_H */

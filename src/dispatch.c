@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/* dispatch.c - runs a checked operation on the context's backend, staging host operands. */
+#include "dispatch.h"
+
+#include <string.h>
+
+/* Device scratch for the host-wrapped operands of one call. */
+typedef struct gk_staging {
+    void *device[GK_MAX_OPERANDS];
+} gk_staging;
+
+static int needs_staging(const gk_engine *e, const gk_buffer *b)
+{
+    return b->storage->host && e->ops->kind != GK_BACKEND_CPU;
+}
+
+static void release_staging(const gk_engine *e, gk_staging *s, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (s->device[i] != NULL)
+            e->ops->mem_free(e->state, s->device[i]);
+}
+
+/* Allocates device copies of the host operands and uploads what the kernel may read. */
+static gk_status stage_in(const gk_engine *e, const gk_operand *ops, int n, gk_staging *s,
+                          void **ptrs)
+{
+    for (int i = 0; i < n; i++) {
+        const gk_buffer *b = ops[i].buf;
+        size_t bytes = ops[i].extent * gk__dtype_size(b->dtype);
+        if (bytes == 0) {
+            ptrs[i] = NULL;
+            continue;
+        }
+        if (!needs_staging(e, b)) {
+            ptrs[i] = gk__buffer_data(b);
+            continue;
+        }
+        GK_FORWARD(e->ops->mem_alloc(e->state, bytes, &s->device[i]));
+        ptrs[i] = s->device[i];
+        if (ops[i].role != GK_ROLE_OUT)
+            GK_FORWARD(e->ops->mem_write(e->state, s->device[i], gk__buffer_data(b), bytes));
+    }
+    return GK_OK;
+}
+
+/* Copies the staged outputs back into the caller's memory (waits for the kernel). */
+static gk_status stage_out(const gk_engine *e, const gk_operand *ops, int n, const gk_staging *s)
+{
+    for (int i = 0; i < n; i++) {
+        if (s->device[i] == NULL || ops[i].role == GK_ROLE_IN)
+            continue;
+        size_t bytes = ops[i].extent * gk__dtype_size(ops[i].buf->dtype);
+        GK_FORWARD(e->ops->mem_read(e->state, gk__buffer_data(ops[i].buf), s->device[i], bytes));
+    }
+    return GK_OK;
+}
+
+gk_status gk__dispatch(gk_context *c, const char *fn, const gk_operand *operands, int n,
+                       gk_kernel kernel, const void *args)
+{
+    GK_CHECK(n <= GK_MAX_OPERANDS, GK_E_INTERNAL, "%s: %d operands exceed the dispatcher's %d",
+             fn, n, GK_MAX_OPERANDS);
+    const gk_engine *e = &c->primary;
+    gk_staging staging;
+    memset(&staging, 0, sizeof staging);
+    void *ptrs[GK_MAX_OPERANDS] = {NULL};
+
+    gk_status st = stage_in(e, operands, n, &staging, ptrs);
+    if (st == GK_OK)
+        st = kernel(e, ptrs, args);
+    if (st == GK_OK)
+        st = stage_out(e, operands, n, &staging);
+    release_staging(e, &staging, n);
+    if (st == GK_OK)
+        c->last_backend = e->ops->kind;
+    return st;
+}
+
+gk_status gk__unsupported(const char *fn, const gk_backend_ops *ops, const char *slot)
+{
+    return gk__error(GK_E_UNSUPPORTED, "%s: the %s backend does not implement %s", fn, ops->name,
+                     slot);
+}
