@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Quick start: installs what is missing, builds, and runs the seed articles' comparisons
+# (CPU, and the GPU when there is one).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${GK_BUILD_DIR:-$root/build}
+
+"$root/scripts/deps.sh"
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release
+cmake --build "$build" -j"$(nproc)"
+
+for demo in 002_vector_add 000_rbf_network 004_matmul; do
+  echo
+  echo "=== examples/$demo ==="
+  "$build/examples/$demo"
+done
