@@ -17,5 +17,23 @@ install(FILES ${PROJECT_BINARY_DIR}/gpukernConfig.cmake
   ${PROJECT_BINARY_DIR}/gpukernConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/gpukern)
 
+# The .pc file finds its prefix from its own location, so `cmake --install --prefix` anywhere
+# gives a working file: prefix = pkgconfig dir, up past pkgconfig/ and each part of libdir.
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(GK_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+  set(GK_PC_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
+else()
+  set(GK_PC_PREFIX "\${pcfiledir}/..")
+  string(REPLACE "/" ";" gk_libdir_parts "${CMAKE_INSTALL_LIBDIR}")
+  foreach(part IN LISTS gk_libdir_parts)
+    string(APPEND GK_PC_PREFIX "/..")
+  endforeach()
+  set(GK_PC_LIBDIR "\${prefix}/${CMAKE_INSTALL_LIBDIR}")
+endif()
+if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
+  set(GK_PC_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}")
+else()
+  set(GK_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
+endif()
 configure_file(${PROJECT_SOURCE_DIR}/pkgconfig/gpukern.pc.in ${PROJECT_BINARY_DIR}/gpukern.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/gpukern.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -160,8 +160,8 @@ static gk_status transfer_args(const char *fn, const gk_buffer *buf, size_t offs
 GK_API gk_status gk_buffer_write(gk_buffer *buf, size_t offset, size_t count, const void *src)
 {
     static const char fn[] = "gk_buffer_write";
-    size_t bytes;
-    char *at;
+    size_t bytes = 0;
+    char *at = NULL;
     GK_FORWARD(transfer_args(fn, buf, offset, count, src, &bytes, &at));
     if (bytes == 0)
         return GK_OK;
@@ -176,8 +176,8 @@ GK_API gk_status gk_buffer_write(gk_buffer *buf, size_t offset, size_t count, co
 GK_API gk_status gk_buffer_read(const gk_buffer *buf, size_t offset, size_t count, void *dst)
 {
     static const char fn[] = "gk_buffer_read";
-    size_t bytes;
-    char *at;
+    size_t bytes = 0;
+    char *at = NULL;
     GK_FORWARD(transfer_args(fn, buf, offset, count, dst, &bytes, &at));
     if (bytes == 0)
         return GK_OK;
