@@ -1,0 +1,122 @@
+# SPDX-License-Identifier: MIT
+"""Seed 000 redone: the Gaussian kernel of an incremental RBF network, NumPy against gpukern."""
+
+import argparse
+import time
+
+import numpy as np
+
+import gpukern
+
+
+def best_time(fn, repeat):
+    """Best wall time of `repeat` calls, in seconds: the cost of the work, not of the noise."""
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def print_table(header, rows):
+    widths = [max(len(v) for v in col) for col in zip(header, *rows)]
+    for r in [header] + rows:
+        print("  ".join(v.ljust(w) if i == 0 else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths))))
+
+
+def gaussian_kernel(x, u):
+    # The article's per-row function, called once per row from a Python loop.
+    d = x - u
+    return np.exp(-np.sum(d**2))
+
+
+def kernel_table(contexts, rows, features, repeat):
+    """The article's table: K[i] = exp(-||A_i - B_i||^2) for rows x features float32."""
+    rng = np.random.default_rng(0)
+    a = rng.random((rows, features), dtype=np.float32)
+    b = rng.random((rows, features), dtype=np.float32)
+    exact = np.exp(-np.sum((a.astype(np.float64) - b) ** 2, axis=1))
+
+    methods = [
+        ("NumPy, vectorized", lambda: np.exp(-np.sum((a - b) ** 2, axis=1))),
+        ("NumPy, loop over rows", lambda: np.array([gaussian_kernel(a[j], b[j]) for j in range(rows)])),
+    ]
+    for ctx in contexts:
+        da, db = ctx.asarray(a), ctx.asarray(b)
+
+        def on_device(ctx=ctx, da=da, db=db):
+            k = ctx.rbf_rows(da, db, 1.0)
+            ctx.synchronize()
+            return k
+
+        # Host data pays the copies to the device and back, like PyCUDA's drv.In/drv.Out.
+        methods.append(("gpukern %s, host data" % ctx.backend, lambda ctx=ctx: ctx.rbf_rows(a, b, 1.0)))
+        methods.append(("gpukern %s, device data" % ctx.backend, on_device))
+
+    rows_out = []
+    for name, fn in methods:
+        err = np.max(np.abs(np.asarray(fn(), dtype=np.float64) - exact))
+        rows_out.append([name, "%.3f" % (best_time(fn, repeat) * 1e3), "%.1e" % err])
+    print("Gaussian kernel of %d x %d float32 rows (the article: PyCUDA 5.4 ms, NumPy 17.5 ms)" % (rows, features))
+    print_table(["method", "ms", "max abs err"], rows_out)
+
+
+def grow_network(contexts, samples, features, max_nodes, checkpoints, repeat):
+    """An incremental RBF network: each step adds a node where the residual is largest.
+
+    The work per step is the network's output on every training sample, whose cost grows with
+    the node count; the table times it per method at a few node counts.
+    """
+    rng = np.random.default_rng(1)
+    x = rng.random((samples, features))
+    y = np.sin(3 * x[:, 0]) * np.cos(2 * x[:, 1]) + 0.5 * x[:, 2]
+    gamma = 2.0
+    learner = contexts[-1]  # CUDA where there is one: available_backends() lists it last
+    x_dev = {ctx.backend: ctx.asarray(x) for ctx in contexts}
+    centres = np.empty((0, features))
+    weights = np.empty(0)
+
+    def numpy_output():
+        # The usual NumPy formulation: the whole samples x nodes kernel matrix, then a product.
+        d2 = (x**2).sum(1)[:, None] + (centres**2).sum(1)[None, :] - 2 * x @ centres.T
+        return np.exp(-gamma * np.maximum(d2, 0)) @ weights
+
+    rows_out = []
+    output = np.zeros(samples)
+    for nodes in range(1, max_nodes + 1):
+        residual = y - output
+        i = int(np.argmax(np.abs(residual)))
+        centres = np.vstack([centres, x[i]])
+        weights = np.append(weights, residual[i])
+        output = learner.rbf_matvec(x_dev[learner.backend], centres, weights, gamma).get()
+        if nodes in checkpoints:
+            row = [str(nodes), "%.2f" % (best_time(numpy_output, repeat) * 1e3)]
+            for ctx in contexts:
+                xd = x_dev[ctx.backend]
+                row.append("%.2f" % (best_time(lambda: ctx.rbf_matvec(xd, centres, weights, gamma).get(), repeat) * 1e3))
+            row.append("%.4f" % np.sqrt(np.mean((y - output) ** 2)))
+            rows_out.append(row)
+    print()
+    print("Incremental RBF network, %d samples x %d features (float64): ms per step's output" % (samples, features))
+    print_table(["nodes", "NumPy"] + ["gpukern %s" % c.backend for c in contexts] + ["train RMSE"], rows_out)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--full", action="store_true", help="a larger network (minutes on a CPU)")
+    parser.add_argument("--repeat", type=int, default=5, help="timed runs per measurement (best kept)")
+    args = parser.parse_args()
+    contexts = [gpukern.Context(b) for b in gpukern.available_backends()]
+    for ctx in contexts:
+        print("backend %s: %s" % (ctx.backend, ctx.device_name))
+    print()
+    kernel_table(contexts, 1000, 20, args.repeat)
+    if args.full:
+        grow_network(contexts, 20000, 20, 1000, {10, 50, 100, 200, 500, 1000}, args.repeat)
+    else:
+        grow_network(contexts, 2000, 20, 200, {10, 50, 100, 200}, args.repeat)
+
+
+if __name__ == "__main__":
+    main()

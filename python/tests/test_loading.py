@@ -1,0 +1,64 @@
+# SPDX-License-Identifier: MIT
+"""Finding and loading libgpukern, and what import tells when it cannot."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import gpukern
+from gpukern import _lib
+
+
+def test_loaded_library():
+    assert os.path.isfile(gpukern.library_path)
+    assert gpukern.library_version.split(".")[0] == str(_lib.ABI_MAJOR)
+    assert gpukern.__version__ == "1.0.0"
+    if os.environ.get("GPUKERN_LIBRARY"):
+        assert os.path.samefile(gpukern.library_path, os.environ["GPUKERN_LIBRARY"])
+
+
+def test_available_backends():
+    backends = gpukern.available_backends()
+    assert backends[0] == "cpu" and set(backends) <= {"cpu", "cuda"}
+
+
+def _import_with(env_update):
+    env = dict(os.environ, **env_update)
+    return subprocess.run([sys.executable, "-c", "import gpukern"], env=env, capture_output=True, text=True)
+
+
+def test_bad_gpukern_library_is_an_import_error_naming_it(tmp_path):
+    missing = str(tmp_path / "libgpukern.so.1")
+    proc = _import_with({"GPUKERN_LIBRARY": missing})
+    assert proc.returncode != 0
+    assert "ImportError" in proc.stderr and missing in proc.stderr
+
+
+def test_library_of_another_abi_is_rejected(tmp_path):
+    # Any shared library without the gk_* symbols stands in for a foreign or broken copy.
+    libc = "libc.so.6"
+    with pytest.raises(ImportError) as e:
+        _lib.load({"GPUKERN_LIBRARY": libc})
+    assert "gk_" in str(e.value)
+
+
+def test_search_order_and_failure_message(tmp_path):
+    # An empty package directory and no GPUKERN_LIBRARY: only an installed copy can be found.
+    try:
+        lib, path = _lib.load({}, package_dir=str(tmp_path))
+    except ImportError as e:
+        message = str(e)
+        for place in ("GPUKERN_LIBRARY", str(tmp_path), "system loader", "find_library", "pkg-config"):
+            assert place in message
+        assert message.index("GPUKERN_LIBRARY") < message.index(str(tmp_path)) < message.index("system loader")
+    else:
+        assert os.path.basename(path).startswith("libgpukern.so")
+
+
+def test_copy_next_to_the_package_is_found(tmp_path):
+    os.symlink(gpukern.library_path, tmp_path / "libgpukern.so.1")
+    lib, path = _lib.load({}, package_dir=str(tmp_path))
+    assert os.path.samefile(path, gpukern.library_path)
+    assert lib.gk_version_number() // 10000 == _lib.ABI_MAJOR
