@@ -136,6 +136,17 @@ GK_API const char *gk_context_device_name(const gk_context *ctx);
  * (a queued kernel failed). */
 GK_API gk_status gk_context_synchronize(gk_context *ctx);
 
+/* Since 1.1. Measures the cost model with which an AUTO context on a GPU host places calls
+ * whose operands are all host buffers (gk_buffer_wrap_host): host<->device bandwidths, the
+ * fixed cost of a device call and of a CPU call, and each backend's rate per kind of work.
+ * Takes a few seconds and waits. The result is used at once and saved in a cache file keyed
+ * by device and host ($XDG_CACHE_HOME/gpukern/, else ~/.cache/gpukern/), which later AUTO
+ * contexts load; without one they use conservative built-in figures. GK_CALIBRATION=off
+ * ignores the cache; GK_CALIBRATION=<path> names the file. A context with one backend has
+ * nothing to calibrate: GK_OK. flags must be 0. Returns GK_OK, GK_E_INVALID_ARGUMENT,
+ * GK_E_OUT_OF_MEMORY, GK_E_DEVICE. */
+GK_API gk_status gk_context_calibrate(gk_context *ctx, uint32_t flags);
+
 /* ==========================================================================================
  * Buffers
  *

@@ -58,9 +58,12 @@ static gk_status read_options(const char *fn, const gk_context_options *o, gk_co
     return GK_OK;
 }
 
-/* AUTO becomes what GK_BACKEND says, else CUDA when usable, else CPU. */
-static gk_status resolve_backend(const char *fn, gk_backend requested, const gk_backend_ops **ops)
+/* AUTO becomes what GK_BACKEND says, else CUDA when usable, else CPU; *hybrid is set when AUTO
+ * chose CUDA, so the context keeps the CPU backend too. */
+static gk_status resolve_backend(const char *fn, gk_backend requested, const gk_backend_ops **ops,
+                                 int *hybrid)
 {
+    *hybrid = 0;
     if (requested == GK_BACKEND_AUTO) {
         const char *env = getenv("GK_BACKEND");
         if (env != NULL && env[0] != '\0') {
@@ -82,6 +85,7 @@ static gk_status resolve_backend(const char *fn, gk_backend requested, const gk_
         return *ops != NULL ? GK_OK : GK_E_BACKEND_UNAVAILABLE;
     case GK_BACKEND_AUTO:
         *ops = gk__cuda_backend(fn);
+        *hybrid = *ops != NULL;
         if (*ops == NULL)
             *ops = gk__cpu_backend();
         return GK_OK;
@@ -93,7 +97,8 @@ static gk_status resolve_backend(const char *fn, gk_backend requested, const gk_
 static gk_status create_context(const char *fn, const gk_context_options *o, gk_context **out)
 {
     const gk_backend_ops *ops = NULL;
-    GK_FORWARD(resolve_backend(fn, (gk_backend)o->backend, &ops));
+    int hybrid = 0;
+    GK_FORWARD(resolve_backend(fn, (gk_backend)o->backend, &ops, &hybrid));
     gk_context *ctx = calloc(1, sizeof *ctx);
     GK_CHECK(ctx != NULL, GK_E_OUT_OF_MEMORY, "%s: cannot allocate a context", fn);
     gk_backend_config cfg = {o->device, o->cpu_threads, o->flags};
@@ -102,11 +107,23 @@ static gk_status create_context(const char *fn, const gk_context_options *o, gk_
         free(ctx);
         return st;
     }
+    if (hybrid) {
+        ctx->secondary.ops = gk__cpu_backend();
+        st = ctx->secondary.ops->context_create(&cfg, &ctx->secondary.state);
+        if (st != GK_OK) {
+            ops->context_destroy(ctx->primary.state);
+            free(ctx);
+            return st;
+        }
+        ctx->hybrid = 1;
+    }
     ctx->magic = GK_CONTEXT_MAGIC;
     atomic_init(&ctx->refs, 1);
     ctx->primary.ops = ops;
     ctx->last_backend = GK_BACKEND_AUTO;
     ctx->flags = o->flags;
+    if (ctx->hybrid)
+        gk__load_cost_model(ctx);
     gk__log("%s: context %p on %s (%s)", fn, (void *)ctx, ops->name,
             ops->device_name(ctx->primary.state));
     *out = ctx;
@@ -144,6 +161,8 @@ void gk__context_release(gk_context *ctx)
     if (atomic_fetch_sub(&ctx->refs, 1) != 1)
         return;
     ctx->primary.ops->context_destroy(ctx->primary.state);
+    if (ctx->hybrid)
+        ctx->secondary.ops->context_destroy(ctx->secondary.state);
     free(ctx);
 }
 

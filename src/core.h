@@ -9,6 +9,7 @@
 #include "backend.h"
 #include "error.h"
 #include "gpukern.h"
+#include "placement.h"
 
 /* Magic numbers catch stale or foreign pointers where that can be detected. */
 #define GK_CONTEXT_MAGIC 0x474b4358u /* "GKCX" */
@@ -26,6 +27,11 @@ struct gk_context {
     /* One reference for the caller's handle, one per live storage. */
     atomic_uint refs;
     gk_engine primary; /* where buffers live and ops on them run */
+    /* AUTO on a GPU host also keeps the CPU backend, for calls whose operands are all host
+     * buffers; model says where such a call finishes first. */
+    int hybrid;
+    gk_engine secondary;
+    gk_cost_model model;
     gk_backend last_backend;
     uint32_t flags;
 };
@@ -56,6 +62,11 @@ struct gk_buffer {
 /* --- context.c ---------------------------------------------------------------------------- */
 void gk__context_retain(gk_context *ctx);
 void gk__context_release(gk_context *ctx);
+
+/* --- calibrate.c -------------------------------------------------------------------------- */
+/* Loads the context's cost model: GK_CALIBRATION=off gives the defaults, a path names the
+ * cache file, else the per-device, per-host file in the XDG cache directory. */
+void gk__load_cost_model(gk_context *ctx);
 
 /* --- plugin.c ----------------------------------------------------------------------------- */
 /* The CUDA backend's table if its module loaded and reports a device, else NULL with the

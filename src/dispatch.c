@@ -56,12 +56,32 @@ static gk_status stage_out(const gk_engine *e, const gk_operand *ops, int n, con
     return GK_OK;
 }
 
+/* The engine of a hybrid context for a call on host data; the primary one otherwise. */
+static const gk_engine *choose_engine(const gk_context *c, const gk_operand *ops, int n,
+                                      const gk_workload *w)
+{
+    if (!c->hybrid)
+        return &c->primary;
+    double bytes_in = 0.0, bytes_out = 0.0;
+    for (int i = 0; i < n; i++) {
+        if (!ops[i].buf->storage->host)
+            return &c->primary;
+        double bytes = (double)ops[i].extent * (double)gk__dtype_size(ops[i].buf->dtype);
+        if (ops[i].role != GK_ROLE_OUT)
+            bytes_in += bytes;
+        if (ops[i].role != GK_ROLE_IN)
+            bytes_out += bytes;
+    }
+    return gk__place(&c->model, w, bytes_in, bytes_out) == GK_BACKEND_CPU ? &c->secondary
+                                                                           : &c->primary;
+}
+
 gk_status gk__dispatch(gk_context *c, const char *fn, const gk_operand *operands, int n,
-                       gk_kernel kernel, const void *args)
+                       const gk_workload *w, gk_kernel kernel, const void *args)
 {
     GK_CHECK(n <= GK_MAX_OPERANDS, GK_E_INTERNAL, "%s: %d operands exceed the dispatcher's %d",
              fn, n, GK_MAX_OPERANDS);
-    const gk_engine *e = &c->primary;
+    const gk_engine *e = choose_engine(c, operands, n, w);
     gk_staging staging;
     memset(&staging, 0, sizeof staging);
     void *ptrs[GK_MAX_OPERANDS] = {NULL};

@@ -23,11 +23,13 @@ typedef struct gk_operand {
 /* Calls the backend: ptrs[i] is operand i's element 0 in the engine's memory. */
 typedef gk_status (*gk_kernel)(const gk_engine *e, void *const *ptrs, const void *args);
 
-/* Runs kernel on the context's backend. Host-wrapped operands on a device backend are copied
- * to device scratch (inputs and partly written outputs), and outputs copied back before this
- * returns. Records the backend in gk_context_last_backend. Operands with extent 0 get NULL. */
+/* Runs kernel on the context's backend; on a hybrid AUTO context, a call whose operands are
+ * all host buffers runs where the cost model predicts work w finishes first. Host-wrapped
+ * operands on a device backend are copied to device scratch (inputs and partly written
+ * outputs), and outputs copied back before this returns. Records the backend in
+ * gk_context_last_backend. Operands with extent 0 get NULL. */
 gk_status gk__dispatch(gk_context *c, const char *fn, const gk_operand *operands, int n,
-                       gk_kernel kernel, const void *args);
+                       const gk_workload *w, gk_kernel kernel, const void *args);
 
 
 /* GK_E_UNSUPPORTED naming the function, the backend and the missing slot. */

@@ -25,23 +25,6 @@ static gk_status check_operands(const char *fn, const gk_context *c, const gk_bu
     return GK_OK;
 }
 
-/* Dispatches kernel over the n operands, the last one being written (roles: in..., out). */
-static gk_status run(gk_context *c, const char *fn, const gk_buffer *const *bufs, int n,
-                     gk_role last_role, double alpha, gk_kernel kernel)
-{
-    size_t count = bufs[0]->count;
-    if (count == 0)
-        return GK_OK;
-    gk_operand operands[GK_MAX_OPERANDS];
-    for (int i = 0; i < n; i++) {
-        operands[i].buf = bufs[i];
-        operands[i].role = i == n - 1 ? last_role : GK_ROLE_IN;
-        operands[i].extent = count;
-    }
-    elementwise_args args = {fn, bufs[0]->dtype, count, gk__round_scalar(bufs[0]->dtype, alpha)};
-    return gk__dispatch(c, fn, operands, n, kernel, &args);
-}
-
 static gk_status kernel_fill(const gk_engine *e, void *const *p, const void *v)
 {
     const elementwise_args *a = v;
@@ -88,6 +71,26 @@ static gk_status kernel_exp(const gk_engine *e, void *const *p, const void *v)
 {
     const elementwise_args *a = v;
     return GK_CALL(e, a->fn, exp, a->t, a->n, p[0], p[1]);
+}
+
+/* Dispatches kernel over the n operands, the last one being written (roles: in..., out). */
+static gk_status run(gk_context *c, const char *fn, const gk_buffer *const *bufs, int n,
+                     gk_role last_role, double alpha, gk_kernel kernel)
+{
+    size_t count = bufs[0]->count;
+    if (count == 0)
+        return GK_OK;
+    gk_dtype t = bufs[0]->dtype;
+    gk_workload w = {kernel == kernel_exp ? GK_WORK_EXP : GK_WORK_STREAM, t == GK_FLOAT64,
+                     (double)count * (double)n * (double)gk__dtype_size(t)};
+    gk_operand operands[GK_MAX_OPERANDS];
+    for (int i = 0; i < n; i++) {
+        operands[i].buf = bufs[i];
+        operands[i].role = i == n - 1 ? last_role : GK_ROLE_IN;
+        operands[i].extent = count;
+    }
+    elementwise_args args = {fn, t, count, gk__round_scalar(t, alpha)};
+    return gk__dispatch(c, fn, operands, n, &w, kernel, &args);
 }
 
 GK_API gk_status gk_fill(gk_context *c, double value, gk_buffer *x)

@@ -60,5 +60,6 @@ GK_API gk_status gk_gemm(gk_context *c, gk_transpose ta, gk_transpose tb, size_t
     /* With beta = 0, C is only written; staging still uploads it so row padding survives. */
     gk_operand operands[] = {{a, GK_ROLE_IN, need_a}, {b, GK_ROLE_IN, need_b},
                              {cc, GK_ROLE_INOUT, need_c}};
-    return gk__dispatch(c, fn, operands, 3, kernel_gemm, &args);
+    gk_workload w = {GK_WORK_GEMM, t == GK_FLOAT64, 2.0 * (double)m * (double)n * (double)k};
+    return gk__dispatch(c, fn, operands, 3, &w, kernel_gemm, &args);
 }

@@ -63,7 +63,13 @@ static gk_status run(const char *fn, gk_context *c, const rbf_operands *o, rbf_a
     args->fn = fn;
     args->t = o->buf[0]->dtype;
     args->gamma = gk__round_scalar(args->t, args->gamma);
-    return gk__dispatch(c, fn, operands, o->n, kernel, args);
+    /* Row pairs times features for the pairwise kernels, bytes of a and b for rbf_rows. */
+    double size = (double)gk__dtype_size(args->t);
+    gk_workload w = {kernel == kernel_rows ? GK_WORK_RBF_ROWS : GK_WORK_RBF_PAIRS,
+                     args->t == GK_FLOAT64,
+                     kernel == kernel_rows ? 2.0 * (double)args->n * (double)args->d * size
+                                           : (double)args->m * (double)args->n * (double)args->d};
+    return gk__dispatch(c, fn, operands, o->n, &w, kernel, args);
 }
 
 GK_API gk_status gk_rbf_rows(gk_context *c, size_t n, size_t d, double gamma, const gk_buffer *a,

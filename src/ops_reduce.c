@@ -46,7 +46,10 @@ static gk_status reduce(const char *fn, gk_context *c, const gk_buffer *x, const
     gk_operand operands[] = {{x, GK_ROLE_IN, x->count}, {y, GK_ROLE_IN, x->count}};
     double value = 0.0;
     reduce_args args = {fn, x->dtype, x->count, &value};
-    GK_FORWARD(gk__dispatch(c, fn, operands, y != NULL ? 2 : 1, kernel, &args));
+    int n = y != NULL ? 2 : 1;
+    gk_workload w = {GK_WORK_STREAM, x->dtype == GK_FLOAT64,
+                     (double)n * (double)x->count * (double)gk__dtype_size(x->dtype)};
+    GK_FORWARD(gk__dispatch(c, fn, operands, n, &w, kernel, &args));
     *result = value;
     return GK_OK;
 }

@@ -41,7 +41,9 @@ static gk_status generate(const char *fn, gk_context *c, gk_buffer *x, rng_args 
     args->mean = gk__round_scalar(x->dtype, args->mean);
     args->stddev = gk__round_scalar(x->dtype, args->stddev);
     gk_operand operand = {x, GK_ROLE_OUT, x->count};
-    return gk__dispatch(c, fn, &operand, 1, kernel, args);
+    gk_workload w = {GK_WORK_STREAM, x->dtype == GK_FLOAT64,
+                     (double)x->count * (double)gk__dtype_size(x->dtype)};
+    return gk__dispatch(c, fn, &operand, 1, &w, kernel, args);
 }
 
 GK_API gk_status gk_rng_uniform(gk_context *c, uint64_t seed, uint64_t offset, gk_buffer *x)

@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: MIT */
+/* calibrate.c - measures an AUTO context's cost model and keeps it in a per-device cache file. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "core.h"
+
+/* Sizes of the calibration runs: large enough to show each device's rate, small enough that
+ * the whole calibration takes a few seconds on a laptop CPU. */
+#define CAL_STREAM_N (4u << 20)
+#define CAL_GEMM_N 512u
+#define CAL_RBF_ROWS_N (1u << 18)
+#define CAL_RBF_ROWS_D 16u
+#define CAL_PAIRS_N 512u
+#define CAL_PAIRS_D 16u
+#define CAL_TRANSFER_BYTES (32u << 20)
+#define CAL_REPEATS 3
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Cache file for this device and host: GK_CALIBRATION=<path>, else under XDG_CACHE_HOME or
+ * ~/.cache. 0 when there is none (GK_CALIBRATION=off, or no home). */
+static int cache_path(const gk_context *ctx, char *path, size_t size)
+{
+    const char *env = getenv("GK_CALIBRATION");
+    if (env != NULL && strcmp(env, "off") == 0)
+        return 0;
+    if (env != NULL && env[0] != '\0')
+        return snprintf(path, size, "%s", env) < (int)size;
+    char dir[512];
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (xdg != NULL && xdg[0] == '/')
+        snprintf(dir, sizeof dir, "%s/gpukern", xdg);
+    else if (home != NULL && home[0] != '\0')
+        snprintf(dir, sizeof dir, "%s/.cache/gpukern", home);
+    else
+        return 0;
+    char host[128] = "host", device[128];
+    gethostname(host, sizeof host - 1);
+    snprintf(device, sizeof device, "%s", ctx->primary.ops->device_name(ctx->primary.state));
+    for (char *p = device; *p; p++)
+        if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') && !(*p >= '0' && *p <= '9'))
+            *p = '_';
+    return snprintf(path, size, "%s/calibration-%s-%s.txt", dir, device, host) < (int)size;
+}
+
+void gk__load_cost_model(gk_context *ctx)
+{
+    gk__cost_model_defaults(&ctx->model);
+    char path[1024];
+    if (cache_path(ctx, path, sizeof path) && gk__cost_model_load(&ctx->model, path))
+        gk__log("AUTO cost model loaded from %s", path);
+    else
+        gk__log("AUTO cost model: built-in defaults");
+}
+
+/* Scratch of one calibration: the same sizes on both engines. */
+typedef struct cal_buffers {
+    void *host[3];
+    void *dev[3];
+    size_t bytes;
+} cal_buffers;
+
+typedef gk_status (*cal_run)(const gk_engine *e, gk_dtype t, void *const *p);
+
+/* Best of a few runs of op on engine e (after one warm-up), waiting for the device. */
+static gk_status time_op(const gk_engine *e, gk_dtype t, void *const *p, cal_run op, double *best)
+{
+    *best = 1e30;
+    for (int r = 0; r <= CAL_REPEATS; r++) {
+        double start = now();
+        GK_FORWARD(op(e, t, p));
+        GK_FORWARD(e->ops->synchronize(e->state));
+        double elapsed = now() - start;
+        if (r > 0 && elapsed < *best)
+            *best = elapsed;
+    }
+    return GK_OK;
+}
+
+static gk_status run_stream(const gk_engine *e, gk_dtype t, void *const *p)
+{
+    return e->ops->add(e->state, t, CAL_STREAM_N, p[0], p[1], p[2]);
+}
+
+static gk_status run_exp(const gk_engine *e, gk_dtype t, void *const *p)
+{
+    return e->ops->exp(e->state, t, CAL_STREAM_N, p[0], p[1]);
+}
+
+static gk_status run_gemm(const gk_engine *e, gk_dtype t, void *const *p)
+{
+    return e->ops->gemm(e->state, t, GK_NO_TRANS, GK_NO_TRANS, CAL_GEMM_N, CAL_GEMM_N, CAL_GEMM_N,
+                        1.0, p[0], CAL_GEMM_N, p[1], CAL_GEMM_N, 0.0, p[2], CAL_GEMM_N);
+}
+
+static gk_status run_rbf_rows(const gk_engine *e, gk_dtype t, void *const *p)
+{
+    return e->ops->rbf_rows(e->state, t, CAL_RBF_ROWS_N, CAL_RBF_ROWS_D, 0.5, p[0], p[1], p[2]);
+}
+
+static gk_status run_rbf_pairs(const gk_engine *e, gk_dtype t, void *const *p)
+{
+    return e->ops->rbf_matrix(e->state, t, CAL_PAIRS_N, CAL_PAIRS_N, CAL_PAIRS_D, 0.5, p[0], p[1],
+                              p[2]);
+}
+
+/* Measures the rate of each work class and dtype on both engines. */
+static gk_status measure_rates(gk_context *ctx, cal_buffers *b, gk_cost_model *m)
+{
+    static const struct {
+        gk_work_class cls;
+        cal_run run;
+    } classes[] = {{GK_WORK_STREAM, run_stream},
+                   {GK_WORK_EXP, run_exp},
+                   {GK_WORK_GEMM, run_gemm},
+                   {GK_WORK_RBF_ROWS, run_rbf_rows},
+                   {GK_WORK_RBF_PAIRS, run_rbf_pairs}};
+    for (int f64 = 0; f64 < 2; f64++) {
+        double size = f64 ? 8.0 : 4.0;
+        double work[GK_WORK_CLASSES] = {
+            [GK_WORK_STREAM] = 3.0 * CAL_STREAM_N * size,
+            [GK_WORK_EXP] = 2.0 * CAL_STREAM_N * size,
+            [GK_WORK_GEMM] = 2.0 * CAL_GEMM_N * CAL_GEMM_N * (double)CAL_GEMM_N,
+            [GK_WORK_RBF_ROWS] = 2.0 * CAL_RBF_ROWS_N * CAL_RBF_ROWS_D * size,
+            [GK_WORK_RBF_PAIRS] = (double)CAL_PAIRS_N * CAL_PAIRS_N * CAL_PAIRS_D};
+        gk_dtype t = f64 ? GK_FLOAT64 : GK_FLOAT32;
+        for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++) {
+            double cpu, gpu;
+            GK_FORWARD(time_op(&ctx->secondary, t, b->host, classes[i].run, &cpu));
+            GK_FORWARD(time_op(&ctx->primary, t, b->dev, classes[i].run, &gpu));
+            m->cpu_rate[classes[i].cls][f64] = work[classes[i].cls] / cpu;
+            m->gpu_rate[classes[i].cls][f64] = work[classes[i].cls] / gpu;
+        }
+    }
+    return GK_OK;
+}
+
+/* Transfer rates and the fixed cost of a staged device call and of a CPU call. */
+static gk_status measure_overheads(gk_context *ctx, cal_buffers *b, gk_cost_model *m)
+{
+    const gk_engine *g = &ctx->primary, *c = &ctx->secondary;
+    double best_in = 1e30, best_out = 1e30, best_call = 1e30, best_cpu = 1e30;
+    for (int r = 0; r <= CAL_REPEATS; r++) {
+        double t0 = now();
+        GK_FORWARD(g->ops->mem_write(g->state, b->dev[0], b->host[0], CAL_TRANSFER_BYTES));
+        double t1 = now();
+        GK_FORWARD(g->ops->mem_read(g->state, b->host[0], b->dev[0], CAL_TRANSFER_BYTES));
+        double t2 = now();
+        /* What gk__dispatch does for a one-element call on host data. */
+        void *tmp = NULL;
+        GK_FORWARD(g->ops->mem_alloc(g->state, 4, &tmp));
+        gk_status st = g->ops->mem_write(g->state, tmp, b->host[1], 4);
+        if (st == GK_OK)
+            st = g->ops->add(g->state, GK_FLOAT32, 1, tmp, tmp, tmp);
+        if (st == GK_OK)
+            st = g->ops->mem_read(g->state, b->host[2], tmp, 4);
+        g->ops->mem_free(g->state, tmp);
+        GK_FORWARD(st);
+        double t3 = now();
+        GK_FORWARD(c->ops->add(c->state, GK_FLOAT32, 1, b->host[0], b->host[1], b->host[2]));
+        double t4 = now();
+        if (r == 0)
+            continue;
+        best_in = t1 - t0 < best_in ? t1 - t0 : best_in;
+        best_out = t2 - t1 < best_out ? t2 - t1 : best_out;
+        best_call = t3 - t2 < best_call ? t3 - t2 : best_call;
+        best_cpu = t4 - t3 < best_cpu ? t4 - t3 : best_cpu;
+    }
+    m->h2d_bytes_per_s = CAL_TRANSFER_BYTES / best_in;
+    m->d2h_bytes_per_s = CAL_TRANSFER_BYTES / best_out;
+    m->gpu_call_s = best_call;
+    m->cpu_call_s = best_cpu;
+    return GK_OK;
+}
+
+static void free_buffers(gk_context *ctx, cal_buffers *b)
+{
+    for (int i = 0; i < 3; i++) {
+        free(b->host[i]);
+        if (b->dev[i] != NULL)
+            ctx->primary.ops->mem_free(ctx->primary.state, b->dev[i]);
+    }
+}
+
+/* Three host and three device arrays large enough for every calibration run, filled with
+ * small values so exp and the kernels see ordinary numbers. */
+static gk_status alloc_buffers(const char *fn, gk_context *ctx, cal_buffers *b)
+{
+    size_t elems = (size_t)CAL_STREAM_N;
+    b->bytes = elems * sizeof(double);
+    if (b->bytes < CAL_TRANSFER_BYTES)
+        b->bytes = CAL_TRANSFER_BYTES;
+    for (int i = 0; i < 3; i++) {
+        b->host[i] = malloc(b->bytes);
+        GK_CHECK(b->host[i] != NULL, GK_E_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes", fn,
+                 b->bytes);
+        memset(b->host[i], 0, b->bytes);
+        GK_FORWARD(ctx->primary.ops->mem_alloc(ctx->primary.state, b->bytes, &b->dev[i]));
+        GK_FORWARD(ctx->primary.ops->mem_write(ctx->primary.state, b->dev[i], b->host[i], b->bytes));
+    }
+    return GK_OK;
+}
+
+static void save(gk_context *ctx, const gk_cost_model *m)
+{
+    char path[1024];
+    if (!cache_path(ctx, path, sizeof path))
+        return;
+    char *slash = strrchr(path, '/');
+    if (slash != NULL && getenv("GK_CALIBRATION") == NULL) {
+        *slash = '\0';
+        char parent[1024];
+        snprintf(parent, sizeof parent, "%s", path);
+        char *up = strrchr(parent, '/');
+        if (up != NULL) {
+            *up = '\0';
+            mkdir(parent, 0755);
+        }
+        mkdir(path, 0755);
+        *slash = '/';
+    }
+    if (gk__cost_model_save(m, path))
+        gk__log("AUTO cost model saved to %s", path);
+    else
+        gk__log("AUTO cost model: cannot write %s: %s", path, strerror(errno));
+}
+
+GK_API gk_status gk_context_calibrate(gk_context *ctx, uint32_t flags)
+{
+    static const char fn[] = "gk_context_calibrate";
+    GK_FORWARD(gk__check_context(fn, ctx));
+    GK_CHECK(flags == 0, GK_E_INVALID_ARGUMENT, "%s: flags (0x%x) has unknown bits", fn, flags);
+    if (!ctx->hybrid)
+        return GK_OK;
+    cal_buffers b;
+    memset(&b, 0, sizeof b);
+    gk_cost_model m = ctx->model;
+    gk_status st = alloc_buffers(fn, ctx, &b);
+    if (st == GK_OK)
+        st = measure_overheads(ctx, &b, &m);
+    if (st == GK_OK)
+        st = measure_rates(ctx, &b, &m);
+    free_buffers(ctx, &b);
+    if (st != GK_OK)
+        return st;
+    ctx->model = m;
+    save(ctx, &m);
+    return GK_OK;
+}

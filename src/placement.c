@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/* placement.c - predicting CPU and GPU time of a host-data call, and the model's cache file. */
+#include "placement.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const class_names[GK_WORK_CLASSES] = {"stream", "exp", "gemm", "rbf_rows",
+                                                         "rbf_pairs"};
+
+void gk__cost_model_defaults(gk_cost_model *m)
+{
+    /* Pessimistic for the GPU (PCIe 3 x8 rates, a slow call) and modest for the CPU (a few
+     * cores), so an uncalibrated AUTO context leaves small and medium work on the CPU. */
+    static const double cpu[GK_WORK_CLASSES][2] = {
+        {10e9, 10e9}, {4e9, 4e9}, {100e9, 50e9}, {8e9, 8e9}, {4e9, 2e9}};
+    static const double gpu[GK_WORK_CLASSES][2] = {
+        {1e12, 1e12}, {1e12, 1e12}, {20e12, 10e12}, {1e12, 1e12}, {500e9, 100e9}};
+    m->h2d_bytes_per_s = 6e9;
+    m->d2h_bytes_per_s = 6e9;
+    m->gpu_call_s = 100e-6;
+    m->cpu_call_s = 5e-6;
+    memcpy(m->cpu_rate, cpu, sizeof cpu);
+    memcpy(m->gpu_rate, gpu, sizeof gpu);
+}
+
+double gk__predict_cpu(const gk_cost_model *m, const gk_workload *w)
+{
+    return m->cpu_call_s + w->work / m->cpu_rate[w->cls][w->f64];
+}
+
+double gk__predict_gpu(const gk_cost_model *m, const gk_workload *w, double bytes_in,
+                       double bytes_out)
+{
+    return m->gpu_call_s + bytes_in / m->h2d_bytes_per_s + bytes_out / m->d2h_bytes_per_s +
+           w->work / m->gpu_rate[w->cls][w->f64];
+}
+
+gk_backend gk__place(const gk_cost_model *m, const gk_workload *w, double bytes_in,
+                     double bytes_out)
+{
+    return gk__predict_gpu(m, w, bytes_in, bytes_out) < gk__predict_cpu(m, w) ? GK_BACKEND_CUDA
+                                                                                : GK_BACKEND_CPU;
+}
+
+int gk__cost_model_save(const gk_cost_model *m, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return 0;
+    fprintf(f, "# libgpukern AUTO calibration: rates in work units per second\n");
+    fprintf(f, "h2d_bytes_per_s %.6g\nd2h_bytes_per_s %.6g\n", m->h2d_bytes_per_s,
+            m->d2h_bytes_per_s);
+    fprintf(f, "gpu_call_s %.6g\ncpu_call_s %.6g\n", m->gpu_call_s, m->cpu_call_s);
+    for (int c = 0; c < GK_WORK_CLASSES; c++)
+        for (int d = 0; d < 2; d++)
+            fprintf(f, "cpu_%s_%s %.6g\ngpu_%s_%s %.6g\n", class_names[c], d ? "f64" : "f32",
+                    m->cpu_rate[c][d], class_names[c], d ? "f64" : "f32", m->gpu_rate[c][d]);
+    return fclose(f) == 0;
+}
+
+/* The field a key names, or NULL. */
+static double *field(gk_cost_model *m, const char *key)
+{
+    if (strcmp(key, "h2d_bytes_per_s") == 0)
+        return &m->h2d_bytes_per_s;
+    if (strcmp(key, "d2h_bytes_per_s") == 0)
+        return &m->d2h_bytes_per_s;
+    if (strcmp(key, "gpu_call_s") == 0)
+        return &m->gpu_call_s;
+    if (strcmp(key, "cpu_call_s") == 0)
+        return &m->cpu_call_s;
+    for (int c = 0; c < GK_WORK_CLASSES; c++)
+        for (int d = 0; d < 2; d++) {
+            char name[64];
+            snprintf(name, sizeof name, "cpu_%s_%s", class_names[c], d ? "f64" : "f32");
+            if (strcmp(key, name) == 0)
+                return &m->cpu_rate[c][d];
+            snprintf(name, sizeof name, "gpu_%s_%s", class_names[c], d ? "f64" : "f32");
+            if (strcmp(key, name) == 0)
+                return &m->gpu_rate[c][d];
+        }
+    return NULL;
+}
+
+int gk__cost_model_load(gk_cost_model *m, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    gk_cost_model read = *m;
+    char line[256];
+    int ok = 1;
+    while (ok && fgets(line, sizeof line, f) != NULL) {
+        char key[64];
+        double value;
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        double *slot = NULL;
+        ok = sscanf(line, "%63s %lf", key, &value) == 2 && (slot = field(&read, key)) != NULL &&
+             value > 0.0;
+        if (ok)
+            *slot = value;
+    }
+    fclose(f);
+    if (ok)
+        *m = read;
+    return ok;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/* placement.h - the cost model that places an AUTO context's host-data operations. */
+#ifndef GK_PLACEMENT_H
+#define GK_PLACEMENT_H
+
+#include <stddef.h>
+
+#include "gpukern.h"
+
+/* Classes of work that share a rate; each has its own unit of work (see gk_workload). */
+typedef enum gk_work_class {
+    GK_WORK_STREAM,     /* element-wise, reductions, rng: bytes touched */
+    GK_WORK_EXP,        /* exp: bytes touched */
+    GK_WORK_GEMM,       /* gemm: floating-point operations */
+    GK_WORK_RBF_ROWS,   /* rbf_rows: bytes of a and b */
+    GK_WORK_RBF_PAIRS,  /* rbf_matrix, rbf_matvec: row pairs times features */
+    GK_WORK_CLASSES
+} gk_work_class;
+
+/* What one call asks of a backend, in the units of its class. */
+typedef struct gk_workload {
+    gk_work_class cls;
+    int f64;             /* 1 for float64: rates differ by dtype */
+    double work;
+} gk_workload;
+
+/* Measured (or default) parameters of one host and one device. Rates are units per second. */
+typedef struct gk_cost_model {
+    double h2d_bytes_per_s, d2h_bytes_per_s;
+    double gpu_call_s;   /* fixed cost of a device call on host data: staging, launch, wait */
+    double cpu_call_s;   /* fixed cost of a CPU call: the thread team's start */
+    double cpu_rate[GK_WORK_CLASSES][2];
+    double gpu_rate[GK_WORK_CLASSES][2];
+} gk_cost_model;
+
+/* Conservative built-in parameters: a GPU is chosen only for clearly large work. */
+void gk__cost_model_defaults(gk_cost_model *m);
+
+/* Predicted seconds of the call on each backend. */
+double gk__predict_cpu(const gk_cost_model *m, const gk_workload *w);
+double gk__predict_gpu(const gk_cost_model *m, const gk_workload *w, double bytes_in,
+                       double bytes_out);
+
+/* GK_BACKEND_CPU or GK_BACKEND_CUDA, whichever the model predicts finishes first. */
+gk_backend gk__place(const gk_cost_model *m, const gk_workload *w, double bytes_in,
+                     double bytes_out);
+
+/* Reads and writes the model as "key value" lines; 0 on failure (missing or malformed). */
+int gk__cost_model_load(gk_cost_model *m, const char *path);
+int gk__cost_model_save(const gk_cost_model *m, const char *path);
+
+#endif /* GK_PLACEMENT_H */
