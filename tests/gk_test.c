@@ -11,6 +11,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+/* The tests ask for impossible allocations (2^63 bytes) and expect GK_E_OUT_OF_MEMORY; under
+ * AddressSanitizer malloc must then return NULL rather than abort. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+    return "allocator_may_return_null=1";
+}
+#endif
+
 gk_test_backend gk_test_cpu = {GK_BACKEND_CPU, "cpu", NULL, ""};
 gk_test_backend gk_test_cuda = {GK_BACKEND_CUDA, "cuda", NULL, ""};
 

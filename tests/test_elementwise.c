@@ -1,0 +1,393 @@
+/* SPDX-License-Identifier: MIT */
+/* test_elementwise.c - fill, copy, add, sub, mul, axpy, scale and exp: results, aliasing, errors. */
+#include "gk_test.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const gk_dtype dtypes[] = {GK_FLOAT32, GK_FLOAT64};
+static const size_t sizes[] = {0, 1, 7, 1000, 1025, 1000003};
+#define NSIZES (sizeof sizes / sizeof sizes[0])
+
+enum op { OP_FILL, OP_COPY, OP_ADD, OP_SUB, OP_MUL, OP_AXPY, OP_SCALE, OP_EXP, OP_COUNT };
+static const char *const op_names[OP_COUNT] = {"gk_fill", "gk_copy", "gk_add",   "gk_sub",
+                                               "gk_mul",  "gk_axpy", "gk_scale", "gk_exp"};
+/* Which operands an op reads besides z: x for all but fill/scale, y for add/sub/mul. */
+static int uses_x(enum op op) { return op != OP_FILL && op != OP_SCALE; }
+static int uses_y(enum op op) { return op == OP_ADD || op == OP_SUB || op == OP_MUL; }
+
+/* Runs op with output (or in/out operand) z. */
+static gk_status run_op(gk_context *c, enum op op, double s, const gk_buffer *x, const gk_buffer *y,
+                        gk_buffer *z)
+{
+    switch (op) {
+    case OP_FILL: return gk_fill(c, s, z);
+    case OP_COPY: return gk_copy(c, x, z);
+    case OP_ADD: return gk_add(c, x, y, z);
+    case OP_SUB: return gk_sub(c, x, y, z);
+    case OP_MUL: return gk_mul(c, x, y, z);
+    case OP_AXPY: return gk_axpy(c, s, x, z);
+    case OP_SCALE: return gk_scale(c, s, z);
+    case OP_EXP: return gk_exp(c, x, z);
+    default: return GK_E_INTERNAL;
+    }
+}
+
+/* The exact result of the bit-exact ops, computed in the dtype as plain C does it. */
+static double exact_f32(enum op op, float s, float x, float y, float z)
+{
+    switch (op) {
+    case OP_FILL: return s;
+    case OP_COPY: return x;
+    case OP_ADD: return x + y;
+    case OP_SUB: return x - y;
+    case OP_MUL: return x * y;
+    case OP_SCALE: return z * s;
+    default: return NAN;
+    }
+}
+
+static double exact_f64(enum op op, double s, double x, double y, double z)
+{
+    switch (op) {
+    case OP_FILL: return s;
+    case OP_COPY: return x;
+    case OP_ADD: return x + y;
+    case OP_SUB: return x - y;
+    case OP_MUL: return x * y;
+    case OP_SCALE: return z * s;
+    default: return NAN;
+    }
+}
+
+/* Checks z_out against op applied to (s, x, y, z_in) elementwise, by the contract's measure:
+ * bit-exact for fill/copy/add/sub/mul/scale, 1 ulp of |a x| + |y| for axpy, 2 ulp for exp. */
+static void check_result(gk_dtype t, enum op op, double s, const void *x, const void *y,
+                         const void *z_in, const void *z_out, size_t n, const char *what)
+{
+    double sr = gk_test_round(t, s);
+    for (size_t i = 0; i < n; i++) {
+        double xi = x ? gk_test_get(t, x, i) : 0, yi = y ? gk_test_get(t, y, i) : 0;
+        double zi = gk_test_get(t, z_in, i), got = gk_test_get(t, z_out, i);
+        if (op == OP_AXPY) {
+            long double ref = (long double)zi + (long double)sr * xi;
+            long double err = fabsl((long double)got - ref);
+            long double tol = gk_test_ulp(t, fabsl((long double)sr * xi) + fabsl((long double)zi));
+            if (!(err <= tol))
+                GK_FAIL("%s %s n=%zu: y[%zu] = %.17g + %.17g * %.17g gave %.17g, off by %Lg ulp",
+                        what, gk_test_dtype_name(t), n, i, zi, sr, xi, got, err / tol);
+        } else if (op == OP_EXP) {
+            long double ref = expl((long double)xi);
+            long double err = fabsl((long double)got - ref) / gk_test_ulp(t, ref);
+            if (!(err <= 2.0L))
+                GK_FAIL("%s %s n=%zu: exp(%.17g) gave %.17g, expected %.17Lg: %Lg ulp", what,
+                        gk_test_dtype_name(t), n, xi, got, ref, err);
+        } else {
+            double want = t == GK_FLOAT32
+                              ? exact_f32(op, (float)sr, (float)xi, (float)yi, (float)zi)
+                              : exact_f64(op, sr, xi, yi, zi);
+            if (!gk_test_same_bits(t, got, want))
+                GK_FAIL("%s %s %s n=%zu: element %zu is %.17g, expected %.17g (x=%.17g y=%.17g "
+                        "s=%.17g)",
+                        what, op_names[op], gk_test_dtype_name(t), n, i, got, want, xi, yi, sr);
+        }
+    }
+}
+
+/* Input range per op: exp stays clear of overflow and underflow to subnormals. */
+static void input_range(gk_dtype t, enum op op, double *lo, double *hi)
+{
+    if (op == OP_EXP) {
+        *hi = t == GK_FLOAT32 ? 80.0 : 700.0;
+        *lo = -*hi;
+    } else {
+        *lo = -100.0;
+        *hi = 100.0;
+    }
+}
+
+/* Every op, dtype and size, into a fresh output and into a view of a padded parent. */
+static void test_ops(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    for (size_t di = 0; di < 2; di++) {
+        gk_dtype t = dtypes[di];
+        for (size_t si = 0; si < NSIZES; si++) {
+            size_t n = sizes[si];
+            for (int op = 0; op < OP_COUNT; op++) {
+                double lo, hi;
+                input_range(t, (enum op)op, &lo, &hi);
+                double s = gk_test_uniform(-3, 3);
+                void *hx = NULL, *hy = NULL, *hz = NULL;
+                gk_buffer *x = gk_test_buffer_random(ctx, t, n, lo, hi, &hx);
+                gk_buffer *y = gk_test_buffer_random(ctx, t, n, lo, hi, &hy);
+                gk_buffer *z = gk_test_buffer_random(ctx, t, n, lo, hi, &hz);
+                GK_CHECK_OK(run_op(ctx, (enum op)op, s, x, y, z));
+                void *out = gk_test_read_all(z);
+                check_result(t, (enum op)op, s, hx, hy, hz, out, n, "plain");
+                /* inputs are not modified */
+                GK_EXPECT_CONTENTS(x, hx);
+                GK_EXPECT_CONTENTS(y, hy);
+                free(out);
+                gk_buffer_destroy(x);
+                gk_buffer_destroy(y);
+                gk_buffer_destroy(z);
+                free(hx);
+                free(hy);
+                free(hz);
+            }
+        }
+    }
+}
+
+/* Scalars are rounded to the dtype first: fill with 0.1 gives (float)0.1, and scale multiplies
+ * by (float)alpha in float, which differs from rounding x * alpha computed in double. */
+static void test_scalar_rounding(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    gk_buffer *b = gk_test_buffer_const(ctx, GK_FLOAT32, 5, 0.0);
+    GK_CHECK_OK(gk_fill(ctx, 0.1, b));
+    float h[5];
+    GK_CHECK_OK(gk_buffer_read(b, 0, 5, h));
+    for (int i = 0; i < 5; i++)
+        assert_true(h[i] == 0.1f);
+
+    /* an alpha for which the two roundings disagree at x = 3 */
+    double alpha = 0;
+    for (int k = 0; k < 100000; k++) {
+        alpha = gk_test_uniform(0.1, 10);
+        if ((float)(3.0 * alpha) != 3.0f * (float)alpha)
+            break;
+    }
+    assert_true((float)(3.0 * alpha) != 3.0f * (float)alpha);
+    float three[5] = {3, 3, 3, 3, 3};
+    GK_CHECK_OK(gk_buffer_write(b, 0, 5, three));
+    GK_CHECK_OK(gk_scale(ctx, alpha, b));
+    GK_CHECK_OK(gk_buffer_read(b, 0, 5, h));
+    for (int i = 0; i < 5; i++)
+        if (h[i] != 3.0f * (float)alpha)
+            GK_FAIL("gk_scale(%.17g) of 3.0f gave %.9g, expected %.9g", alpha, h[i],
+                    3.0f * (float)alpha);
+    gk_buffer_destroy(b);
+}
+
+static void test_exp_special(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    for (size_t di = 0; di < 2; di++) {
+        gk_dtype t = dtypes[di];
+        double big = t == GK_FLOAT32 ? 80.0 : 700.0;
+        const double vals[] = {0.0, -0.0, 1.0, -1.0, 0.5, 1e-7, -1e-7, 1e-30, big, -big, 20.0, -20.0};
+        size_t n = sizeof vals / sizeof vals[0];
+        void *h = gk_test_alloc(t, n);
+        for (size_t i = 0; i < n; i++)
+            gk_test_set(t, h, i, vals[i]);
+        gk_buffer *x = gk_test_buffer_from(ctx, t, n, h);
+        gk_buffer *y = gk_test_buffer_const(ctx, t, n, GK_TEST_SENTINEL);
+        GK_CHECK_OK(gk_exp(ctx, x, y));
+        void *out = gk_test_read_all(y);
+        check_result(t, OP_EXP, 0, h, NULL, h, out, n, "special");
+        assert_true(gk_test_get(t, out, 0) == 1.0);
+        assert_true(gk_test_get(t, out, 1) == 1.0);
+        free(out);
+        free(h);
+        gk_buffer_destroy(x);
+        gk_buffer_destroy(y);
+    }
+}
+
+/* An output may alias an input. */
+static void test_aliasing(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    for (size_t di = 0; di < 2; di++) {
+        gk_dtype t = dtypes[di];
+        size_t n = 1025;
+        for (int op = 0; op < OP_COUNT; op++) {
+            if (!uses_x((enum op)op))
+                continue;
+            double lo, hi;
+            input_range(t, (enum op)op, &lo, &hi);
+            double s = gk_test_uniform(-3, 3);
+            /* z aliases x; then (for binary ops) z aliases y; then all three are one buffer */
+            for (int pattern = 0; pattern < 3; pattern++) {
+                if (pattern > 0 && !uses_y((enum op)op))
+                    continue;
+                void *hx = NULL, *hy = NULL;
+                gk_buffer *x = gk_test_buffer_random(ctx, t, n, lo, hi, &hx);
+                gk_buffer *y = gk_test_buffer_random(ctx, t, n, lo, hi, &hy);
+                void *out;
+                if (pattern == 0) {
+                    /* for axpy z is the in/out y: y = y + a*y */
+                    GK_CHECK_OK(run_op(ctx, (enum op)op, s, x, y, x));
+                    out = gk_test_read_all(x);
+                    check_result(t, (enum op)op, s, hx, hy, hx, out, n, "z==x");
+                    GK_EXPECT_CONTENTS(y, hy);
+                } else if (pattern == 1) {
+                    GK_CHECK_OK(run_op(ctx, (enum op)op, s, x, y, y));
+                    out = gk_test_read_all(y);
+                    check_result(t, (enum op)op, s, hx, hy, hy, out, n, "z==y");
+                    GK_EXPECT_CONTENTS(x, hx);
+                } else {
+                    GK_CHECK_OK(run_op(ctx, (enum op)op, s, x, x, x));
+                    out = gk_test_read_all(x);
+                    check_result(t, (enum op)op, s, hx, hx, hx, out, n, "x==y==z");
+                }
+                free(out);
+                free(hx);
+                free(hy);
+                gk_buffer_destroy(x);
+                gk_buffer_destroy(y);
+            }
+        }
+    }
+}
+
+/* Views with offsets, into padded parents and into disjoint parts of one parent; nothing
+ * outside the output view changes. */
+static void test_views(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    for (size_t di = 0; di < 2; di++) {
+        gk_dtype t = dtypes[di];
+        size_t es = gk_test_esize(t);
+        static const size_t ns[] = {1, 7, 1000, 1025};
+        for (size_t si = 0; si < 4; si++) {
+            size_t n = ns[si];
+            for (int op = 0; op < OP_COUNT; op++) {
+                double lo, hi;
+                input_range(t, (enum op)op, &lo, &hi);
+                double s = gk_test_uniform(-3, 3);
+                for (int shared = 0; shared < 2; shared++) {
+                    size_t total = shared ? 3 * n + 10 : n + 20;
+                    void *hp = NULL, *hq = NULL, *hr = NULL;
+                    gk_buffer *p = gk_test_buffer_random(ctx, t, total, lo, hi, &hp);
+                    gk_buffer *q = shared ? NULL : gk_test_buffer_random(ctx, t, total, lo, hi, &hq);
+                    gk_buffer *r = shared ? NULL : gk_test_buffer_random(ctx, t, total, lo, hi, &hr);
+                    size_t ox = 3, oy = shared ? n + 5 : 11, oz = shared ? 2 * n + 9 : 7;
+                    gk_buffer *x = gk_test_view(p, ox, n);
+                    gk_buffer *y = gk_test_view(shared ? p : q, oy, n);
+                    gk_buffer *z = gk_test_view(shared ? p : r, oz, n);
+                    const char *yh = (const char *)(shared ? hp : hq) + oy * es;
+                    char *zh = (char *)(shared ? hp : hr) + oz * es;
+                    GK_CHECK_OK(run_op(ctx, (enum op)op, s, x, y, z));
+                    void *out = gk_test_read_all(z);
+                    check_result(t, (enum op)op, s, (char *)hp + ox * es, yh, zh, out, n,
+                                 shared ? "views of one parent" : "views");
+                    /* outside z nothing changed; inside it, the result */
+                    memcpy(zh, out, n * es);
+                    GK_EXPECT_CONTENTS(p, hp);
+                    if (!shared) {
+                        GK_EXPECT_CONTENTS(q, hq);
+                        GK_EXPECT_CONTENTS(r, hr);
+                    }
+                    free(out);
+                    free(hp);
+                    free(hq);
+                    free(hr);
+                    gk_buffer_destroy(x);
+                    gk_buffer_destroy(y);
+                    gk_buffer_destroy(z);
+                    gk_buffer_destroy(p);
+                    gk_buffer_destroy(q);
+                    gk_buffer_destroy(r);
+                }
+            }
+        }
+    }
+}
+
+/* Host-wrapped operands (staged on CUDA), mixed with backend buffers. */
+static void test_host_wrapped(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    for (size_t di = 0; di < 2; di++) {
+        gk_dtype t = dtypes[di];
+        size_t n = 1025;
+        for (int op = 0; op < OP_COUNT; op++) {
+            double lo, hi;
+            input_range(t, (enum op)op, &lo, &hi);
+            double s = gk_test_uniform(-3, 3);
+            void *hx = gk_test_random_array(t, n, lo, hi);
+            void *hy = NULL;
+            void *hz = gk_test_random_array(t, n, lo, hi);
+            void *hz0 = gk_test_alloc(t, n);
+            memcpy(hz0, hz, n * gk_test_esize(t));
+            gk_buffer *x = NULL, *z = NULL;
+            GK_CHECK_OK(gk_buffer_wrap_host(ctx, t, n, hx, &x));
+            GK_CHECK_OK(gk_buffer_wrap_host(ctx, t, n, hz, &z));
+            gk_buffer *y = gk_test_buffer_random(ctx, t, n, lo, hi, &hy);
+            GK_CHECK_OK(run_op(ctx, (enum op)op, s, x, y, z));
+            /* the result is in the caller's memory when the call returns */
+            check_result(t, (enum op)op, s, hx, hy, hz0, hz, n, "host-wrapped");
+            gk_buffer_destroy(x);
+            gk_buffer_destroy(y);
+            gk_buffer_destroy(z);
+            free(hx);
+            free(hy);
+            free(hz);
+            free(hz0);
+        }
+    }
+}
+
+/* Every documented status of every element-wise op, with the output left untouched. */
+static void test_errors(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    gk_context *other = NULL;
+    GK_CHECK_OK(gk_context_create(gk_test_backend_of(state), &other));
+    for (int op = 0; op < OP_COUNT; op++) {
+        const char *fn = op_names[op];
+        enum op o = (enum op)op;
+        gk_buffer *x = gk_test_buffer_const(ctx, GK_FLOAT32, 10, 1.5);
+        gk_buffer *y = gk_test_buffer_const(ctx, GK_FLOAT32, 10, 2.5);
+        gk_buffer *z = gk_test_buffer_const(ctx, GK_FLOAT32, 10, GK_TEST_SENTINEL);
+        gk_buffer *x64 = gk_test_buffer_const(ctx, GK_FLOAT64, 10, 1.5);
+        gk_buffer *x11 = gk_test_buffer_const(ctx, GK_FLOAT32, 11, 1.5);
+        gk_buffer *z64 = gk_test_buffer_const(ctx, GK_FLOAT64, 10, GK_TEST_SENTINEL);
+        gk_buffer *xo = gk_test_buffer_const(other, GK_FLOAT32, 10, 1.5);
+        gk_buffer *zo = gk_test_buffer_const(other, GK_FLOAT32, 10, GK_TEST_SENTINEL);
+
+        GK_EXPECT(run_op(NULL, o, 2.0, x, y, z), GK_E_INVALID_ARGUMENT, fn);
+        GK_EXPECT(run_op(ctx, o, 2.0, x, y, NULL), GK_E_INVALID_ARGUMENT, fn);
+        if (uses_x(o)) {
+            GK_EXPECT(run_op(ctx, o, 2.0, NULL, y, z), GK_E_INVALID_ARGUMENT, fn);
+            GK_EXPECT(run_op(ctx, o, 2.0, x64, y, z), GK_E_DTYPE, fn);
+            GK_EXPECT(run_op(ctx, o, 2.0, x, y, z64), GK_E_DTYPE, fn);
+            GK_EXPECT(run_op(ctx, o, 2.0, x11, y, z), GK_E_SHAPE, fn);
+            GK_EXPECT(run_op(ctx, o, 2.0, xo, y, z), GK_E_CONTEXT_MISMATCH, fn);
+        }
+        if (uses_y(o)) {
+            GK_EXPECT(run_op(ctx, o, 2.0, x, NULL, z), GK_E_INVALID_ARGUMENT, fn);
+            GK_EXPECT(run_op(ctx, o, 2.0, x, x64, z), GK_E_DTYPE, fn);
+            GK_EXPECT(run_op(ctx, o, 2.0, x, x11, z), GK_E_SHAPE, fn);
+            GK_EXPECT(run_op(ctx, o, 2.0, x, xo, z), GK_E_CONTEXT_MISMATCH, fn);
+        }
+        /* the output belongs to another context */
+        GK_EXPECT(run_op(ctx, o, 2.0, x, y, zo), GK_E_CONTEXT_MISMATCH, fn);
+        GK_EXPECT_SENTINEL(z);
+        GK_EXPECT_SENTINEL(z64);
+        GK_EXPECT_SENTINEL(zo);
+
+        gk_buffer *all[] = {x, y, z, x64, x11, z64, xo, zo};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+            gk_buffer_destroy(all[i]);
+    }
+    gk_context_destroy(other);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        GK_TEST_BOTH(test_ops),
+        GK_TEST_BOTH(test_scalar_rounding),
+        GK_TEST_BOTH(test_exp_special),
+        GK_TEST_BOTH(test_aliasing),
+        GK_TEST_BOTH(test_views),
+        GK_TEST_BOTH(test_host_wrapped),
+        GK_TEST_BOTH(test_errors),
+    };
+    return cmocka_run_group_tests_name("elementwise", tests, gk_test_group_setup, NULL);
+}

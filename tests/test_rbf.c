@@ -1,0 +1,420 @@
+/* SPDX-License-Identifier: MIT */
+/* test_rbf.c - rbf_rows, rbf_matrix, rbf_matvec against long double references, and errors. */
+#include "gk_test.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const gk_dtype dtypes[] = {GK_FLOAT32, GK_FLOAT64};
+static const size_t dims[] = {1, 3, 20, 33, 256};
+
+/* Absolute bound per entry (matvec: times sum |w|). */
+static double abs_tol(gk_dtype t)
+{
+    return t == GK_FLOAT32 ? 1e-5 : 1e-12;
+}
+
+/* exp(-gamma ||x - y||^2) over d features, in long double from the stored values. */
+static long double ref_kernel(gk_dtype t, double gamma, const void *x, size_t xi, const void *y,
+                              size_t yj, size_t d)
+{
+    long double dist = 0;
+    for (size_t f = 0; f < d; f++) {
+        long double diff =
+            (long double)gk_test_get(t, x, xi * d + f) - (long double)gk_test_get(t, y, yj * d + f);
+        dist += diff * diff;
+    }
+    return expl(-(long double)gk_test_round(t, gamma) * dist);
+}
+
+/* A gamma that spreads the kernel values over (0, 1) for features in [0, 1). */
+static double pick_gamma(size_t d)
+{
+    return gk_test_uniform(0.5, 6.0) / (double)d;
+}
+
+/* Random n x d rows in [offset, offset + 1). */
+static void *random_rows(gk_dtype t, size_t n, size_t d, double offset)
+{
+    return gk_test_random_array(t, n * d, offset, offset + 1.0);
+}
+
+static void copy_row(gk_dtype t, void *dst, size_t di, const void *src, size_t si, size_t d)
+{
+    size_t es = gk_test_esize(t);
+    memcpy((char *)dst + di * d * es, (const char *)src + si * d * es, d * es);
+}
+
+static int rows_equal(gk_dtype t, const void *x, size_t i, const void *y, size_t j, size_t d)
+{
+    size_t es = gk_test_esize(t);
+    return memcmp((const char *)x + i * d * es, (const char *)y + j * d * es, d * es) == 0;
+}
+
+static void check_entry(gk_dtype t, double got, long double ref, long double tol, int identical,
+                        const char *what, size_t i, size_t j)
+{
+    if (identical && got != 1.0)
+        GK_FAIL("%s %s: entry (%zu,%zu) of identical rows is %.17g, not exactly 1", what,
+                gk_test_dtype_name(t), i, j, got);
+    if (!(fabsl((long double)got - ref) <= tol))
+        GK_FAIL("%s %s: entry (%zu,%zu) is %.17g, reference %.17Lg (error %.3Lg > %.3Lg)", what,
+                gk_test_dtype_name(t), i, j, got, ref, fabsl((long double)got - ref), tol);
+}
+
+/* --------------------------------------------------------------------------------------------
+ * rbf_rows
+ * ------------------------------------------------------------------------------------------ */
+
+static void rows_case(gk_context *ctx, gk_dtype t, size_t n, size_t d, double gamma,
+                      double offset, int with_identical)
+{
+    void *ha = random_rows(t, n, d, offset), *hb = random_rows(t, n, d, offset);
+    if (with_identical)
+        for (size_t i = 0; i < n; i += 3)
+            copy_row(t, hb, i, ha, i, d);
+    gk_buffer *a = gk_test_buffer_from(ctx, t, n * d, ha);
+    gk_buffer *b = gk_test_buffer_from(ctx, t, n * d, hb);
+    gk_buffer *k = gk_test_buffer_const(ctx, t, n, GK_TEST_SENTINEL);
+    GK_CHECK_OK(gk_rbf_rows(ctx, n, d, gamma, a, b, k));
+    void *got = gk_test_read_all(k);
+    for (size_t i = 0; i < n; i++) {
+        long double ref = ref_kernel(t, gamma, ha, i, hb, i, d);
+        int same = rows_equal(t, ha, i, hb, i, d);
+        check_entry(t, gk_test_get(t, got, i), ref, abs_tol(t), same, "rbf_rows", i, i);
+    }
+    free(got);
+    free(ha);
+    free(hb);
+    gk_buffer_destroy(a);
+    gk_buffer_destroy(b);
+    gk_buffer_destroy(k);
+}
+
+static void test_rows(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    static const size_t ns[] = {1, 7, 100, 1025};
+    for (size_t di = 0; di < 2; di++)
+        for (size_t ni = 0; ni < 4; ni++)
+            for (size_t fi = 0; fi < sizeof dims / sizeof dims[0]; fi++)
+                for (int off = 0; off < 2; off++)
+                    rows_case(ctx, dtypes[di], ns[ni], dims[fi], pick_gamma(dims[fi]),
+                              off ? 1e3 : 0.0, 1);
+}
+
+/* The seed article's workload: 1000 x 20 float32 rows, gamma = 1. */
+static void test_rows_seed_workload(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    rows_case(ctx, GK_FLOAT32, 1000, 20, 1.0, 0.0, 0);
+    rows_case(ctx, GK_FLOAT64, 1000, 20, 1.0, 0.0, 0);
+}
+
+/* --------------------------------------------------------------------------------------------
+ * rbf_matrix and rbf_matvec
+ * ------------------------------------------------------------------------------------------ */
+
+static const size_t mnd[][3] = {{1, 1, 1},      {7, 1, 3},     {1, 7, 20},      {7, 7, 33},
+                                {100, 7, 256},  {7, 100, 20},  {100, 100, 3},   {1025, 7, 20},
+                                {7, 1025, 33},  {100, 1025, 1}, {1025, 100, 3}, {33, 33, 256},
+                                {1025, 1025, 3}};
+
+/* x (m x d) and y (n x d) with y_j = x_i for a few pairs. */
+static void make_xy(gk_dtype t, size_t m, size_t n, size_t d, double offset, int identical,
+                    void **hx, void **hy)
+{
+    *hx = random_rows(t, m, d, offset);
+    *hy = random_rows(t, n, d, offset);
+    if (identical)
+        for (size_t j = 0; j < n; j += 5)
+            copy_row(t, *hy, j, *hx, (j * 7) % m, d);
+}
+
+static void matrix_case(gk_context *ctx, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
+                        double offset, int identical)
+{
+    void *hx, *hy;
+    make_xy(t, m, n, d, offset, identical, &hx, &hy);
+    gk_buffer *x = gk_test_buffer_from(ctx, t, m * d, hx);
+    gk_buffer *y = gk_test_buffer_from(ctx, t, n * d, hy);
+    gk_buffer *k = gk_test_buffer_const(ctx, t, m * n, GK_TEST_SENTINEL);
+    GK_CHECK_OK(gk_rbf_matrix(ctx, m, n, d, gamma, x, y, k));
+    void *got = gk_test_read_all(k);
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++) {
+            double g = gk_test_get(t, got, i * n + j);
+            if (isnan(gamma)) {
+                if (!isnan(g))
+                    GK_FAIL("rbf_matrix with gamma NaN gave %g at (%zu,%zu)", g, i, j);
+                continue;
+            }
+            long double ref = ref_kernel(t, gamma, hx, i, hy, j, d);
+            check_entry(t, g, ref, abs_tol(t), identical && rows_equal(t, hx, i, hy, j, d),
+                        "rbf_matrix", i, j);
+        }
+    free(got);
+    free(hx);
+    free(hy);
+    gk_buffer_destroy(x);
+    gk_buffer_destroy(y);
+    gk_buffer_destroy(k);
+}
+
+static void matvec_case(gk_context *ctx, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
+                        double offset, int identical)
+{
+    void *hx, *hy, *hw;
+    make_xy(t, m, n, d, offset, identical, &hx, &hy);
+    gk_buffer *x = gk_test_buffer_from(ctx, t, m * d, hx);
+    gk_buffer *y = gk_test_buffer_from(ctx, t, n * d, hy);
+    gk_buffer *w = gk_test_buffer_random(ctx, t, n, -1, 1, &hw);
+    gk_buffer *out = gk_test_buffer_const(ctx, t, m, GK_TEST_SENTINEL);
+    GK_CHECK_OK(gk_rbf_matvec(ctx, m, n, d, gamma, x, y, w, out));
+    void *got = gk_test_read_all(out);
+    long double wsum = 0;
+    for (size_t j = 0; j < n; j++)
+        wsum += fabsl((long double)gk_test_get(t, hw, j));
+    for (size_t i = 0; i < m; i++) {
+        long double ref = 0;
+        for (size_t j = 0; j < n; j++)
+            ref += ref_kernel(t, gamma, hx, i, hy, j, d) * gk_test_get(t, hw, j);
+        check_entry(t, gk_test_get(t, got, i), ref, abs_tol(t) * wsum, 0, "rbf_matvec", i, 0);
+    }
+    free(got);
+    free(hx);
+    free(hy);
+    free(hw);
+    gk_buffer_destroy(x);
+    gk_buffer_destroy(y);
+    gk_buffer_destroy(w);
+    gk_buffer_destroy(out);
+}
+
+static void test_matrix(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    for (size_t di = 0; di < 2; di++)
+        for (size_t c = 0; c < sizeof mnd / sizeof mnd[0]; c++)
+            for (int off = 0; off < 2; off++)
+                matrix_case(ctx, dtypes[di], mnd[c][0], mnd[c][1], mnd[c][2],
+                            pick_gamma(mnd[c][2]), off ? 1e3 : 0.0, 1);
+    /* every feature count on one shape */
+    for (size_t di = 0; di < 2; di++)
+        for (size_t fi = 0; fi < sizeof dims / sizeof dims[0]; fi++)
+            matrix_case(ctx, dtypes[di], 33, 65, dims[fi], pick_gamma(dims[fi]), 1e3, 1);
+}
+
+static void test_matvec(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    for (size_t di = 0; di < 2; di++)
+        for (size_t c = 0; c < sizeof mnd / sizeof mnd[0]; c++)
+            for (int off = 0; off < 2; off++)
+                matvec_case(ctx, dtypes[di], mnd[c][0], mnd[c][1], mnd[c][2],
+                            pick_gamma(mnd[c][2]), off ? 1e3 : 0.0, 1);
+    for (size_t di = 0; di < 2; di++)
+        for (size_t fi = 0; fi < sizeof dims / sizeof dims[0]; fi++)
+            matvec_case(ctx, dtypes[di], 65, 33, dims[fi], pick_gamma(dims[fi]), 1e3, 1);
+}
+
+/* gamma = 0 gives 1, +inf gives 0 away from identical rows, a negative gamma grows, NaN
+ * propagates. */
+static void test_gamma_values(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    for (size_t di = 0; di < 2; di++) {
+        gk_dtype t = dtypes[di];
+        matrix_case(ctx, t, 7, 9, 3, 0.0, 0.0, 1);
+        matrix_case(ctx, t, 7, 9, 3, INFINITY, 0.0, 0);
+        matrix_case(ctx, t, 7, 9, 3, -0.1, 0.0, 1);
+        matrix_case(ctx, t, 7, 9, 3, NAN, 0.0, 0);
+        rows_case(ctx, t, 9, 3, 0.0, 0.0, 1);
+        rows_case(ctx, t, 9, 3, INFINITY, 0.0, 0);
+        matvec_case(ctx, t, 7, 9, 3, 0.0, 0.0, 1);
+        matvec_case(ctx, t, 7, 9, 3, INFINITY, 0.0, 0);
+    }
+}
+
+/* Zero sizes are valid no-ops; d = 0 gives distance 0, i.e. 1. */
+static void test_zero_sizes(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    gk_buffer *e = NULL;
+    GK_CHECK_OK(gk_buffer_create(ctx, GK_FLOAT32, 0, &e));
+    gk_buffer *x = gk_test_buffer_const(ctx, GK_FLOAT32, 12, 0.5);
+    gk_buffer *k = gk_test_buffer_const(ctx, GK_FLOAT32, 12, GK_TEST_SENTINEL);
+    GK_CHECK_OK(gk_rbf_rows(ctx, 0, 3, 1.0, e, e, k));
+    GK_CHECK_OK(gk_rbf_matrix(ctx, 0, 4, 3, 1.0, e, x, k));
+    GK_CHECK_OK(gk_rbf_matrix(ctx, 4, 0, 3, 1.0, x, e, k));
+    GK_CHECK_OK(gk_rbf_matvec(ctx, 0, 4, 3, 1.0, e, x, x, k));
+    GK_EXPECT_SENTINEL(k);
+    /* n = 0 in matvec: empty sums */
+    gk_buffer *out = gk_test_buffer_const(ctx, GK_FLOAT32, 4, GK_TEST_SENTINEL);
+    GK_CHECK_OK(gk_rbf_matvec(ctx, 4, 0, 3, 1.0, x, e, e, out));
+    float h[4];
+    GK_CHECK_OK(gk_buffer_read(out, 0, 4, h));
+    for (int i = 0; i < 4; i++)
+        assert_true(h[i] == 0.0f);
+    /* d = 0: every distance is 0 */
+    GK_CHECK_OK(gk_rbf_matrix(ctx, 3, 4, 0, 1.0, e, e, k));
+    float hk[12];
+    GK_CHECK_OK(gk_buffer_read(k, 0, 12, hk));
+    for (int i = 0; i < 12; i++)
+        assert_true(hk[i] == 1.0f);
+    gk_buffer_destroy(e);
+    gk_buffer_destroy(x);
+    gk_buffer_destroy(k);
+    gk_buffer_destroy(out);
+}
+
+/* Views with offsets and host-wrapped operands. */
+static void test_views_and_host(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    for (size_t di = 0; di < 2; di++) {
+        gk_dtype t = dtypes[di];
+        size_t m = 13, n = 9, d = 5, es = gk_test_esize(t);
+        void *hp = random_rows(t, m + n + 2, d, 0.0);
+        gk_buffer *p = gk_test_buffer_from(ctx, t, (m + n + 2) * d, hp);
+        gk_buffer *x = gk_test_view(p, d, m * d);
+        gk_buffer *y = gk_test_view(p, (m + 2) * d, n * d);
+        const char *hx = (char *)hp + d * es, *hy = (char *)hp + (m + 2) * d * es;
+        void *hk = gk_test_const_array(t, m * n + 2, GK_TEST_SENTINEL);
+        gk_buffer *kw = NULL;
+        GK_CHECK_OK(gk_buffer_wrap_host(ctx, t, m * n, (char *)hk + es, &kw));
+        GK_CHECK_OK(gk_rbf_matrix(ctx, m, n, d, 0.7, x, y, kw));
+        for (size_t i = 0; i < m; i++)
+            for (size_t j = 0; j < n; j++)
+                check_entry(t, gk_test_get(t, hk, 1 + i * n + j),
+                            ref_kernel(t, 0.7, hx, i, hy, j, d), abs_tol(t), 0, "views", i, j);
+        assert_true(gk_test_get(t, hk, 0) == GK_TEST_SENTINEL);
+        assert_true(gk_test_get(t, hk, m * n + 1) == GK_TEST_SENTINEL);
+        /* rows of the first n rows of x against y */
+        gk_buffer *xv = gk_test_view(x, 0, n * d);
+        gk_buffer *ko = gk_test_view(kw, 3, n);
+        GK_CHECK_OK(gk_rbf_rows(ctx, n, d, 0.7, xv, y, ko));
+        for (size_t i = 0; i < n; i++)
+            check_entry(t, gk_test_get(t, hk, 4 + i), ref_kernel(t, 0.7, hx, i, hy, i, d),
+                        abs_tol(t), 0, "rows on views", i, i);
+        gk_buffer *buffers[] = {p, x, y, kw, xv, ko};
+        for (size_t i = 0; i < 6; i++)
+            gk_buffer_destroy(buffers[i]);
+        free(hp);
+        free(hk);
+    }
+}
+
+/* --------------------------------------------------------------------------------------------
+ * Errors
+ * ------------------------------------------------------------------------------------------ */
+
+static void test_errors(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    gk_context *other = NULL;
+    GK_CHECK_OK(gk_context_create(gk_test_backend_of(state), &other));
+    const size_t m = 4, n = 5, d = 3;
+    gk_buffer *x = gk_test_buffer_const(ctx, GK_FLOAT32, m * d, 0.5);
+    gk_buffer *y = gk_test_buffer_const(ctx, GK_FLOAT32, n * d, 0.25);
+    gk_buffer *w = gk_test_buffer_const(ctx, GK_FLOAT32, n, 1.0);
+    gk_buffer *k = gk_test_buffer_const(ctx, GK_FLOAT32, m * n, GK_TEST_SENTINEL);
+    gk_buffer *k64 = gk_test_buffer_const(ctx, GK_FLOAT64, m * n, GK_TEST_SENTINEL);
+    gk_buffer *x64 = gk_test_buffer_const(ctx, GK_FLOAT64, m * d, 0.5);
+    gk_buffer *xo = gk_test_buffer_const(other, GK_FLOAT32, m * d, 0.5);
+    gk_buffer *ko = gk_test_buffer_const(other, GK_FLOAT32, m * n, GK_TEST_SENTINEL);
+    gk_buffer *x_small = gk_test_buffer_const(ctx, GK_FLOAT32, m * d - 1, 0.5);
+    gk_buffer *y_small = gk_test_buffer_const(ctx, GK_FLOAT32, n * d - 1, 0.5);
+    gk_buffer *w_small = gk_test_buffer_const(ctx, GK_FLOAT32, n - 1, 1.0);
+    gk_buffer *k_small = gk_test_buffer_const(ctx, GK_FLOAT32, m * n - 1, GK_TEST_SENTINEL);
+    gk_buffer *big = gk_test_buffer_const(ctx, GK_FLOAT32, 100, GK_TEST_SENTINEL);
+    gk_buffer *bx = gk_test_view(big, 0, m * d);
+    gk_buffer *bk = gk_test_view(big, m * d - 2, m * n);  /* overlaps bx */
+    gk_buffer *bw = gk_test_view(big, 60, n);
+    gk_buffer *bo = gk_test_view(big, 58, m);              /* overlaps bw */
+    const char *fr = "gk_rbf_rows", *fm = "gk_rbf_matrix", *fv = "gk_rbf_matvec";
+    const size_t half = SIZE_MAX / 2;
+
+    /* rbf_rows: a, b hold m x d (n = m rows here), k holds m */
+    GK_CHECK_OK(gk_rbf_rows(ctx, m, d, 1.0, x, x, w_small)); /* w_small has m = 4 elements */
+    GK_EXPECT(gk_rbf_rows(NULL, m, d, 1.0, x, x, k), GK_E_INVALID_ARGUMENT, fr);
+    GK_EXPECT(gk_rbf_rows(ctx, m, d, 1.0, NULL, x, k), GK_E_INVALID_ARGUMENT, fr);
+    GK_EXPECT(gk_rbf_rows(ctx, m, d, 1.0, x, NULL, k), GK_E_INVALID_ARGUMENT, fr);
+    GK_EXPECT(gk_rbf_rows(ctx, m, d, 1.0, x, x, NULL), GK_E_INVALID_ARGUMENT, fr);
+    GK_EXPECT(gk_rbf_rows(ctx, m, d, 1.0, x_small, x, k), GK_E_SHAPE, fr);
+    GK_EXPECT(gk_rbf_rows(ctx, m, d, 1.0, x, x_small, k), GK_E_SHAPE, fr);
+    GK_EXPECT(gk_rbf_rows(ctx, n, d, 1.0, y, y, w_small), GK_E_SHAPE, fr);
+    GK_EXPECT(gk_rbf_rows(ctx, m, d, 1.0, x, x, x), GK_E_INVALID_ARGUMENT, fr);
+    GK_EXPECT(gk_rbf_rows(ctx, m, d, 1.0, x, bx, bk), GK_E_INVALID_ARGUMENT, fr);
+    GK_EXPECT(gk_rbf_rows(ctx, m, d, 1.0, x64, x, k), GK_E_DTYPE, fr);
+    GK_EXPECT(gk_rbf_rows(ctx, m, d, 1.0, x, x, k64), GK_E_DTYPE, fr);
+    GK_EXPECT(gk_rbf_rows(ctx, m, d, 1.0, xo, x, k), GK_E_CONTEXT_MISMATCH, fr);
+    GK_EXPECT(gk_rbf_rows(ctx, m, d, 1.0, x, x, ko), GK_E_CONTEXT_MISMATCH, fr);
+    GK_EXPECT(gk_rbf_rows(ctx, half, 3, 1.0, x, x, k), GK_E_OVERFLOW, fr);
+
+    /* rbf_matrix */
+    GK_EXPECT(gk_rbf_matrix(NULL, m, n, d, 1.0, x, y, k), GK_E_INVALID_ARGUMENT, fm);
+    GK_EXPECT(gk_rbf_matrix(ctx, m, n, d, 1.0, NULL, y, k), GK_E_INVALID_ARGUMENT, fm);
+    GK_EXPECT(gk_rbf_matrix(ctx, m, n, d, 1.0, x, NULL, k), GK_E_INVALID_ARGUMENT, fm);
+    GK_EXPECT(gk_rbf_matrix(ctx, m, n, d, 1.0, x, y, NULL), GK_E_INVALID_ARGUMENT, fm);
+    GK_EXPECT(gk_rbf_matrix(ctx, m, n, d, 1.0, x_small, y, k), GK_E_SHAPE, fm);
+    GK_EXPECT(gk_rbf_matrix(ctx, m, n, d, 1.0, x, y_small, k), GK_E_SHAPE, fm);
+    GK_EXPECT(gk_rbf_matrix(ctx, m, n, d, 1.0, x, y, k_small), GK_E_SHAPE, fm);
+    GK_EXPECT(gk_rbf_matrix(ctx, 2, 2, d, 1.0, x, y, x), GK_E_INVALID_ARGUMENT, fm);
+    GK_EXPECT(gk_rbf_matrix(ctx, 2, 2, d, 1.0, x, y, y), GK_E_INVALID_ARGUMENT, fm);
+    GK_EXPECT(gk_rbf_matrix(ctx, m, n, d, 1.0, bx, y, bk), GK_E_INVALID_ARGUMENT, fm);
+    GK_EXPECT(gk_rbf_matrix(ctx, m, n, d, 1.0, x64, y, k), GK_E_DTYPE, fm);
+    GK_EXPECT(gk_rbf_matrix(ctx, m, n, d, 1.0, x, y, k64), GK_E_DTYPE, fm);
+    GK_EXPECT(gk_rbf_matrix(ctx, m, n, d, 1.0, xo, y, k), GK_E_CONTEXT_MISMATCH, fm);
+    GK_EXPECT(gk_rbf_matrix(ctx, m, n, d, 1.0, x, y, ko), GK_E_CONTEXT_MISMATCH, fm);
+    GK_EXPECT(gk_rbf_matrix(ctx, half, half, 3, 1.0, x, y, k), GK_E_OVERFLOW, fm);
+    GK_EXPECT(gk_rbf_matrix(ctx, half, half, 0, 1.0, x, y, k), GK_E_OVERFLOW, fm);
+
+    /* rbf_matvec */
+    gk_buffer *out = k_small; /* holds more than m */
+    GK_EXPECT(gk_rbf_matvec(NULL, m, n, d, 1.0, x, y, w, out), GK_E_INVALID_ARGUMENT, fv);
+    GK_EXPECT(gk_rbf_matvec(ctx, m, n, d, 1.0, NULL, y, w, out), GK_E_INVALID_ARGUMENT, fv);
+    GK_EXPECT(gk_rbf_matvec(ctx, m, n, d, 1.0, x, NULL, w, out), GK_E_INVALID_ARGUMENT, fv);
+    GK_EXPECT(gk_rbf_matvec(ctx, m, n, d, 1.0, x, y, NULL, out), GK_E_INVALID_ARGUMENT, fv);
+    GK_EXPECT(gk_rbf_matvec(ctx, m, n, d, 1.0, x, y, w, NULL), GK_E_INVALID_ARGUMENT, fv);
+    GK_EXPECT(gk_rbf_matvec(ctx, m, n, d, 1.0, x_small, y, w, out), GK_E_SHAPE, fv);
+    GK_EXPECT(gk_rbf_matvec(ctx, m, n, d, 1.0, x, y_small, w, out), GK_E_SHAPE, fv);
+    GK_EXPECT(gk_rbf_matvec(ctx, m, n, d, 1.0, x, y, w_small, out), GK_E_SHAPE, fv);
+    GK_EXPECT(gk_rbf_matvec(ctx, n, n, d, 1.0, y, y, w, w_small), GK_E_SHAPE, fv);
+    GK_EXPECT(gk_rbf_matvec(ctx, m, n, d, 1.0, x, y, w, x), GK_E_INVALID_ARGUMENT, fv);
+    GK_EXPECT(gk_rbf_matvec(ctx, n, n, 1, 1.0, w, y, w, w), GK_E_INVALID_ARGUMENT, fv);
+    GK_EXPECT(gk_rbf_matvec(ctx, m, n, d, 1.0, x, y, bw, bo), GK_E_INVALID_ARGUMENT, fv);
+    GK_EXPECT(gk_rbf_matvec(ctx, m, n, d, 1.0, x64, y, w, out), GK_E_DTYPE, fv);
+    GK_EXPECT(gk_rbf_matvec(ctx, m, n, d, 1.0, x, y, w, k64), GK_E_DTYPE, fv);
+    GK_EXPECT(gk_rbf_matvec(ctx, m, n, d, 1.0, xo, y, w, out), GK_E_CONTEXT_MISMATCH, fv);
+    GK_EXPECT(gk_rbf_matvec(ctx, m, n, d, 1.0, x, y, w, ko), GK_E_CONTEXT_MISMATCH, fv);
+    GK_EXPECT(gk_rbf_matvec(ctx, half, half, 3, 1.0, x, y, w, out), GK_E_OVERFLOW, fv);
+
+    GK_EXPECT_SENTINEL(k);
+    GK_EXPECT_SENTINEL(k64);
+    GK_EXPECT_SENTINEL(ko);
+    GK_EXPECT_SENTINEL(k_small);
+    GK_EXPECT_SENTINEL(big);
+    float hx[12];
+    GK_CHECK_OK(gk_buffer_read(x, 0, 12, hx));
+    for (int i = 0; i < 12; i++)
+        assert_true(hx[i] == 0.5f);
+
+    gk_buffer *all[] = {x,  y,       w,       k,       k64,       x64, xo, ko, x_small,
+                        y_small, w_small, k_small, big, bx, bk, bw, bo};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        gk_buffer_destroy(all[i]);
+    gk_context_destroy(other);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        GK_TEST_BOTH(test_rows),         GK_TEST_BOTH(test_rows_seed_workload),
+        GK_TEST_BOTH(test_matrix),       GK_TEST_BOTH(test_matvec),
+        GK_TEST_BOTH(test_gamma_values), GK_TEST_BOTH(test_zero_sizes),
+        GK_TEST_BOTH(test_views_and_host), GK_TEST_BOTH(test_errors),
+    };
+    return cmocka_run_group_tests_name("rbf", tests, gk_test_group_setup, NULL);
+}
