@@ -19,11 +19,11 @@ from ._core import (
     Status,
     available_backends,
 )
-from ._core import LIB as _LIB
+from ._core import _lib_version
 
 __version__ = "1.0.0"
 #: Version of the loaded libgpukern ("major.minor.patch"), which may be newer than the package.
-library_version = _LIB.gk_version_string().decode()
+library_version = _lib_version()
 
 __all__ = [
     "Array",

@@ -72,6 +72,10 @@ class GpukernError(Exception):
             self.status = status
         self.message = message
 
+    def __reduce__(self):
+        # Exceptions pickle their args, which here is the message alone (for str()).
+        return (GpukernError, (int(self.status), self.message))
+
 
 def _error(status):
     # Must run on the failing thread before its next failing call: gk_last_error is per thread.
@@ -79,6 +83,10 @@ def _error(status):
     if not message:
         message = LIB.gk_status_string(status).decode("utf-8", "replace")
     return GpukernError(status, message)
+
+
+def _lib_version():
+    return LIB.gk_version_string().decode()
 
 
 def available_backends():
@@ -229,6 +237,20 @@ class Context:
         """Waits for the queued work of the context (CUDA ops on Arrays are asynchronous)."""
         with self._lock:
             status = LIB.gk_context_synchronize(self._live())
+            if status:
+                raise _error(status)
+
+    def calibrate(self):
+        """Measures the cost model by which "auto" places calls on host data (seconds; waits).
+
+        Only a context holding both backends has anything to measure; the result is cached per
+        device for later contexts. Needs libgpukern >= 1.1.
+        """
+        fn = getattr(LIB, "gk_context_calibrate", None)
+        if fn is None:
+            raise NotImplementedError("libgpukern %s lacks gk_context_calibrate (1.1)" % _lib_version())
+        with self._lock:
+            status = fn(self._live(), 0)
             if status:
                 raise _error(status)
 
@@ -483,7 +505,7 @@ class Context:
         return self._call(invoke, (a, b), (m, n), dtype, c, reads_out=beta != 0.0)
 
     def matmul(self, a, b, out=None):
-        """a @ b for 1-D or 2-D operands, with NumPy's rules for vectors."""
+        """a @ b for 1-D or 2-D operands, with NumPy's rules for vectors (vector @ vector is 0-d)."""
         a = _operand(a, "a")
         b = _operand(b, "b")
         dtype = _same_dtype((a, b), ("a", "b"))

@@ -76,6 +76,11 @@ PROTOTYPES = {
     "gk_rng_normal": (_I, [_P, _U64, _U64, _D, _D, _P]),
 }
 
+# Appended by later 1.x releases (a new version node each): bound when the library has them.
+LATER_PROTOTYPES = {
+    "gk_context_calibrate": (_I, [_P, ctypes.c_uint32]),  # 1.1
+}
+
 
 def _pkg_config_libdir():
     """pkg-config's libdir for gpukern, or raises OSError saying why there is none."""
@@ -156,6 +161,11 @@ def _bind(lib):
             raise OSError("does not export %s" % name) from None
         fn.restype = restype
         fn.argtypes = argtypes
+    for name, (restype, argtypes) in LATER_PROTOTYPES.items():
+        fn = getattr(lib, name, None)
+        if fn is not None:
+            fn.restype = restype
+            fn.argtypes = argtypes
     if lib.gk_version_number() // 10000 != ABI_MAJOR:
         raise OSError(
             "is libgpukern %s; this package needs %d.x"

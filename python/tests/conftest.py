@@ -16,7 +16,8 @@ SEED = int(os.environ.get("GK_TEST_SEED", random.randrange(2**32)))
 
 
 def pytest_report_header(config):
-    return "gpukern %s from %s; backends %s; GK_TEST_SEED=%d" % (
+    return "gpukern package in %s; libgpukern %s from %s; backends %s; GK_TEST_SEED=%d" % (
+        os.path.dirname(gpukern.__file__),
         gpukern.library_version,
         gpukern.library_path,
         gpukern.available_backends(),

@@ -105,3 +105,16 @@ def assert_within_ulps(got, ref, ulps, dtype):
         got.ravel()[np.argmax(np.where(bad, err, 0).ravel())],
         ref64.ravel()[np.argmax(np.where(bad, err, 0).ravel())],
     )
+
+
+def check_gemm(got, a, b, c0, alpha, beta, ta, tb, dtype):
+    """The contract: ||C - C_ref||_F <= tol * (|alpha| |||A| |B|||_F + |beta| ||C0||_F)."""
+    A = a.astype(np.longdouble).T if ta else a.astype(np.longdouble)
+    B = b.astype(np.longdouble).T if tb else b.astype(np.longdouble)
+    al, be = float(dtype(alpha)), float(dtype(beta))
+    ref = al * (A @ B) + (be * c0.astype(np.longdouble) if c0 is not None else 0)
+    scale = abs(al) * np.linalg.norm((np.abs(A) @ np.abs(B)).astype(np.float64))
+    if c0 is not None:
+        scale += abs(be) * np.linalg.norm(c0.astype(np.float64))
+    err = np.linalg.norm((got.astype(np.longdouble) - ref).astype(np.float64))
+    assert err <= GEMM_TOL[dtype] * scale, (err, scale)

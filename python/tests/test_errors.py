@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
 """Failed C calls become GpukernError with the C status and message; Python-side checks come first."""
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -33,6 +35,8 @@ def test_context_mismatch(dtype):
         with pytest.raises(gpukern.GpukernError) as e:
             b.sum(x)
         assert e.value.status == gpukern.Status.CONTEXT_MISMATCH
+        again = pickle.loads(pickle.dumps(e.value))
+        assert (again.status, str(again)) == (e.value.status, str(e.value))
 
 
 def test_outputs_overlapping_inputs_are_rejected_by_the_library(ctx):

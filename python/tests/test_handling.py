@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import gpukern
+from reference import check_gemm
 
 
 def test_array_basics(ctx, dtype):
@@ -100,8 +101,7 @@ def test_non_contiguous_inputs(ctx, rng, dtype):
     for v in views:
         np.testing.assert_array_equal(ctx.add(v, v), v + v)
         np.testing.assert_array_equal(ctx.mul(v, np.ascontiguousarray(v)), v * v)
-    np.testing.assert_allclose(ctx.matmul(base.T, base), base.T.astype(np.float64) @ base,
-                               rtol=1e-4 if dtype == np.float32 else 1e-12)
+    check_gemm(ctx.matmul(base.T, base), base.T, base, None, 1.0, 0.0, False, False, dtype)
 
 
 def test_zero_sized_and_zero_dimensional(ctx, dtype, kind):
@@ -234,6 +234,14 @@ def test_context_properties(ctx, backend):
     ctx.add(np.ones(3), np.ones(3))
     assert ctx.last_backend == backend
     ctx.synchronize()
+
+
+def test_calibrate(backend):
+    if not hasattr(gpukern._core.LIB, "gk_context_calibrate"):
+        pytest.skip("libgpukern %s predates gk_context_calibrate" % gpukern.library_version)
+    with gpukern.Context(backend) as ctx:
+        ctx.calibrate()  # one backend: nothing to measure, at once
+        np.testing.assert_array_equal(ctx.add(np.ones(2), np.ones(2)), [2, 2])
 
 
 def test_auto_context_picks_an_available_backend():

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from reference import GEMM_TOL, RBF_TOL, REDUCTION_TOL, assert_within_ulps, fetch, put
+from reference import RBF_TOL, REDUCTION_TOL, assert_within_ulps, check_gemm, fetch, put
 
 SIZES = [0, 1, 7, 1000, 65537]
 
@@ -107,18 +107,6 @@ def test_nrm2_neither_overflows_nor_underflows(ctx, dtype, kind):
         x = np.full(4, v, dtype=dtype)
         expected = 2.0 * float(x[0])
         assert ctx.nrm2(put(ctx, x, kind)) == pytest.approx(expected, rel=REDUCTION_TOL[dtype])
-
-
-def check_gemm(got, a, b, c0, alpha, beta, ta, tb, dtype):
-    A = a.astype(np.longdouble).T if ta else a.astype(np.longdouble)
-    B = b.astype(np.longdouble).T if tb else b.astype(np.longdouble)
-    al, be = float(dtype(alpha)), float(dtype(beta))
-    ref = al * (A @ B) + (be * c0.astype(np.longdouble) if c0 is not None else 0)
-    scale = abs(al) * np.linalg.norm((np.abs(A) @ np.abs(B)).astype(np.float64))
-    if c0 is not None:
-        scale += abs(be) * np.linalg.norm(c0.astype(np.float64))
-    err = np.linalg.norm((got.astype(np.longdouble) - ref).astype(np.float64))
-    assert err <= GEMM_TOL[dtype] * scale, (err, scale)
 
 
 @pytest.mark.parametrize("m,n,k", [(1, 1, 1), (37, 29, 53), (128, 96, 160), (5, 7, 0), (0, 4, 3)])
