@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/* cuda_elementwise.cu - fill, copy, add, sub, mul, axpy, scale and exp as streaming kernels. */
+#include "cuda_internal.h"
+
+/* Each operation is one IEEE operation per element (axpy: one fma; exp: the precise exp/expf,
+ * this module is never built with --use_fast_math), so add, sub, mul, fill and scale round
+ * exactly like the CPU's `z = x + y` and agree bit for bit. */
+template <typename T> struct cuda_fill_op {
+    T v;
+    __device__ T operator()(T, T) const { return v; }
+};
+template <typename T> struct cuda_add_op {
+    __device__ T operator()(T a, T b) const { return a + b; }
+};
+template <typename T> struct cuda_sub_op {
+    __device__ T operator()(T a, T b) const { return a - b; }
+};
+template <typename T> struct cuda_mul_op {
+    __device__ T operator()(T a, T b) const { return a * b; }
+};
+template <typename T> struct cuda_axpy_op {
+    T alpha;
+    __device__ T operator()(T a, T b) const { return fma(alpha, a, b); }
+};
+template <typename T> struct cuda_scale_op {
+    T alpha;
+    __device__ T operator()(T a, T) const { return alpha * a; }
+};
+template <typename T> struct cuda_exp_op {
+    __device__ T operator()(T a, T) const { return exp(a); }
+};
+
+/* Loads of the vector body issued before the first use, per thread and grid-stride step. */
+#define GK_CUDA_MAP_UNROLL 4
+
+/* z[i] = op(x[i], y[i]) for the NIN inputs used. Elements [head, head + nvec * W) are handled as
+ * aligned 16-byte vectors, the rest one by one. No __restrict__: z may alias x or y, which is
+ * safe because each element is read and then written by the same thread. */
+template <typename T, int NIN, typename Op>
+__global__ void __launch_bounds__(GK_CUDA_THREADS)
+    cuda_map(size_t n, size_t head, size_t nvec, const T *x, const T *y, T *z, Op op)
+{
+    typedef gk_cuda_vec<T> V;
+    const int W = V::width;
+    const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const size_t nthreads = (size_t)gridDim.x * blockDim.x;
+
+    const size_t body_end = head + nvec * W;
+    const size_t nscalar = head + (n - body_end);
+    for (size_t s = tid; s < nscalar; s += nthreads) {
+        size_t i = s < head ? s : body_end + (s - head);
+        T a = NIN >= 1 ? x[i] : T(0);
+        T b = NIN >= 2 ? y[i] : T(0);
+        z[i] = op(a, b);
+    }
+
+    const typename V::type *xv = NIN >= 1 ? (const typename V::type *)(x + head) : NULL;
+    const typename V::type *yv = NIN >= 2 ? (const typename V::type *)(y + head) : NULL;
+    typename V::type *zv = (typename V::type *)(z + head);
+    const size_t step = nthreads * GK_CUDA_MAP_UNROLL;
+    for (size_t base = (size_t)blockIdx.x * blockDim.x * GK_CUDA_MAP_UNROLL + threadIdx.x;
+         base < nvec; base += step) {
+        T a[GK_CUDA_MAP_UNROLL][W], b[GK_CUDA_MAP_UNROLL][W];
+#pragma unroll
+        for (int u = 0; u < GK_CUDA_MAP_UNROLL; u++) {
+            size_t i = base + (size_t)u * blockDim.x;
+            if (i < nvec) {
+                if (NIN >= 1)
+                    V::unpack(xv[i], a[u]);
+                if (NIN >= 2)
+                    V::unpack(yv[i], b[u]);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < GK_CUDA_MAP_UNROLL; u++) {
+            size_t i = base + (size_t)u * blockDim.x;
+            if (i < nvec) {
+                T r[W];
+#pragma unroll
+                for (int w = 0; w < W; w++)
+                    r[w] = op(NIN >= 1 ? a[u][w] : T(0), NIN >= 2 ? b[u][w] : T(0));
+                zv[i] = V::pack(r);
+            }
+        }
+    }
+}
+
+template <typename T, int NIN, typename Op>
+static gk_status cuda_map_launch(gk_cuda_state *s, const char *fn, size_t n, const T *x,
+                                 const T *y, T *z, Op op)
+{
+    gk_status r = gk__cuda_enter(s, fn);
+    if (r != GK_OK || n == 0)
+        return r;
+    gk_cuda_split sp = gk__cuda_split(n, sizeof(T), z, NIN >= 1 ? x : NULL, NIN >= 2 ? y : NULL);
+    size_t work = sp.nvec > 0 ? sp.nvec : n;
+    size_t per_block = sp.nvec > 0 ? (size_t)GK_CUDA_THREADS * GK_CUDA_MAP_UNROLL : GK_CUDA_THREADS;
+    unsigned int blocks = gk__cuda_blocks(work, per_block, (size_t)s->sm_count * 8);
+    cuda_map<T, NIN, Op><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(n, sp.head, sp.nvec, x, y, z,
+                                                                    op);
+    return gk__cuda_launched(fn, sizeof(T) == 4 ? "cuda_map<float>" : "cuda_map<double>");
+}
+
+/* Dispatches on dtype; Op<T> is built from the already-rounded scalar. */
+template <template <typename> class Op, int NIN>
+static gk_status cuda_map_dispatch(void *st, const char *fn, gk_dtype t, size_t n, double scalar,
+                                   const void *x, const void *y, void *z)
+{
+    gk_cuda_state *s = (gk_cuda_state *)st;
+    if (t == GK_FLOAT32)
+        return cuda_map_launch<float, NIN>(s, fn, n, (const float *)x, (const float *)y,
+                                           (float *)z, Op<float>::make((float)scalar));
+    if (t == GK_FLOAT64)
+        return cuda_map_launch<double, NIN>(s, fn, n, (const double *)x, (const double *)y,
+                                            (double *)z, Op<double>::make(scalar));
+    return gk__cuda_error(GK_E_INTERNAL, "%s: unknown dtype %d reached the CUDA backend", fn,
+                          (int)t);
+}
+
+/* Adapters giving every op the same construction from one scalar. */
+template <typename T> struct cuda_fill_mk {
+    static cuda_fill_op<T> make(T v) { return cuda_fill_op<T>{v}; }
+};
+template <typename T> struct cuda_add_mk {
+    static cuda_add_op<T> make(T) { return cuda_add_op<T>{}; }
+};
+template <typename T> struct cuda_sub_mk {
+    static cuda_sub_op<T> make(T) { return cuda_sub_op<T>{}; }
+};
+template <typename T> struct cuda_mul_mk {
+    static cuda_mul_op<T> make(T) { return cuda_mul_op<T>{}; }
+};
+template <typename T> struct cuda_axpy_mk {
+    static cuda_axpy_op<T> make(T a) { return cuda_axpy_op<T>{a}; }
+};
+template <typename T> struct cuda_scale_mk {
+    static cuda_scale_op<T> make(T a) { return cuda_scale_op<T>{a}; }
+};
+template <typename T> struct cuda_exp_mk {
+    static cuda_exp_op<T> make(T) { return cuda_exp_op<T>{}; }
+};
+
+gk_status gk__cuda_fill(void *st, gk_dtype t, size_t n, double value, void *x)
+{
+    return cuda_map_dispatch<cuda_fill_mk, 0>(st, "gk_fill", t, n, value, NULL, NULL, x);
+}
+
+gk_status gk__cuda_copy(void *st, gk_dtype t, size_t n, const void *x, void *y)
+{
+    gk_cuda_state *s = (gk_cuda_state *)st;
+    const char *fn = "gk_copy";
+    gk_status r = gk__cuda_enter(s, fn);
+    if (r != GK_OK || n == 0 || x == y)
+        return r;
+    /* The runtime's device-to-device copy already runs at the memory system's copy rate. */
+    size_t bytes = n * (t == GK_FLOAT32 ? sizeof(float) : sizeof(double));
+    return gk__cuda_check(cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, s->stream), fn,
+                          "cudaMemcpyAsync(device to device)");
+}
+
+gk_status gk__cuda_add(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z)
+{
+    return cuda_map_dispatch<cuda_add_mk, 2>(st, "gk_add", t, n, 0.0, x, y, z);
+}
+
+gk_status gk__cuda_sub(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z)
+{
+    return cuda_map_dispatch<cuda_sub_mk, 2>(st, "gk_sub", t, n, 0.0, x, y, z);
+}
+
+gk_status gk__cuda_mul(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z)
+{
+    return cuda_map_dispatch<cuda_mul_mk, 2>(st, "gk_mul", t, n, 0.0, x, y, z);
+}
+
+gk_status gk__cuda_axpy(void *st, gk_dtype t, size_t n, double alpha, const void *x, void *y)
+{
+    return cuda_map_dispatch<cuda_axpy_mk, 2>(st, "gk_axpy", t, n, alpha, x, y, y);
+}
+
+gk_status gk__cuda_scale(void *st, gk_dtype t, size_t n, double alpha, void *x)
+{
+    return cuda_map_dispatch<cuda_scale_mk, 1>(st, "gk_scale", t, n, alpha, x, NULL, x);
+}
+
+gk_status gk__cuda_exp(void *st, gk_dtype t, size_t n, const void *x, void *y)
+{
+    return cuda_map_dispatch<cuda_exp_mk, 1>(st, "gk_exp", t, n, 0.0, x, NULL, y);
+}

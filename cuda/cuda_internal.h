@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: MIT */
+/* cuda_internal.h - per-context state, error checks and launch helpers shared by the CUDA module. */
+#ifndef GK_CUDA_INTERNAL_H
+#define GK_CUDA_INTERNAL_H
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+
+/* Launch shape used by every kernel of the module: 8 warps keep enough loads in flight per
+ * block while leaving the scheduler room for several blocks per multiprocessor. */
+#define GK_CUDA_THREADS 256
+
+/* Reductions write one partial per block; the last block combines them (cuda_reduce.cu). */
+#define GK_CUDA_MAX_PARTIALS 4096
+#define GK_CUDA_PARTIAL_DOUBLES 4
+
+/* Host writes up to this size are staged through pinned memory so that mem_write can return
+ * without waiting for the stream (cuda_memory.cu). */
+#define GK_CUDA_STAGING_BYTES ((size_t)1 << 20)
+
+/* Everything one context owns. Created by context_create, used by one thread at a time. */
+typedef struct gk_cuda_state {
+    int device;
+    int sm_count;
+    uint32_t flags;
+    cudaStream_t stream;
+    cublasHandle_t blas;
+    /* Stream-ordered allocations come from a pool of the context's own, so that freeing and
+     * re-allocating large buffers does not return memory to the driver at every sync; NULL
+     * when the device has no memory pools (plain cudaMalloc then). */
+    cudaMemPool_t pool;
+    /* Device scratch, allocated once: reduction partials, the reduction ticket counter and
+     * the reduction result. */
+    double *partials;
+    unsigned int *ticket;
+    double *result;
+    /* Grow-only device workspace for kernels that need temporary memory (rbf_matvec's split
+     * partial sums); stream-ordered, so growing it never waits. */
+    void *work;
+    size_t work_bytes;
+    /* Pinned host memory: [0, 64) receives reduction results, the rest stages small copies. */
+    unsigned char *pinned;
+    unsigned char *staging;
+    cudaEvent_t staging_free; /* recorded after the last copy that reads `staging` */
+    char name[256];
+} gk_cuda_state;
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Remembers the core's services for every later error report. */
+void gk__cuda_set_services(const gk_host_services *svc);
+/* 1 when the core has GK_LOG set. */
+int gk__cuda_log_enabled(void);
+
+/* Records a formatted message through the core and returns status. */
+gk_status gk__cuda_error(gk_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* GK_OK for cudaSuccess; otherwise clears the runtime's last error (so a later launch check
+ * does not report a stale failure, e.g. after an out-of-memory) and reports
+ * "<fn>: <what>: <cudaErrorName>: <text>" as GK_E_OUT_OF_MEMORY for allocation failures, else
+ * GK_E_DEVICE. fn may be NULL. */
+gk_status gk__cuda_check(cudaError_t e, const char *fn, const char *what);
+/* The same for cuBLAS statuses: CUBLAS_STATUS_ALLOC_FAILED is GK_E_OUT_OF_MEMORY. */
+gk_status gk__cublas_check(cublasStatus_t s, const char *fn, const char *what);
+/* Checks that the launch just made was accepted (cudaGetLastError). */
+gk_status gk__cuda_launched(const char *fn, const char *kernel);
+/* Makes st->device current on the calling thread (contexts may live on different threads). */
+gk_status gk__cuda_enter(gk_cuda_state *st, const char *fn);
+/* At least `bytes` of the context's workspace, valid for work queued on its stream from now
+ * until the next call (cuda_memory.cu). */
+gk_status gk__cuda_workspace(gk_cuda_state *st, size_t bytes, void **out, const char *fn);
+/* Stream-ordered allocation and release from the context's pool (cudaMalloc without one). */
+cudaError_t gk__cuda_malloc(gk_cuda_state *st, size_t bytes, void **p);
+void gk__cuda_free(gk_cuda_state *st, void *p);
+
+/* The backend table's slots, one file per concern. */
+gk_status gk__cuda_device_count(int *count);
+gk_status gk__cuda_context_create(const gk_backend_config *cfg, void **st);
+void gk__cuda_context_destroy(void *st);
+const char *gk__cuda_device_name(void *st);
+gk_status gk__cuda_synchronize(void *st);
+
+gk_status gk__cuda_mem_alloc(void *st, size_t bytes, void **ptr);
+void gk__cuda_mem_free(void *st, void *ptr);
+gk_status gk__cuda_mem_write(void *st, void *dst, const void *src, size_t bytes);
+gk_status gk__cuda_mem_read(void *st, void *dst, const void *src, size_t bytes);
+
+gk_status gk__cuda_fill(void *st, gk_dtype t, size_t n, double value, void *x);
+gk_status gk__cuda_copy(void *st, gk_dtype t, size_t n, const void *x, void *y);
+gk_status gk__cuda_add(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z);
+gk_status gk__cuda_sub(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z);
+gk_status gk__cuda_mul(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z);
+gk_status gk__cuda_axpy(void *st, gk_dtype t, size_t n, double alpha, const void *x, void *y);
+gk_status gk__cuda_scale(void *st, gk_dtype t, size_t n, double alpha, void *x);
+gk_status gk__cuda_exp(void *st, gk_dtype t, size_t n, const void *x, void *y);
+
+gk_status gk__cuda_sum(void *st, gk_dtype t, size_t n, const void *x, double *result);
+gk_status gk__cuda_dot(void *st, gk_dtype t, size_t n, const void *x, const void *y,
+                       double *result);
+gk_status gk__cuda_nrm2(void *st, gk_dtype t, size_t n, const void *x, double *result);
+
+gk_status gk__cuda_gemm(void *st, gk_dtype t, gk_transpose ta, gk_transpose tb, size_t m,
+                        size_t n, size_t k, double alpha, const void *a, size_t lda,
+                        const void *b, size_t ldb, double beta, void *c, size_t ldc);
+
+gk_status gk__cuda_rbf_rows(void *st, gk_dtype t, size_t n, size_t d, double gamma,
+                            const void *a, const void *b, void *k);
+gk_status gk__cuda_rbf_matrix(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
+                              const void *x, const void *y, void *k);
+gk_status gk__cuda_rbf_matvec(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
+                              const void *x, const void *y, const void *w, void *out);
+
+gk_status gk__cuda_rng_uniform(void *st, gk_dtype t, size_t n, uint64_t seed, uint64_t offset,
+                               void *x);
+gk_status gk__cuda_rng_normal(void *st, gk_dtype t, size_t n, uint64_t seed, uint64_t offset,
+                              double mean, double stddev, void *x);
+
+#ifdef __cplusplus
+}
+#endif
+
+#ifdef __CUDACC__
+
+/* Blocks for a grid-stride kernel: enough to cover `work` items at `per_block` items per block,
+ * at most `cap`, at least 1. */
+static inline unsigned int gk__cuda_blocks(size_t work, size_t per_block, size_t cap)
+{
+    size_t b = (work + per_block - 1) / per_block;
+    if (b > cap)
+        b = cap;
+    return b == 0 ? 1u : (unsigned int)b;
+}
+
+/* 16-byte vectors: float4 / double2 give single 128-bit loads and stores. */
+template <typename T> struct gk_cuda_vec;
+template <> struct gk_cuda_vec<float> {
+    typedef float4 type;
+    enum { width = 4 };
+    static __device__ __forceinline__ void unpack(const float4 &v, float *o)
+    {
+        o[0] = v.x;
+        o[1] = v.y;
+        o[2] = v.z;
+        o[3] = v.w;
+    }
+    static __device__ __forceinline__ float4 pack(const float *o)
+    {
+        return make_float4(o[0], o[1], o[2], o[3]);
+    }
+};
+template <> struct gk_cuda_vec<double> {
+    typedef double2 type;
+    enum { width = 2 };
+    static __device__ __forceinline__ void unpack(const double2 &v, double *o)
+    {
+        o[0] = v.x;
+        o[1] = v.y;
+    }
+    static __device__ __forceinline__ double2 pack(const double *o)
+    {
+        return make_double2(o[0], o[1]);
+    }
+};
+
+/* Knuth's TwoSum: s + e == a + b exactly. The _rn intrinsics keep the compiler from contracting
+ * or reordering the error term away. */
+__device__ __forceinline__ void cuda_two_sum(double a, double b, double &s, double &e)
+{
+    s = __dadd_rn(a, b);
+    double bp = __dsub_rn(s, a);
+    e = __dadd_rn(__dsub_rn(a, __dsub_rn(s, bp)), __dsub_rn(b, bp));
+}
+
+/* A compensated total: the correction is meaningless once the sum overflowed or met NaN. */
+__device__ __forceinline__ double cuda_comp_value(double s, double c)
+{
+    return isfinite(s) ? s + c : s;
+}
+
+/* How a stream of n elements splits into a scalar head, a run of aligned 16-byte vectors and a
+ * scalar tail. Operands may be views at any element offset, so vectors are used only when all
+ * pointers share one misalignment; otherwise everything is scalar (nvec = 0, head = n). */
+typedef struct gk_cuda_split {
+    size_t head;
+    size_t nvec;
+} gk_cuda_split;
+
+static inline gk_cuda_split gk__cuda_split(size_t n, size_t elem, const void *p0, const void *p1,
+                                           const void *p2)
+{
+    gk_cuda_split s = {n, 0};
+    uintptr_t mis = (uintptr_t)p0 % 16;
+    if ((p1 && (uintptr_t)p1 % 16 != mis) || (p2 && (uintptr_t)p2 % 16 != mis))
+        return s;
+    size_t head = ((16 - mis) % 16) / elem;
+    if (head >= n)
+        return s;
+    s.head = head;
+    s.nvec = (n - head) / (16 / elem);
+    return s;
+}
+
+#endif /* __CUDACC__ */
+
+#endif /* GK_CUDA_INTERNAL_H */

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/* cuda_rbf_matvec.cu - out[i] = sum_j exp(-gamma ||x_i - y_j||^2) w[j] without forming the matrix. */
+#include <cmath>
+
+#include "cuda_rbf_matvec_small.cuh"
+#include "cuda_rbf_matvec_tiled.cuh"
+
+/* Blocks per multiprocessor the split heuristic aims for (two resident, two waves). */
+#define GK_MATVEC_BLOCKS_PER_SM 4
+
+/* out[i] = sum over splits of the partials, in split order: with no atomics anywhere the result
+ * does not depend on timing. */
+template <typename T>
+__global__ void __launch_bounds__(GK_CUDA_THREADS)
+    cuda_rbf_matvec_combine(size_t m, unsigned int splits, const double *__restrict__ partial,
+                            T *__restrict__ out)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < m;
+         i += (size_t)gridDim.x * blockDim.x) {
+        double t = 0.0;
+        for (unsigned int s = 0; s < splits; s++)
+            t += partial[(size_t)s * m + i];
+        out[i] = (T)t;
+    }
+}
+
+/* One launch configuration: blocks = row tiles * splits, each split taking `per_split` of the
+ * column units (chunks of y) in order. */
+typedef struct cuda_matvec_plan {
+    size_t splits, per_split;
+    unsigned int blocks;
+} cuda_matvec_plan;
+
+/* Splits the columns only as far as needed to give every multiprocessor work. */
+static cuda_matvec_plan cuda_matvec_split(gk_cuda_state *s, size_t m, size_t n, size_t rows,
+                                          size_t cols)
+{
+    size_t mtiles = (m + rows - 1) / rows, units = (n + cols - 1) / cols;
+    size_t target = (size_t)s->sm_count * GK_MATVEC_BLOCKS_PER_SM;
+    size_t splits = 1;
+    if (mtiles < target) {
+        splits = (target + mtiles - 1) / mtiles;
+        if (splits > units)
+            splits = units;
+    }
+    cuda_matvec_plan p;
+    p.per_split = (units + splits - 1) / splits;
+    p.splits = (units + p.per_split - 1) / p.per_split;
+    p.blocks = (unsigned int)(mtiles * p.splits);
+    return p;
+}
+
+template <typename T, int D>
+static void cuda_matvec_small_launch(cudaStream_t st, const cuda_matvec_plan &p, bool check,
+                                     size_t m, size_t n, T c, const T *x, const T *y,
+                                     const T *w, T *out, double *part)
+{
+    unsigned int sc = (unsigned int)p.splits;
+    if (check)
+        cuda_rbf_matvec_small<T, D, true>
+            <<<p.blocks, GK_CUDA_THREADS, 0, st>>>(m, n, c, x, y, w, sc, p.per_split, out, part);
+    else
+        cuda_rbf_matvec_small<T, D, false>
+            <<<p.blocks, GK_CUDA_THREADS, 0, st>>>(m, n, c, x, y, w, sc, p.per_split, out, part);
+}
+
+template <typename T>
+static void cuda_matvec_tiled_launch(cudaStream_t st, const cuda_matvec_plan &p, bool check,
+                                     size_t m, size_t n, size_t d, T c, const T *x, const T *y,
+                                     const T *w, T *out, double *part)
+{
+    const int BK = GK_MATVEC_TILED_BK;
+    unsigned int sc = (unsigned int)p.splits;
+    if (check)
+        cuda_rbf_matvec_tiled<T, BK, true><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
+            m, n, d, c, x, y, w, sc, p.per_split, out, part);
+    else
+        cuda_rbf_matvec_tiled<T, BK, false><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
+            m, n, d, c, x, y, w, sc, p.per_split, out, part);
+}
+
+template <typename T>
+static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_t d,
+                                     double gamma, const T *x, const T *y, const T *w, T *out)
+{
+    const char *fn = "gk_rbf_matvec";
+    gk_status r = gk__cuda_enter(s, fn);
+    if (r != GK_OK || m == 0)
+        return r;
+    if (n == 0)
+        /* An empty sum. */
+        return gk__cuda_check(cudaMemsetAsync(out, 0, m * sizeof(T), s->stream), fn,
+                              "cudaMemsetAsync");
+    /* d <= 4: x rows in registers, y streamed through shared memory; otherwise the tiled
+     * distance block. */
+    const bool small = d <= 4;
+    const size_t rows = small ? (size_t)GK_CUDA_THREADS * cuda_matvec_small_shape<T>::R
+                              : (size_t)16 * cuda_rbf_shape<T>::TM;
+    const size_t cols = small ? (size_t)cuda_matvec_small_shape<T>::CHUNK
+                              : (size_t)16 * cuda_rbf_shape<T>::TN;
+    cuda_matvec_plan p = cuda_matvec_split(s, m, n, rows, cols);
+    if ((m + rows - 1) / rows * p.splits > 0x7fffffffu)
+        return gk__cuda_error(GK_E_UNSUPPORTED, "%s: m (%zu) exceeds the grid's limit", fn, m);
+    double *part = NULL;
+    if (p.splits > 1) {
+        r = gk__cuda_workspace(s, p.splits * m * sizeof(double), (void **)&part, fn);
+        if (r != GK_OK)
+            return r;
+    }
+    T c = cuda_rbf_constant(gamma, T(0));
+    /* The identical-rows test only matters where 0 * c is NaN; it costs two instructions per
+     * pair in a kernel bound by instruction issue, so only an infinite c pays for it. */
+    bool check = !std::isfinite(c);
+    cudaStream_t st = s->stream;
+    switch (small ? (int)d : -1) {
+    case 0: cuda_matvec_small_launch<T, 0>(st, p, check, m, n, c, x, y, w, out, part); break;
+    case 1: cuda_matvec_small_launch<T, 1>(st, p, check, m, n, c, x, y, w, out, part); break;
+    case 2: cuda_matvec_small_launch<T, 2>(st, p, check, m, n, c, x, y, w, out, part); break;
+    case 3: cuda_matvec_small_launch<T, 3>(st, p, check, m, n, c, x, y, w, out, part); break;
+    case 4: cuda_matvec_small_launch<T, 4>(st, p, check, m, n, c, x, y, w, out, part); break;
+    default: cuda_matvec_tiled_launch<T>(st, p, check, m, n, d, c, x, y, w, out, part); break;
+    }
+    r = gk__cuda_launched(fn, small ? "cuda_rbf_matvec_small" : "cuda_rbf_matvec_tiled");
+    if (r != GK_OK || p.splits == 1)
+        return r;
+    cuda_rbf_matvec_combine<T>
+        <<<gk__cuda_blocks(m, GK_CUDA_THREADS, (size_t)s->sm_count * 8), GK_CUDA_THREADS, 0,
+           st>>>(m, (unsigned int)p.splits, part, out);
+    return gk__cuda_launched(fn, "cuda_rbf_matvec_combine");
+}
+
+gk_status gk__cuda_rbf_matvec(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
+                              const void *x, const void *y, const void *w, void *out)
+{
+    gk_cuda_state *s = (gk_cuda_state *)st;
+    if (t == GK_FLOAT32)
+        return cuda_rbf_matvec_run<float>(s, m, n, d, gamma, (const float *)x, (const float *)y,
+                                          (const float *)w, (float *)out);
+    if (t == GK_FLOAT64)
+        return cuda_rbf_matvec_run<double>(s, m, n, d, gamma, (const double *)x,
+                                           (const double *)y, (const double *)w, (double *)out);
+    return gk__cuda_error(GK_E_INTERNAL,
+                          "gk_rbf_matvec: unknown dtype %d reached the CUDA backend", (int)t);
+}

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/* cuda_rbf_tile.cuh - the register-tiled squared-distance block shared by rbf_matrix and rbf_matvec. */
+#ifndef GK_CUDA_RBF_TILE_CUH
+#define GK_CUDA_RBF_TILE_CUH
+
+#include "cuda_internal.h"
+
+/* exp2 on the special-function unit: about 2 ulp relative, and exactly 1 for +-0 (PTX ISA).
+ * The rbf contract is absolute (1e-5 per float32 entry, which this meets by over an order of
+ * magnitude), and for rbf_matvec the exponential is the throughput limit, so the float32
+ * kernels use it rather than the longer precise expf. Results below 2^-126 flush to 0. */
+__device__ __forceinline__ float cuda_ex2(float a)
+{
+    float r;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
+    return r;
+}
+
+/* The kernel value from a squared distance. c is -gamma * log2(e) for float32 (folding the
+ * base change into one constant) and -gamma for float64. Identical rows give exactly 1, also
+ * where dist * c would be 0 * inf = NaN; NaN distances stay NaN. For a finite c the test can
+ * be left out (CHECK = false): 0 * c is +-0, and ex2(+-0) and exp(+-0) are exactly 1. */
+template <bool CHECK = true> __device__ __forceinline__ float cuda_rbf_value(float dist, float c)
+{
+    return CHECK && dist == 0.0f ? 1.0f : cuda_ex2(dist * c);
+}
+template <bool CHECK = true>
+__device__ __forceinline__ double cuda_rbf_value(double dist, double c)
+{
+    return CHECK && dist == 0.0 ? 1.0 : exp(dist * c);
+}
+
+/* The host side of that constant. */
+static inline float cuda_rbf_constant(double gamma, float)
+{
+    return (float)(-gamma * 1.4426950408889634074);
+}
+static inline double cuda_rbf_constant(double gamma, double)
+{
+    return -gamma;
+}
+
+/* Asynchronous global-to-shared copy of one element (sm_80+): the data never occupies
+ * registers, which the tile's accumulators need. valid = false copies nothing and fills the
+ * element with zeros; src must still be a mapped address. */
+template <typename T> __device__ __forceinline__ void cuda_cp_async(T *dst, const T *src, bool valid)
+{
+    unsigned int d = (unsigned int)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(d),
+                 "l"(__cvta_generic_to_global(src)), "n"((int)sizeof(T)),
+                 "r"(valid ? (unsigned int)sizeof(T) : 0u)
+                 : "memory");
+}
+/* Closes the group of copies issued so far. */
+__device__ __forceinline__ void cuda_cp_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+/* Waits for all of this thread's copies; a barrier must follow before others read them. */
+__device__ __forceinline__ void cuda_cp_wait_all()
+{
+    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+}
+
+/* A block of 16 x 16 threads computes a BM x BN tile of squared distances ||x_i - y_j||^2
+ * directly from differences (no ||x||^2 + ||y||^2 - 2 x.y, whose cancellation would ruin data
+ * far from the origin), TM x TN of them per thread in registers. x and y rows are staged
+ * through shared memory in chunks of BK features, transposed (feature-major) so each thread
+ * reads its TM x-values and TN y-values as 16-byte vectors; two buffers let the next chunk be
+ * copied in (cp.async) while the current one is used, with one barrier per chunk.
+ * Thread (ty, tx) owns rows {g*16*W + ty*W + v} and columns {g*16*W + tx*W + v}, so a warp's
+ * output stores cover 16 consecutive vectors of a row. */
+template <typename T, int TM, int TN, int BK> struct cuda_rbf_tile {
+    typedef gk_cuda_vec<T> V;
+    enum {
+        W = V::width,
+        BM = 16 * TM,
+        BN = 16 * TN,
+        /* One vector of padding per row keeps rows 16-byte aligned and spreads the transposed
+         * stores over more banks. */
+        XLD = BM + W,
+        YLD = BN + W,
+        XPER = BM * BK / GK_CUDA_THREADS,
+        YPER = BN * BK / GK_CUDA_THREADS
+    };
+    static_assert(GK_CUDA_THREADS % BK == 0, "a thread copies one feature of several rows");
+    static_assert(TM % W == 0 && TN % W == 0, "a thread's rows and columns come in vectors");
+    static_assert(XPER * GK_CUDA_THREADS == BM * BK && YPER * GK_CUDA_THREADS == BN * BK,
+                  "every thread stages the same number of elements");
+
+    struct smem {
+        __align__(16) T xs[2][BK][XLD];
+        __align__(16) T ys[2][BK][YLD];
+    };
+
+    /* The tile row (or column) of a thread's i-th row (column). */
+    static __device__ __forceinline__ int lane_index(int i, int t)
+    {
+        return (i / W) * 16 * W + t * W + i % W;
+    }
+
+    /* Starts asynchronous copies (cp.async, no registers involved) of features [l0, l0 + BK)
+     * of rows [row0, row0 + BM or BN) of a row-major matrix of nrows rows of d features into
+     * the transposed shared buffer dst; zeros outside the matrix. Thread t copies feature
+     * t % BK of rows t / BK + s * (256 / BK), so consecutive threads read consecutive features
+     * of a row and the loads coalesce. */
+    template <int PER, int LD>
+    static __device__ __forceinline__ void issue(T (*dst)[LD], const T *p, size_t row0,
+                                                 size_t nrows, size_t d, size_t l0)
+    {
+        const int l = (int)threadIdx.x % BK, r0 = (int)threadIdx.x / BK;
+        const size_t col = l0 + l;
+#pragma unroll
+        for (int s = 0; s < PER; s++) {
+            const int r = r0 + s * (GK_CUDA_THREADS / BK);
+            const size_t row = row0 + r;
+            const bool ok = col < d && row < nrows;
+            cuda_cp_async(&dst[l][r], ok ? p + row * d + col : p, ok);
+        }
+    }
+
+    /* The TM x-values and TN y-values of feature l, as 16-byte shared-memory loads. */
+    static __device__ __forceinline__ void operands(T (&xv)[TM], T (&yv)[TN], const T *xl,
+                                                    const T *yl, int tx, int ty)
+    {
+#pragma unroll
+        for (int g = 0; g < TM / W; g++)
+            V::unpack(*(const typename V::type *)&xl[g * 16 * W + ty * W], xv + g * W);
+#pragma unroll
+        for (int g = 0; g < TN / W; g++)
+            V::unpack(*(const typename V::type *)&yl[g * 16 * W + tx * W], yv + g * W);
+    }
+
+    /* acc[i][j] += sum over the chunk's first lmax features of (x_i - y_j)^2; with init, acc
+     * starts from this chunk instead (the first feature's square is assigned, which saves
+     * zeroing TM x TN registers per tile). */
+    static __device__ __forceinline__ void accumulate(T (&acc)[TM][TN], const T (*xs)[XLD],
+                                                      const T (*ys)[YLD], int lmax, int tx,
+                                                      int ty, bool init)
+    {
+        int l = 0;
+        if (init && lmax > 0) {
+            T xv[TM], yv[TN];
+            operands(xv, yv, xs[0], ys[0], tx, ty);
+#pragma unroll
+            for (int i = 0; i < TM; i++) {
+#pragma unroll
+                for (int j = 0; j < TN; j++) {
+                    T t = xv[i] - yv[j];
+                    acc[i][j] = t * t;
+                }
+            }
+            l = 1;
+        } else if (init) {
+#pragma unroll
+            for (int i = 0; i < TM; i++)
+#pragma unroll
+                for (int j = 0; j < TN; j++)
+                    acc[i][j] = T(0);
+        }
+#pragma unroll 2
+        for (; l < lmax; l++) {
+            T xv[TM], yv[TN];
+            operands(xv, yv, xs[l], ys[l], tx, ty);
+#pragma unroll
+            for (int i = 0; i < TM; i++) {
+#pragma unroll
+                for (int j = 0; j < TN; j++) {
+                    T t = xv[i] - yv[j];
+                    acc[i][j] = fma(t, t, acc[i][j]);
+                }
+            }
+        }
+    }
+};
+
+/* Tile shapes: float32 8 x 8 per thread (128 x 128 tiles), float64 4 x 4 (64 x 64), which keeps
+ * the float64 accumulators and operands within the register file at two blocks per SM. */
+template <typename T> struct cuda_rbf_shape;
+template <> struct cuda_rbf_shape<float> {
+    enum { TM = 8, TN = 8 };
+};
+template <> struct cuda_rbf_shape<double> {
+    enum { TM = 4, TN = 4 };
+};
+
+/* Feature chunk: 4 for d <= 4 (low-dimensional data such as points in space would otherwise
+ * stage mostly zeros), else 16. */
+#define GK_RBF_SMALL_BK 4
+#define GK_RBF_BK 16
+
+#endif /* GK_CUDA_RBF_TILE_CUH */

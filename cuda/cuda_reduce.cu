@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: MIT */
+/* cuda_reduce.cu - sum, dot and nrm2 as one-pass, deterministic reductions with a host result. */
+#include "cuda_internal.h"
+
+/* An accumulator is K doubles, so one warp-shuffle and shared-memory tree serves every
+ * reduction; each reducer says how two accumulators merge. */
+template <int K> struct cuda_acc {
+    double v[K];
+};
+
+/* (s, c) += x, compensated: the accumulated error stays near 2 ulp of the sum however many
+ * terms one thread adds, which the float64 contract (1e-13 of sum |terms|) needs for long
+ * inputs. */
+__device__ __forceinline__ void cuda_comp_add(double &s, double &c, double x)
+{
+    double e;
+    cuda_two_sum(s, x, s, e);
+    c += e;
+}
+
+/* float32 data: every term is exact in double (a float's square or product has at most 48
+ * significant bits), so a plain double sum is far inside the 1e-6 contract. */
+struct cuda_sum_f32 {
+    typedef float T;
+    enum { K = 1 };
+    static __device__ void add(cuda_acc<1> &a, float x, float) { a.v[0] += (double)x; }
+    static __device__ void merge(cuda_acc<1> &a, const cuda_acc<1> &b) { a.v[0] += b.v[0]; }
+    static __device__ double finish(const cuda_acc<1> &a) { return a.v[0]; }
+};
+struct cuda_dot_f32 {
+    typedef float T;
+    enum { K = 1 };
+    static __device__ void add(cuda_acc<1> &a, float x, float y)
+    {
+        a.v[0] = fma((double)x, (double)y, a.v[0]);
+    }
+    static __device__ void merge(cuda_acc<1> &a, const cuda_acc<1> &b) { a.v[0] += b.v[0]; }
+    static __device__ double finish(const cuda_acc<1> &a) { return a.v[0]; }
+};
+/* A float32 square is at most 1.2e77 and at least 2e-90 in double: no scaling needed. */
+struct cuda_nrm2_f32 {
+    typedef float T;
+    enum { K = 1 };
+    static __device__ void add(cuda_acc<1> &a, float x, float)
+    {
+        a.v[0] = fma((double)x, (double)x, a.v[0]);
+    }
+    static __device__ void merge(cuda_acc<1> &a, const cuda_acc<1> &b) { a.v[0] += b.v[0]; }
+    static __device__ double finish(const cuda_acc<1> &a) { return sqrt(a.v[0]); }
+};
+
+/* float64: compensated (sum, correction) pairs. */
+__device__ __forceinline__ void cuda_comp_merge(cuda_acc<2> &a, const cuda_acc<2> &b)
+{
+    double e;
+    cuda_two_sum(a.v[0], b.v[0], a.v[0], e);
+    a.v[1] += b.v[1] + e;
+}
+struct cuda_sum_f64 {
+    typedef double T;
+    enum { K = 2 };
+    static __device__ void add(cuda_acc<2> &a, double x, double) { cuda_comp_add(a.v[0], a.v[1], x); }
+    static __device__ void merge(cuda_acc<2> &a, const cuda_acc<2> &b) { cuda_comp_merge(a, b); }
+    static __device__ double finish(const cuda_acc<2> &a) { return cuda_comp_value(a.v[0], a.v[1]); }
+};
+struct cuda_dot_f64 {
+    typedef double T;
+    enum { K = 2 };
+    static __device__ void add(cuda_acc<2> &a, double x, double y)
+    {
+        /* TwoProduct: p + e == x * y exactly (Ogita, Rump, Oishi's Dot2). */
+        double p = __dmul_rn(x, y);
+        double e = fma(x, y, -p);
+        cuda_comp_add(a.v[0], a.v[1], p);
+        a.v[1] += e;
+    }
+    static __device__ void merge(cuda_acc<2> &a, const cuda_acc<2> &b) { cuda_comp_merge(a, b); }
+    static __device__ double finish(const cuda_acc<2> &a) { return cuda_comp_value(a.v[0], a.v[1]); }
+};
+
+/* float64 nrm2 by Blue's algorithm with the constants of LAPACK 3.10's dnrm2: three sums for
+ * tiny, medium and huge magnitudes, each scaled by a fixed power of two so no square overflows
+ * or underflows. Fixed scales make the sums associative across threads, so one pass suffices.
+ * The medium sum, where nearly all data lands, is compensated. v = {small, med, med_c, big}. */
+#define GK_BLUE_TSML 0x1p-511
+#define GK_BLUE_TBIG 0x1p+486
+#define GK_BLUE_SSML 0x1p+537
+#define GK_BLUE_SBIG 0x1p-538
+struct cuda_nrm2_f64 {
+    typedef double T;
+    enum { K = 4 };
+    static __device__ void add(cuda_acc<4> &a, double x, double)
+    {
+        double ax = fabs(x);
+        if (ax > GK_BLUE_TBIG) {
+            double t = ax * GK_BLUE_SBIG;
+            a.v[3] = fma(t, t, a.v[3]);
+        } else if (ax < GK_BLUE_TSML) {
+            double t = ax * GK_BLUE_SSML;
+            a.v[0] = fma(t, t, a.v[0]);
+        } else {
+            /* NaN lands here too and propagates through the medium sum. */
+            double p = __dmul_rn(ax, ax);
+            double e = fma(ax, ax, -p);
+            cuda_comp_add(a.v[1], a.v[2], p);
+            a.v[2] += e;
+        }
+    }
+    static __device__ void merge(cuda_acc<4> &a, const cuda_acc<4> &b)
+    {
+        double e;
+        a.v[0] += b.v[0];
+        cuda_two_sum(a.v[1], b.v[1], a.v[1], e);
+        a.v[2] += b.v[2] + e;
+        a.v[3] += b.v[3];
+    }
+    static __device__ double finish(const cuda_acc<4> &a)
+    {
+        double asml = a.v[0], amed = cuda_comp_value(a.v[1], a.v[2]), abig = a.v[3];
+        if (abig > 0.0) {
+            /* amed != amed: NaN must survive the combination. */
+            if (amed > 0.0 || amed != amed)
+                abig += (amed * GK_BLUE_SBIG) * GK_BLUE_SBIG;
+            return sqrt(abig) / GK_BLUE_SBIG;
+        }
+        if (asml > 0.0) {
+            if (amed > 0.0 || amed != amed) {
+                double med = sqrt(amed), sml = sqrt(asml) / GK_BLUE_SSML;
+                double ymin = sml > med ? med : sml, ymax = sml > med ? sml : med;
+                double q = ymin / ymax;
+                return sqrt(ymax * ymax * (1.0 + q * q));
+            }
+            return sqrt(asml) / GK_BLUE_SSML;
+        }
+        return sqrt(amed);
+    }
+};
+
+/* Loads per thread and grid-stride step before the first use. */
+#define GK_CUDA_REDUCE_UNROLL 4
+
+/* Block-wide merge in a fixed order (shuffle tree, then warp 0 over the warp totals), so the
+ * result depends only on the data and the launch shape; thread 0 gets the total. */
+template <typename R>
+__device__ cuda_acc<R::K> cuda_block_merge(cuda_acc<R::K> a)
+{
+    __shared__ cuda_acc<R::K> warp_total[GK_CUDA_THREADS / 32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        cuda_acc<R::K> o;
+#pragma unroll
+        for (int q = 0; q < R::K; q++)
+            o.v[q] = __shfl_down_sync(0xffffffffu, a.v[q], off);
+        R::merge(a, o);
+    }
+    if (lane == 0)
+        warp_total[warp] = a;
+    __syncthreads();
+    if (warp == 0) {
+        const int nwarps = GK_CUDA_THREADS / 32;
+        a = warp_total[lane < nwarps ? lane : 0];
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) {
+            cuda_acc<R::K> o;
+#pragma unroll
+            for (int q = 0; q < R::K; q++)
+                o.v[q] = __shfl_down_sync(0xffffffffu, a.v[q], off);
+            if (lane + off < nwarps)
+                R::merge(a, o);
+        }
+    }
+    return a;
+}
+
+/* One pass: each block reduces its grid-stride share and writes a partial; the block that
+ * finishes last (ticket counter, after a release fence) merges the partials in block order and
+ * writes the double result, then re-arms the counter for the context's next reduction. */
+template <typename R, int NIN>
+__global__ void __launch_bounds__(GK_CUDA_THREADS)
+    cuda_reduce(size_t n, size_t head, size_t nvec, const typename R::T *x,
+                const typename R::T *y, double *partials, unsigned int *ticket, double *result)
+{
+    typedef typename R::T T;
+    typedef gk_cuda_vec<T> V;
+    const int W = V::width;
+    const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const size_t nthreads = (size_t)gridDim.x * blockDim.x;
+
+    cuda_acc<R::K> a;
+#pragma unroll
+    for (int q = 0; q < R::K; q++)
+        a.v[q] = 0.0;
+
+    const size_t body_end = head + nvec * W;
+    const size_t nscalar = head + (n - body_end);
+    for (size_t s = tid; s < nscalar; s += nthreads) {
+        size_t i = s < head ? s : body_end + (s - head);
+        R::add(a, x[i], NIN >= 2 ? y[i] : T(0));
+    }
+
+    const typename V::type *xv = (const typename V::type *)(x + head);
+    const typename V::type *yv = NIN >= 2 ? (const typename V::type *)(y + head) : NULL;
+    const size_t step = nthreads * GK_CUDA_REDUCE_UNROLL;
+    for (size_t base = (size_t)blockIdx.x * blockDim.x * GK_CUDA_REDUCE_UNROLL + threadIdx.x;
+         base < nvec; base += step) {
+        T xs[GK_CUDA_REDUCE_UNROLL][W], ys[GK_CUDA_REDUCE_UNROLL][W];
+#pragma unroll
+        for (int u = 0; u < GK_CUDA_REDUCE_UNROLL; u++) {
+            size_t i = base + (size_t)u * blockDim.x;
+            if (i < nvec) {
+                V::unpack(__ldg(xv + i), xs[u]);
+                if (NIN >= 2)
+                    V::unpack(__ldg(yv + i), ys[u]);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < GK_CUDA_REDUCE_UNROLL; u++) {
+            size_t i = base + (size_t)u * blockDim.x;
+            if (i < nvec) {
+#pragma unroll
+                for (int w = 0; w < W; w++)
+                    R::add(a, xs[u][w], NIN >= 2 ? ys[u][w] : T(0));
+            }
+        }
+    }
+
+    a = cuda_block_merge<R>(a);
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+#pragma unroll
+        for (int q = 0; q < R::K; q++)
+            partials[(size_t)blockIdx.x * R::K + q] = a.v[q];
+        __threadfence();
+        last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last)
+        return;
+    __threadfence();
+    cuda_acc<R::K> b;
+#pragma unroll
+    for (int q = 0; q < R::K; q++)
+        b.v[q] = 0.0;
+    for (unsigned int blk = threadIdx.x; blk < gridDim.x; blk += blockDim.x) {
+        cuda_acc<R::K> p;
+        /* __ldcg: read through L2, where the other blocks' partials are, never a stale L1. */
+#pragma unroll
+        for (int q = 0; q < R::K; q++)
+            p.v[q] = __ldcg(partials + (size_t)blk * R::K + q);
+        R::merge(b, p);
+    }
+    b = cuda_block_merge<R>(b);
+    if (threadIdx.x == 0) {
+        *result = R::finish(b);
+        *ticket = 0;
+    }
+}
+
+template <typename R, int NIN>
+static gk_status cuda_reduce_run(gk_cuda_state *s, const char *fn, size_t n,
+                                 const typename R::T *x, const typename R::T *y, double *result)
+{
+    typedef typename R::T T;
+    static_assert(R::K <= GK_CUDA_PARTIAL_DOUBLES, "scratch holds too few doubles per partial");
+    gk_status r = gk__cuda_enter(s, fn);
+    if (r != GK_OK)
+        return r;
+    if (n == 0) {
+        *result = 0.0;
+        return GK_OK;
+    }
+    gk_cuda_split sp = gk__cuda_split(n, sizeof(T), x, NIN >= 2 ? y : NULL, NULL);
+    size_t work = sp.nvec > 0 ? sp.nvec : n;
+    size_t per_block =
+        sp.nvec > 0 ? (size_t)GK_CUDA_THREADS * GK_CUDA_REDUCE_UNROLL : GK_CUDA_THREADS;
+    size_t cap = (size_t)s->sm_count * 8;
+    if (cap > GK_CUDA_MAX_PARTIALS)
+        cap = GK_CUDA_MAX_PARTIALS;
+    unsigned int blocks = gk__cuda_blocks(work, per_block, cap);
+    cuda_reduce<R, NIN><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(
+        n, sp.head, sp.nvec, x, y, s->partials, s->ticket, s->result);
+    r = gk__cuda_launched(fn, "cuda_reduce");
+    if (r != GK_OK)
+        return r;
+    double *host = (double *)s->pinned;
+    r = gk__cuda_check(cudaMemcpyAsync(host, s->result, sizeof(double), cudaMemcpyDeviceToHost,
+                                       s->stream),
+                       fn, "cudaMemcpyAsync(result)");
+    if (r == GK_OK)
+        r = gk__cuda_check(cudaStreamSynchronize(s->stream), fn, "cudaStreamSynchronize");
+    if (r == GK_OK)
+        *result = *host;
+    return r;
+}
+
+template <typename R32, typename R64, int NIN>
+static gk_status cuda_reduce_dispatch(void *st, const char *fn, gk_dtype t, size_t n,
+                                      const void *x, const void *y, double *result)
+{
+    gk_cuda_state *s = (gk_cuda_state *)st;
+    if (t == GK_FLOAT32)
+        return cuda_reduce_run<R32, NIN>(s, fn, n, (const float *)x, (const float *)y, result);
+    if (t == GK_FLOAT64)
+        return cuda_reduce_run<R64, NIN>(s, fn, n, (const double *)x, (const double *)y, result);
+    return gk__cuda_error(GK_E_INTERNAL, "%s: unknown dtype %d reached the CUDA backend", fn,
+                          (int)t);
+}
+
+gk_status gk__cuda_sum(void *st, gk_dtype t, size_t n, const void *x, double *result)
+{
+    return cuda_reduce_dispatch<cuda_sum_f32, cuda_sum_f64, 1>(st, "gk_sum", t, n, x, NULL,
+                                                               result);
+}
+
+gk_status gk__cuda_dot(void *st, gk_dtype t, size_t n, const void *x, const void *y,
+                       double *result)
+{
+    return cuda_reduce_dispatch<cuda_dot_f32, cuda_dot_f64, 2>(st, "gk_dot", t, n, x, y, result);
+}
+
+gk_status gk__cuda_nrm2(void *st, gk_dtype t, size_t n, const void *x, double *result)
+{
+    return cuda_reduce_dispatch<cuda_nrm2_f32, cuda_nrm2_f64, 1>(st, "gk_nrm2", t, n, x, NULL,
+                                                                 result);
+}

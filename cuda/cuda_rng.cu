@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/* cuda_rng.cu - uniform and normal streams from Philox4x32-10, element for element as src/philox.h. */
+#include "cuda_internal.h"
+#include "philox.h"
+
+/* Every variant turns one Philox block (four 32-bit words) into exactly 16 bytes of output:
+ * four float32 elements or two float64 elements. The arithmetic on the words is that of
+ * src/philox.h (the same helpers where they exist), so uniform values are bit-identical to the
+ * CPU backend and normal values differ only by the libm in use. */
+__device__ __forceinline__ void cuda_rng_uniform_block(float (&v)[4], uint64_t seed, uint64_t b)
+{
+    gk_philox_words w = gk__philox4x32_10(seed, b);
+#pragma unroll
+    for (int q = 0; q < 4; q++)
+        v[q] = gk__u24_to_float(w.x[q]);
+}
+
+__device__ __forceinline__ void cuda_rng_uniform_block(double (&v)[2], uint64_t seed, uint64_t b)
+{
+    gk_philox_words w = gk__philox4x32_10(seed, b);
+#pragma unroll
+    for (int j = 0; j < 2; j++)
+        v[j] = gk__u53_to_double(w.x[2 * j], w.x[2 * j + 1]);
+}
+
+/* Box-Muller for one (u1, u2) pair, both outputs at once: gk__box_muller's arithmetic, with
+ * sincos sharing the argument reduction that separate sin and cos calls would repeat. Then
+ * mean + stddev * z in double without contraction, rounded once to the dtype. */
+__device__ __forceinline__ void cuda_rng_pair(double u1, double u2, double mean, double stddev,
+                                              double &even, double &odd)
+{
+    double r = sqrt(-2.0 * log(u1));
+    double theta = 6.283185307179586476925286766559 * u2;
+    double s, c;
+    sincos(theta, &s, &c);
+    even = __dadd_rn(mean, __dmul_rn(stddev, r * c));
+    odd = __dadd_rn(mean, __dmul_rn(stddev, r * s));
+}
+
+/* float32 normal: block e / 4, pair j = (e % 4) / 2 from words x_{2j}, x_{2j+1}. */
+__device__ __forceinline__ void cuda_rng_normal_block(float (&v)[4], uint64_t seed, uint64_t b,
+                                                      double mean, double stddev)
+{
+    gk_philox_words w = gk__philox4x32_10(seed, b);
+#pragma unroll
+    for (int j = 0; j < 2; j++) {
+        double u1 = ((double)(w.x[2 * j] >> 8) + 1.0) * 0x1p-24;
+        double u2 = (double)(w.x[2 * j + 1] >> 8) * 0x1p-24;
+        double z0, z1;
+        cuda_rng_pair(u1, u2, mean, stddev, z0, z1);
+        v[2 * j] = (float)z0;
+        v[2 * j + 1] = (float)z1;
+    }
+}
+
+/* float64 normal: block e / 2, u1 from x0, x1 (shifted off zero), u2 from x2, x3. */
+__device__ __forceinline__ void cuda_rng_normal_block(double (&v)[2], uint64_t seed, uint64_t b,
+                                                      double mean, double stddev)
+{
+    gk_philox_words w = gk__philox4x32_10(seed, b);
+    double u1 = gk__u53_to_double(w.x[0], w.x[1]) + 0x1p-53;
+    double u2 = gk__u53_to_double(w.x[2], w.x[3]);
+    cuda_rng_pair(u1, u2, mean, stddev, v[0], v[1]);
+}
+
+/* Thread t computes Philox blocks b0 + t, b0 + t + stride, ... covering elements
+ * [offset, offset + n) and writes the elements of each that fall in the range, so a value
+ * depends only on (seed, element index), never on the launch shape or on how a range is split
+ * into calls. Whole blocks go out as one 16-byte store when x is aligned to block boundaries
+ * (vec); consecutive threads write consecutive 16 bytes. */
+template <typename T, bool NORMAL>
+__global__ void __launch_bounds__(GK_CUDA_THREADS)
+    cuda_rng(size_t n, uint64_t seed, uint64_t offset, double mean, double stddev, T *x, bool vec)
+{
+    typedef gk_cuda_vec<T> V;
+    const int EPB = V::width;
+    const uint64_t b0 = offset / EPB;
+    const uint64_t nblocks = (offset + n - 1) / EPB - b0 + 1;
+    for (uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; t < nblocks;
+         t += (uint64_t)gridDim.x * blockDim.x) {
+        const uint64_t b = b0 + t, e0 = b * EPB;
+        T v[EPB];
+        if (NORMAL)
+            cuda_rng_normal_block(v, seed, b, mean, stddev);
+        else
+            cuda_rng_uniform_block(v, seed, b);
+        if (vec && e0 >= offset && e0 - offset + EPB <= n) {
+            *(typename V::type *)(x + (e0 - offset)) = V::pack(v);
+        } else {
+#pragma unroll
+            for (int q = 0; q < EPB; q++) {
+                uint64_t e = e0 + q;
+                if (e >= offset && e - offset < n)
+                    x[e - offset] = v[q];
+            }
+        }
+    }
+}
+
+template <typename T, bool NORMAL>
+static gk_status cuda_rng_run(gk_cuda_state *s, const char *fn, size_t n, uint64_t seed,
+                              uint64_t offset, double mean, double stddev, T *x)
+{
+    gk_status r = gk__cuda_enter(s, fn);
+    if (r != GK_OK || n == 0)
+        return r;
+    const uint64_t epb = gk_cuda_vec<T>::width;
+    uint64_t nblocks = (offset + n - 1) / epb - offset / epb + 1;
+    /* Block-aligned elements land on 16-byte boundaries iff x minus offset elements is 16-byte
+     * aligned (unsigned wrap-around is harmless modulo 16). */
+    bool vec = ((uint64_t)(uintptr_t)x - offset * sizeof(T)) % 16 == 0;
+    unsigned int blocks = gk__cuda_blocks(nblocks, GK_CUDA_THREADS, (size_t)s->sm_count * 32);
+    cuda_rng<T, NORMAL>
+        <<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(n, seed, offset, mean, stddev, x, vec);
+    return gk__cuda_launched(fn, NORMAL ? "cuda_rng<normal>" : "cuda_rng<uniform>");
+}
+
+gk_status gk__cuda_rng_uniform(void *st, gk_dtype t, size_t n, uint64_t seed, uint64_t offset,
+                               void *x)
+{
+    gk_cuda_state *s = (gk_cuda_state *)st;
+    const char *fn = "gk_rng_uniform";
+    if (t == GK_FLOAT32)
+        return cuda_rng_run<float, false>(s, fn, n, seed, offset, 0.0, 0.0, (float *)x);
+    if (t == GK_FLOAT64)
+        return cuda_rng_run<double, false>(s, fn, n, seed, offset, 0.0, 0.0, (double *)x);
+    return gk__cuda_error(GK_E_INTERNAL, "%s: unknown dtype %d reached the CUDA backend", fn,
+                          (int)t);
+}
+
+gk_status gk__cuda_rng_normal(void *st, gk_dtype t, size_t n, uint64_t seed, uint64_t offset,
+                              double mean, double stddev, void *x)
+{
+    gk_cuda_state *s = (gk_cuda_state *)st;
+    const char *fn = "gk_rng_normal";
+    if (t == GK_FLOAT32)
+        return cuda_rng_run<float, true>(s, fn, n, seed, offset, mean, stddev, (float *)x);
+    if (t == GK_FLOAT64)
+        return cuda_rng_run<double, true>(s, fn, n, seed, offset, mean, stddev, (double *)x);
+    return gk__cuda_error(GK_E_INTERNAL, "%s: unknown dtype %d reached the CUDA backend", fn,
+                          (int)t);
+}
