@@ -354,3 +354,19 @@ int gk_test_same_bits(gk_dtype t, double a, double b)
     }
     return memcmp(&a, &b, sizeof a) == 0;
 }
+
+int gk_test_long_double_is_extended(void)
+{
+    volatile long double one = 1.0L, tiny = 0x1p-60L;
+    return one + tiny != one;
+}
+
+long double gk_test_exp_ref(long double x)
+{
+    return gk_test_long_double_is_extended() ? expl(x) : (long double)exp((double)x);
+}
+
+double gk_test_exp_ref_ulps(gk_dtype t)
+{
+    return t == GK_FLOAT64 && !gk_test_long_double_is_extended() ? 1.0 : 0.0;
+}

@@ -131,6 +131,35 @@ void gk_test_fail(const char *file, int line, const char *fmt, ...)
  * Numerics.
  * ---------------------------------------------------------------------------------------- */
 
+/* References are computed in long double, which under valgrind is only double (its x87
+ * emulation rounds to 53 bits). Sums therefore use Neumaier's compensated summation, which
+ * stays accurate either way, and exp references fall back to exp() where long double is short. */
+typedef struct gk_test_sum {
+    long double s, c;
+} gk_test_sum;
+
+static inline void gk_test_sum_add(gk_test_sum *a, long double v)
+{
+    long double t = a->s + v;
+    if ((a->s < 0 ? -a->s : a->s) >= (v < 0 ? -v : v))
+        a->c += (a->s - t) + v;
+    else
+        a->c += (v - t) + a->s;
+    a->s = t;
+}
+
+static inline long double gk_test_sum_value(const gk_test_sum *a)
+{
+    return a->s + a->c;
+}
+
+/* 1 when long double arithmetic carries more bits than double. */
+int gk_test_long_double_is_extended(void);
+/* exp(x) as accurately as this process can: expl, or exp where long double is only double. */
+long double gk_test_exp_ref(long double x);
+/* Error bound in ulps of gk_test_exp_ref's own result for dtype t (0 or about 1). */
+double gk_test_exp_ref_ulps(gk_dtype t);
+
 /* The spacing of dtype t at |v| (the ulp of a value of that magnitude; FLT/DBL_TRUE_MIN at 0). */
 long double gk_test_ulp(gk_dtype t, long double v);
 /* Distance in representable values between two finite values of dtype t. */

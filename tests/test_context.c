@@ -136,6 +136,17 @@ static void test_cuda_request(void **state)
         assert_int_equal(gk_context_backend(ctx), GK_BACKEND_CUDA);
         assert_true(gk_context_device_name(ctx)[0] != '\0');
         gk_context_destroy(ctx);
+        /* a device ordinal beyond the devices present is refused */
+        gk_context_options o;
+        gk_context_options_init(&o);
+        o.backend = GK_BACKEND_CUDA;
+        o.device = 1000;
+        ctx = CTX_SENTINEL;
+        gk_status st = gk_context_create_ex(&o, &ctx);
+        if (st != GK_E_INVALID_ARGUMENT && st != GK_E_DEVICE)
+            GK_FAIL("device 1000 gave %s", gk_status_string(st));
+        GK_EXPECT(st, st, "gk_context_create");
+        assert_ptr_equal(ctx, CTX_SENTINEL);
         return;
     }
     GK_EXPECT(gk_context_create(GK_BACKEND_CUDA, &ctx), GK_E_BACKEND_UNAVAILABLE,

@@ -61,13 +61,14 @@ static void check_gemm(gk_dtype t, gk_transpose ta, gk_transpose tb, size_t m, s
     long double diff2 = 0, scale2 = 0;
     for (size_t i = 0; i < m; i++) {
         for (size_t j = 0; j < n; j++) {
-            long double acc = 0, mag = 0;
+            gk_test_sum acc = {0, 0};
+            long double mag = 0;
             for (size_t l = 0; l < k; l++) {
                 long double p = (long double)op_at(t, A, ta, i, l) * op_at(t, B, tb, l, j);
-                acc += p;
+                gk_test_sum_add(&acc, p);
                 mag += fabsl(p);
             }
-            long double ref = ar * acc, scale = fabsl((long double)ar) * mag;
+            long double ref = ar * gk_test_sum_value(&acc), scale = fabsl((long double)ar) * mag;
             if (br != 0.0) {
                 long double c0 = gk_test_get(t, C0->h, i * C0->ld + j);
                 ref += br * c0;

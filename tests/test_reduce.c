@@ -31,8 +31,9 @@ static void check_red(gk_dtype t, enum red r, const void *x, const void *y, size
                       const char *what)
 {
     long double ref = 0, mag = 0;
+    gk_test_sum acc = {0, 0};
     if (r == RED_NRM2) {
-        /* scaled, so that 1e200 and 1e-200 stay representable in long double arithmetic */
+        /* scaled, so that 1e200 and 1e-200 stay representable whatever long double is */
         long double scale = 0;
         for (size_t i = 0; i < n; i++)
             if (fabsl((long double)gk_test_get(t, x, i)) > scale)
@@ -40,9 +41,9 @@ static void check_red(gk_dtype t, enum red r, const void *x, const void *y, size
         if (scale > 0) {
             for (size_t i = 0; i < n; i++) {
                 long double v = (long double)gk_test_get(t, x, i) / scale;
-                ref += v * v;
+                gk_test_sum_add(&acc, v * v);
             }
-            ref = sqrtl(ref) * scale;
+            ref = sqrtl(gk_test_sum_value(&acc)) * scale;
         }
         mag = ref;
     } else {
@@ -50,9 +51,10 @@ static void check_red(gk_dtype t, enum red r, const void *x, const void *y, size
             long double term = (long double)gk_test_get(t, x, i);
             if (r == RED_DOT)
                 term *= (long double)gk_test_get(t, y, i);
-            ref += term;
+            gk_test_sum_add(&acc, term);
             mag += fabsl(term);
         }
+        ref = gk_test_sum_value(&acc);
     }
     long double err = fabsl((long double)got - ref);
     if (!(err <= rel_tol(t) * mag) || (n == 0 && got != 0.0))
