@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/* cpu_gemm.c - row-major gemm through OpenBLAS's CBLAS interface, and the k = 0 case. */
+#include <cblas.h>
+
+#include "cpu_internal.h"
+#include "error.h"
+
+/* OpenBLAS runs its own thread pool, sized by OPENBLAS_NUM_THREADS; the context's cpu_threads
+ * is not forced on it (openblas_set_num_threads is process-wide and would race with other
+ * contexts). Its kernels are picked at load time from the CPU model: Debian 12's 0.3.21 does
+ * not know Sapphire Rapids and falls back to "Prescott" (SSE3), 5x slower at sgemm 4096 on a
+ * 16-core host than with OPENBLAS_CORETYPE=SkylakeX set in the environment. Sizes pass through
+ * blasint, 32 bits in the usual build: m and k are cut into pieces that fit (n cannot exceed ldc,
+ * which must fit itself). */
+#define GK_BLASINT_MAX                                                                             \
+    (sizeof(blasint) >= sizeof(size_t) ? (size_t)SIZE_MAX >> 1                                     \
+                                       : ((size_t)1 << (8 * sizeof(blasint) - 1)) - 1)
+
+/* k = 0: C = beta * C over the m x n addressed elements. Not left to CBLAS: its argument
+ * checks want lda >= max(1, k), which a valid k = 0 call need not meet, and it reports a
+ * violation by printing. beta = 0 stores zeros without reading C, which may hold NaN. */
+static void cpu_gemm_k0_f32(size_t m, size_t n, float beta, float *c, size_t ldc)
+{
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++)
+            c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+}
+
+static void cpu_gemm_k0_f64(size_t m, size_t n, double beta, double *c, size_t ldc)
+{
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++)
+            c[i * ldc + j] = beta == 0.0 ? 0.0 : beta * c[i * ldc + j];
+}
+
+static void cpu_gemm_f32(gk_transpose ta, gk_transpose tb, size_t m, size_t n, size_t k,
+                         float alpha, const float *a, size_t lda, const float *b, size_t ldb,
+                         float beta, float *c, size_t ldc)
+{
+    size_t piece = GK_BLASINT_MAX;
+    for (size_t i0 = 0; i0 < m; i0 += piece) {
+        size_t mi = m - i0 < piece ? m - i0 : piece;
+        for (size_t p0 = 0; p0 < k; p0 += piece) {
+            size_t kp = k - p0 < piece ? k - p0 : piece;
+            const float *ap = ta == GK_TRANS ? a + p0 * lda + i0 : a + i0 * lda + p0;
+            const float *bp = tb == GK_TRANS ? b + p0 : b + p0 * ldb;
+            cblas_sgemm(CblasRowMajor, ta == GK_TRANS ? CblasTrans : CblasNoTrans,
+                        tb == GK_TRANS ? CblasTrans : CblasNoTrans, (blasint)mi, (blasint)n,
+                        (blasint)kp, alpha, ap, (blasint)lda, bp, (blasint)ldb,
+                        p0 == 0 ? beta : 1.0f, c + i0 * ldc, (blasint)ldc);
+        }
+    }
+}
+
+static void cpu_gemm_f64(gk_transpose ta, gk_transpose tb, size_t m, size_t n, size_t k,
+                         double alpha, const double *a, size_t lda, const double *b, size_t ldb,
+                         double beta, double *c, size_t ldc)
+{
+    size_t piece = GK_BLASINT_MAX;
+    for (size_t i0 = 0; i0 < m; i0 += piece) {
+        size_t mi = m - i0 < piece ? m - i0 : piece;
+        for (size_t p0 = 0; p0 < k; p0 += piece) {
+            size_t kp = k - p0 < piece ? k - p0 : piece;
+            const double *ap = ta == GK_TRANS ? a + p0 * lda + i0 : a + i0 * lda + p0;
+            const double *bp = tb == GK_TRANS ? b + p0 : b + p0 * ldb;
+            cblas_dgemm(CblasRowMajor, ta == GK_TRANS ? CblasTrans : CblasNoTrans,
+                        tb == GK_TRANS ? CblasTrans : CblasNoTrans, (blasint)mi, (blasint)n,
+                        (blasint)kp, alpha, ap, (blasint)lda, bp, (blasint)ldb,
+                        p0 == 0 ? beta : 1.0, c + i0 * ldc, (blasint)ldc);
+        }
+    }
+}
+
+gk_status gk__cpu_gemm(void *st, gk_dtype t, gk_transpose ta, gk_transpose tb, size_t m, size_t n,
+                       size_t k, double alpha, const void *a, size_t lda, const void *b, size_t ldb,
+                       double beta, void *c, size_t ldc)
+{
+    (void)st;
+    if (m == 0 || n == 0)
+        return GK_OK;
+    if (k > 0 && (lda > GK_BLASINT_MAX || ldb > GK_BLASINT_MAX || ldc > GK_BLASINT_MAX))
+        return gk__error(GK_E_UNSUPPORTED,
+                         "gk_gemm: a leading dimension (lda %zu, ldb %zu, ldc %zu) exceeds the %zu "
+                         "that OpenBLAS's CBLAS accepts",
+                         lda, ldb, ldc, (size_t)GK_BLASINT_MAX);
+    switch (t) {
+    case GK_FLOAT32:
+        if (k == 0)
+            cpu_gemm_k0_f32(m, n, (float)beta, c, ldc);
+        else
+            cpu_gemm_f32(ta, tb, m, n, k, (float)alpha, a, lda, b, ldb, (float)beta, c, ldc);
+        return GK_OK;
+    case GK_FLOAT64:
+        if (k == 0)
+            cpu_gemm_k0_f64(m, n, beta, c, ldc);
+        else
+            cpu_gemm_f64(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        return GK_OK;
+    }
+    return gk__cpu_bad_dtype("gk_gemm", t);
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/* cpu_internal.h - the CPU backend's per-context state and the entry points its table holds. */
+#ifndef GK_CPU_INTERNAL_H
+#define GK_CPU_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+
+/* Per-context state: contexts never share a team size, so two contexts created with different
+ * cpu_threads run side by side without touching a global OpenMP setting. */
+typedef struct gk_cpu_state {
+    int threads;   /* OpenMP team size for this context's ops (>= 1) */
+    char name[48]; /* "CPU (N threads)" */
+} gk_cpu_state;
+
+/* Below these element counts an op stays on the calling thread: waking an OpenMP team costs a
+ * few microseconds, more than a memory-bound loop of 32 Ki elements takes, and the AUTO cost
+ * model is built on the CPU being fast for small work. Loops that spend tens of cycles per
+ * element (exp, Philox, Box-Muller) pay for the team much earlier. */
+#define GK_CPU_PAR_MIN_STREAM ((size_t)1 << 15)
+#define GK_CPU_PAR_MIN_MATH ((size_t)1 << 11)
+
+/* The build targets baseline x86-64 (SSE2), which leaves 3/4 of an AVX-512 core's vector width
+ * unused. The compute-bound kernels (the rbf distance-and-exp loops, Philox blocks) are
+ * therefore compiled also for AVX2 and AVX-512 and picked at load time by the CPU (GCC's
+ * target_clones, an ifunc): 1.5-3x on rbf_matrix. Their loops are lane-wise, so every clone
+ * computes bit-identical results. Building with -DGK_CPU_CLONES= turns this off. */
+#ifndef GK_CPU_CLONES
+#if defined(__x86_64__) && defined(__linux__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define GK_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+#endif
+#endif
+#ifndef GK_CPU_CLONES
+#define GK_CPU_CLONES
+#endif
+
+static inline int gk__cpu_threads(const void *st)
+{
+    return ((const gk_cpu_state *)st)->threads;
+}
+
+/* Records GK_E_INTERNAL for a dtype the core should have rejected; fn names the public call. */
+gk_status gk__cpu_bad_dtype(const char *fn, gk_dtype t);
+
+/* cpu_elementwise.c */
+gk_status gk__cpu_fill(void *st, gk_dtype t, size_t n, double value, void *x);
+gk_status gk__cpu_copy(void *st, gk_dtype t, size_t n, const void *x, void *y);
+gk_status gk__cpu_add(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z);
+gk_status gk__cpu_sub(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z);
+gk_status gk__cpu_mul(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z);
+gk_status gk__cpu_axpy(void *st, gk_dtype t, size_t n, double alpha, const void *x, void *y);
+gk_status gk__cpu_scale(void *st, gk_dtype t, size_t n, double alpha, void *x);
+gk_status gk__cpu_exp(void *st, gk_dtype t, size_t n, const void *x, void *y);
+
+/* cpu_backend.c: a memcpy split over the context's team, for large copies. */
+void gk__cpu_memcpy(int threads, void *dst, const void *src, size_t bytes);
+
+/* cpu_reduce.c */
+gk_status gk__cpu_sum(void *st, gk_dtype t, size_t n, const void *x, double *result);
+gk_status gk__cpu_dot(void *st, gk_dtype t, size_t n, const void *x, const void *y, double *result);
+gk_status gk__cpu_nrm2(void *st, gk_dtype t, size_t n, const void *x, double *result);
+
+/* cpu_gemm.c */
+gk_status gk__cpu_gemm(void *st, gk_dtype t, gk_transpose ta, gk_transpose tb, size_t m, size_t n,
+                       size_t k, double alpha, const void *a, size_t lda, const void *b, size_t ldb,
+                       double beta, void *c, size_t ldc);
+
+/* cpu_rbf_rows.c, cpu_rbf_matrix.c, cpu_rbf_matvec.c */
+gk_status gk__cpu_rbf_rows(void *st, gk_dtype t, size_t n, size_t d, double gamma, const void *a,
+                           const void *b, void *k);
+gk_status gk__cpu_rbf_matrix(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
+                             const void *x, const void *y, void *k);
+gk_status gk__cpu_rbf_matvec(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
+                             const void *x, const void *y, const void *w, void *out);
+
+/* cpu_rng.c */
+gk_status gk__cpu_rng_uniform(void *st, gk_dtype t, size_t n, uint64_t seed, uint64_t offset,
+                              void *x);
+gk_status gk__cpu_rng_normal(void *st, gk_dtype t, size_t n, uint64_t seed, uint64_t offset,
+                             double mean, double stddev, void *x);
+
+#endif /* GK_CPU_INTERNAL_H */

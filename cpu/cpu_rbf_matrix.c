@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/* cpu_rbf_matrix.c - k[i*n + j] = exp(-gamma * ||x_i - y_j||^2), tiled over rows and columns. */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+
+#include "cpu_internal.h"
+#include "cpu_rbf.h"
+#include "error.h"
+
+/* Rows of x per task: the packed y block is reused this many times, so packing costs 1/64 of
+ * the distance work; tasks also split over column blocks, so a short x still fills the team. */
+#define GK_RBF_TILE_ROWS ((size_t)64)
+
+/* Task t covers column block t / row_tiles and row tile t % row_tiles: under the static
+ * schedule a thread's consecutive tasks share a column block, which it then packs once. */
+static gk_status cpu_rbf_matrix(int threads, const gk_cpu_rbf_kernels *kr, size_t m, size_t n,
+                                size_t d, double gamma, const char *x, const char *y, char *k)
+{
+    size_t es = kr->elem_size;
+    double gz = isnan(gamma) ? gamma : 0.0;
+    size_t cols = gk__cpu_rbf_block_cols(n, d, es);
+    size_t row_tiles = (m + GK_RBF_TILE_ROWS - 1) / GK_RBF_TILE_ROWS;
+    size_t col_blocks = (n + cols - 1) / cols;
+    size_t tasks = row_tiles * col_blocks;
+    int nt = tasks < (size_t)threads ? (int)tasks : threads;
+    /* One packed block per thread, 128 KiB or 16 rows of y when rows are longer, in whole
+     * cache lines plus one, so no two threads share a line and d = 0 still gets a pointer. */
+    size_t per = (d * cols * es + 63) / 64 * 64 + 64, bytes = (size_t)nt * per;
+    void *scratch = NULL;
+    if (bytes / per != (size_t)nt || posix_memalign(&scratch, 64, bytes) != 0)
+        return gk__error(GK_E_OUT_OF_MEMORY,
+                         "gk_rbf_matrix: cannot allocate %zu bytes of scratch (%d threads x %zu)",
+                         bytes, nt, per);
+#pragma omp parallel num_threads(nt)
+    {
+        char *yt = (char *)scratch + (size_t)omp_get_thread_num() * per;
+        size_t packed = SIZE_MAX;
+#pragma omp for schedule(static)
+        for (size_t t = 0; t < tasks; t++) {
+            size_t cb = t / row_tiles, i0 = t % row_tiles * GK_RBF_TILE_ROWS;
+            size_t i1 = m - i0 < GK_RBF_TILE_ROWS ? m : i0 + GK_RBF_TILE_ROWS;
+            size_t j0 = cb * cols, nb = n - j0 < cols ? n - j0 : cols;
+            if (packed != cb)
+                kr->pack(d, nb, cols, y + j0 * d * es, yt);
+            packed = cb;
+            for (size_t i = i0; i < i1; i++)
+                kr->row(d, nb, cols, gamma, gz, x + i * d * es, yt, k + (i * n + j0) * es);
+        }
+    }
+    free(scratch);
+    return GK_OK;
+}
+
+gk_status gk__cpu_rbf_matrix(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
+                             const void *x, const void *y, void *k)
+{
+    if (m == 0 || n == 0)
+        return GK_OK;
+    switch (t) {
+    case GK_FLOAT32:
+        return cpu_rbf_matrix(gk__cpu_threads(st), &gk__cpu_rbf_f32, m, n, d, gamma, x, y, k);
+    case GK_FLOAT64:
+        return cpu_rbf_matrix(gk__cpu_threads(st), &gk__cpu_rbf_f64, m, n, d, gamma, x, y, k);
+    }
+    return gk__cpu_bad_dtype("gk_rbf_matrix", t);
+}

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/* cpu_rbf_matvec.c - out[i] = sum_j exp(-gamma * ||x_i - y_j||^2) w[j], one tile at a time. */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+
+#include "cpu_internal.h"
+#include "cpu_rbf.h"
+#include "error.h"
+
+/* Rows of x per task, as in rbf_matrix: packing a y block is paid once per 64 rows. */
+#define GK_RBF_TILE_ROWS ((size_t)64)
+
+static void cpu_store(size_t es, void *out, size_t i, double v)
+{
+    if (es == sizeof(float))
+        ((float *)out)[i] = (float)v;
+    else
+        ((double *)out)[i] = v;
+}
+
+/* Each task owns a tile of rows and a contiguous share of the column blocks; its row sums are
+ * kept in double in thread scratch, never as an m x n matrix. When there are too few row tiles
+ * to occupy the team (small m, large n) the columns are split into `splits` shares whose
+ * partial sums are added in a fixed order afterwards. Results depend on the inputs and, through
+ * `splits`, on the context's thread count, never on the schedule. */
+static gk_status cpu_rbf_matvec(int threads, const gk_cpu_rbf_kernels *kr, size_t m, size_t n,
+                                size_t d, double gamma, const char *x, const char *y, const char *w,
+                                void *out)
+{
+    size_t es = kr->elem_size;
+    double gz = isnan(gamma) ? gamma : 0.0;
+    size_t cols = gk__cpu_rbf_block_cols(n, d, es);
+    size_t row_tiles = (m + GK_RBF_TILE_ROWS - 1) / GK_RBF_TILE_ROWS;
+    size_t col_blocks = (n + cols - 1) / cols;
+    size_t want = 2 * (size_t)threads, splits = 1;
+    if (row_tiles < want) {
+        splits = (want + row_tiles - 1) / row_tiles;
+        splits = splits < col_blocks ? splits : col_blocks;
+    }
+    size_t tasks = row_tiles * splits;
+    int nt = tasks < (size_t)threads ? (int)tasks : threads;
+    /* Per thread: a packed y block, one row of kernel values, the tile's row sums; in whole
+     * cache lines so no two threads share one. */
+    size_t pack_bytes = (d * cols * es + 63) / 64 * 64, kt_bytes = (cols * es + 63) / 64 * 64;
+    size_t per = pack_bytes + kt_bytes + GK_RBF_TILE_ROWS * sizeof(double);
+    size_t bytes = (size_t)nt * per, partial_bytes = splits > 1 ? splits * m * sizeof(double) : 0;
+    void *scratch = NULL;
+    if (bytes / per != (size_t)nt || partial_bytes > SIZE_MAX - bytes ||
+        posix_memalign(&scratch, 64, bytes + partial_bytes) != 0)
+        return gk__error(GK_E_OUT_OF_MEMORY,
+                         "gk_rbf_matvec: cannot allocate %d x %zu + %zu bytes of scratch", nt, per,
+                         partial_bytes);
+    double *partial = (double *)((char *)scratch + bytes);
+#pragma omp parallel num_threads(nt)
+    {
+        char *yt = (char *)scratch + (size_t)omp_get_thread_num() * per;
+        char *kt = yt + pack_bytes;
+        double *rsum = (double *)(kt + kt_bytes);
+#pragma omp for schedule(dynamic, 1)
+        for (size_t t = 0; t < tasks; t++) {
+            size_t s = t / row_tiles, i0 = t % row_tiles * GK_RBF_TILE_ROWS;
+            size_t i1 = m - i0 < GK_RBF_TILE_ROWS ? m : i0 + GK_RBF_TILE_ROWS;
+            size_t cb0 = s * col_blocks / splits, cb1 = (s + 1) * col_blocks / splits;
+            for (size_t i = i0; i < i1; i++)
+                rsum[i - i0] = 0.0;
+            for (size_t cb = cb0; cb < cb1; cb++) {
+                size_t j0 = cb * cols, nb = n - j0 < cols ? n - j0 : cols;
+                kr->pack(d, nb, cols, y + j0 * d * es, yt);
+                for (size_t i = i0; i < i1; i++) {
+                    kr->row(d, nb, cols, gamma, gz, x + i * d * es, yt, kt);
+                    rsum[i - i0] += kr->wdot(nb, kt, w + j0 * es);
+                }
+            }
+            for (size_t i = i0; i < i1; i++) {
+                if (splits == 1)
+                    cpu_store(es, out, i, rsum[i - i0]);
+                else
+                    partial[s * m + i] = rsum[i - i0];
+            }
+        }
+    }
+    if (splits > 1) {
+        for (size_t i = 0; i < m; i++) {
+            double v = 0.0;
+            for (size_t s = 0; s < splits; s++)
+                v += partial[s * m + i];
+            cpu_store(es, out, i, v);
+        }
+    }
+    free(scratch);
+    return GK_OK;
+}
+
+gk_status gk__cpu_rbf_matvec(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
+                             const void *x, const void *y, const void *w, void *out)
+{
+    const gk_cpu_rbf_kernels *kr;
+    switch (t) {
+    case GK_FLOAT32:
+        kr = &gk__cpu_rbf_f32;
+        break;
+    case GK_FLOAT64:
+        kr = &gk__cpu_rbf_f64;
+        break;
+    default:
+        return gk__cpu_bad_dtype("gk_rbf_matvec", t);
+    }
+    if (m == 0)
+        return GK_OK;
+    if (n == 0) { /* every sum is empty */
+        for (size_t i = 0; i < m; i++)
+            cpu_store(kr->elem_size, out, i, 0.0);
+        return GK_OK;
+    }
+    return cpu_rbf_matvec(gk__cpu_threads(st), kr, m, n, d, gamma, x, y, w, out);
+}
