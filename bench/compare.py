@@ -18,6 +18,7 @@ import json
 import math
 import os
 import platform
+import signal
 import subprocess
 import sys
 import time
@@ -353,14 +354,19 @@ def fmt_rate(r):
     return ""
 
 
+# What decides the numbers: a change elsewhere (tests, python/) does not make a run "dirty".
+MEASURED_PATHS = ["include", "src", "cpu", "cuda", "cmake", "CMakeLists.txt", "bench"]
+
+
 def git_commit():
     here = os.path.dirname(os.path.abspath(__file__))
+    git = ["git", "-C", os.path.dirname(here)]
     try:
-        sha = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", here, "status", "--porcelain"],
+        sha = subprocess.run(git + ["rev-parse", "--short", "HEAD"], capture_output=True,
+                             text=True, check=True).stdout.strip()
+        dirty = subprocess.run(git + ["status", "--porcelain", "--"] + MEASURED_PATHS,
                                capture_output=True, text=True, check=True).stdout.strip()
-        return sha + (" (dirty tree)" if dirty else "")
+        return sha + (" with uncommitted changes to the library or bench" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
 
@@ -372,6 +378,7 @@ def main():
     ap.add_argument("--op", help="only these ops, comma-separated")
     ap.add_argument("--reps", type=int, help="repetitions per anchor (default: gkbench's)")
     ap.add_argument("--no-ceilings", action="store_true", help="skip the GPU ceilings")
+    ap.add_argument("--commit", help="the commit measured, where git cannot say (a copied tree)")
     args = ap.parse_args()
 
     with open(args.json) as f:
@@ -384,21 +391,26 @@ def main():
     anchors_for = {"cpu": ["numpy"], "cuda": ["cupy", "torch"]}
     cols = [l for l in ("numpy", "cupy", "torch") if l in libs]
 
-    rows = []
-    for r in ours["results"]:
-        if r["status"] != "ok" or (wanted and r["op"] not in wanted):
-            continue
-        cells = {}
-        for name in anchors_for.get(r["backend"], []):
-            if name in libs:
-                log(f"{name}: {r['op']} {r['dtype']} {r['size']}")
-                cells[name] = time_anchor(libs[name], r, reps, min_rep_s, max_case_s)
-        rows.append((r, cells))
+    # A run cut short (Ctrl-C, or SIGTERM from a time limit) still prints what it measured.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    rows, interrupted = [], False
+    try:
+        for r in ours["results"]:
+            if r["status"] != "ok" or (wanted and r["op"] not in wanted):
+                continue
+            cells = {}
+            for name in anchors_for.get(r["backend"], []):
+                if name in libs:
+                    log(f"{name}: {r['op']} {r['dtype']} {r['size']}")
+                    cells[name] = time_anchor(libs[name], r, reps, min_rep_s, max_case_s)
+            rows.append((r, cells))
+    except KeyboardInterrupt:
+        interrupted = True
 
     devices = ", ".join(f"{k}: {v}" for k, v in ours.get("devices", {}).items())
-    print(f"### {datetime.date.today()} — {ours.get('host', '?')}, "
+    print(f"## {datetime.date.today()} — {ours.get('host', '?')}, "
           f"{'quick' if quick else 'full'} run\n")
-    print(f"- commit {git_commit()}, libgpukern {ours.get('version', '?')}, gkbench run "
+    print(f"- commit {args.commit or git_commit()}, libgpukern {ours.get('version', '?')}, gkbench run "
           f"{ours.get('date', '?')}{', TF32 allowed' if ours.get('tf32') else ''}")
     print(f"- devices: {devices}; load average when gkbench started: {ours.get('loadavg', '?')}")
     print(f"- machine: {platform.machine()}, {os.cpu_count()} logical CPUs, Python "
@@ -419,7 +431,9 @@ def main():
     if any(scaled for _, cells in rows for _, scaled in cells.values()):
         print("\n~ rbf_matvec anchors materialize the kernel matrix in chunks; this one timed a "
               "row subset and scaled it to all rows.")
-    if not args.no_ceilings and ("cupy" in libs or "torch" in libs):
+    if interrupted:
+        print("\nInterrupted: the rows after these were not compared.")
+    elif not args.no_ceilings and ("cupy" in libs or "torch" in libs):
         print("\n| ceiling | time | rate |\n|---|---|---|")
         for label, t, rate in ceilings(libs, reps):
             print(f"| {label} | {fmt_time(t)} | {rate} |")

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* gkbench.c - times every libgpukern op per backend over sizes; prints a table, CSV and JSON. */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,26 @@ typedef struct operand_sets {
     int sets, nbuf;
     gk_buffer *b[MAX_SETS][BENCH_MAX_OPERANDS];
 } operand_sets;
+
+/* Set by SIGINT/SIGTERM: the run stops after the case in progress and still writes what it
+ * measured, so a long run cut short by Ctrl-C or a time limit is not lost. */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+static void catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
 
 /* MemAvailable from /proc/meminfo (page cache counts as available); 0 if unknown. */
 static double host_available_bytes(void)
@@ -302,7 +323,8 @@ int main(int argc, char **argv)
     size_t nres = 0;
     int failed = 0;
     double t0 = gkx_now();
-    for (int b = 0; b < nb; b++) {
+    catch_signals();
+    for (int b = 0; b < nb && !interrupted; b++) {
         gk_context *ctx = open_backend(be[b], &o);
         const char *dev = gk_context_device_name(ctx);
         device_names[be[b]] = gkx_malloc(strlen(dev) + 1);
@@ -311,7 +333,7 @@ int main(int argc, char **argv)
         printf("\n[%s] %s\n", gkx_backend_name(be[b]), dev);
         report_table_header(stdout);
         unsigned bit = be[b] == GK_BACKEND_CUDA ? GKX_CUDA : GKX_CPU;
-        for (size_t i = 0; i < ncases; i++) {
+        for (size_t i = 0; i < ncases && !interrupted; i++) {
             if (!(cases[i].where & bit) || !(ops >> cases[i].op & 1))
                 continue;
             run_case(ctx, be[b], &cases[i], &o, &res[nres]);
@@ -321,7 +343,8 @@ int main(int argc, char **argv)
         }
         gk_context_destroy(ctx);
     }
-    printf("\n%zu results in %.1f s\n", nres, gkx_now() - t0);
+    printf("\n%zu results in %.1f s%s\n", nres, gkx_now() - t0,
+           interrupted ? " (interrupted: the remaining cases did not run)" : "");
     if (o.csv != NULL)
         write_file(o.csv, &meta, res, nres, 0);
     if (o.json != NULL)
