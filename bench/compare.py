@@ -364,7 +364,8 @@ def git_commit():
     try:
         sha = subprocess.run(git + ["rev-parse", "--short", "HEAD"], capture_output=True,
                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(git + ["status", "--porcelain", "--"] + MEASURED_PATHS,
+        paths = MEASURED_PATHS + [":(exclude)bench/RESULTS.md"]
+        dirty = subprocess.run(git + ["status", "--porcelain", "--"] + paths,
                                capture_output=True, text=True, check=True).stdout.strip()
         return sha + (" with uncommitted changes to the library or bench" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
