@@ -299,8 +299,9 @@ void gk_test_expect_sentinel(const gk_buffer *b, const char *file, int line)
         double g = gk_test_get(t, h, i);
         if (g != GK_TEST_SENTINEL) {
             free(h);
-            gk_test_fail(file, line, "output element %zu of %zu was written (%.17g) by a failing call",
-                         i, n, g);
+            gk_test_fail(file, line,
+                         "output element %zu of %zu was written (%.17g) by a failing call", i, n,
+                         g);
         }
     }
     free(h);

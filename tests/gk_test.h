@@ -22,7 +22,7 @@
 typedef struct gk_test_backend {
     gk_backend backend;
     const char *name;
-    gk_context *ctx;  /* NULL when the backend is unavailable */
+    gk_context *ctx;   /* NULL when the backend is unavailable */
     char reason[1024]; /* why ctx is NULL */
 } gk_test_backend;
 
@@ -45,9 +45,11 @@ int gk_test_is_cuda(void **state);
 void gk_test_require_cuda(void);
 
 /* Two entries of a CMUnitTest array: fn on the CPU backend and on the CUDA backend. */
-#define GK_TEST_BOTH(fn)                                                                         \
-    {#fn "/cpu", fn, gk_test_setup, gk_test_teardown, &gk_test_cpu},                             \
-        {#fn "/cuda", fn, gk_test_setup, gk_test_teardown, &gk_test_cuda}
+#define GK_TEST_BOTH(fn)                                                                           \
+    {#fn "/cpu", fn, gk_test_setup, gk_test_teardown, &gk_test_cpu},                               \
+    {                                                                                              \
+#fn "/cuda", fn, gk_test_setup, gk_test_teardown, &gk_test_cuda                            \
+    }
 
 /* ------------------------------------------------------------------------------------------
  * Random data: one seed per run, from GK_TEST_SEED or the clock, printed at the start of each
@@ -102,7 +104,8 @@ gk_buffer *gk_test_view(gk_buffer *parent, size_t offset, size_t count);
  * Checks with file/line of the caller.
  * ---------------------------------------------------------------------------------------- */
 
-/* Asserts status == want, and, for want != GK_OK, that gk_last_error() is non-empty and names fn. */
+/* Asserts status == want, and, for want != GK_OK, that gk_last_error() is non-empty and names fn.
+ */
 #define GK_EXPECT(call, want, fn) gk_test_expect((call), (want), (fn), #call, __FILE__, __LINE__)
 void gk_test_expect(gk_status got, gk_status want, const char *fn, const char *expr,
                     const char *file, int line);
@@ -111,7 +114,7 @@ void gk_test_expect(gk_status got, gk_status want, const char *fn, const char *e
 #define GK_CHECK_OK(call) gk_test_expect((call), GK_OK, NULL, #call, __FILE__, __LINE__)
 
 /* Asserts the buffer's contents equal the n bytes of `expected` bit for bit. */
-#define GK_EXPECT_CONTENTS(buf, expected)                                                        \
+#define GK_EXPECT_CONTENTS(buf, expected)                                                          \
     gk_test_expect_contents((buf), (expected), __FILE__, __LINE__)
 void gk_test_expect_contents(const gk_buffer *b, const void *expected, const char *file, int line);
 

@@ -63,15 +63,12 @@ static void test_create_errors(void **state)
 {
     gk_context *ctx = gk_test_context(state);
     gk_buffer *b = BUF_SENTINEL;
-    GK_EXPECT(gk_buffer_create(NULL, GK_FLOAT32, 4, &b), GK_E_INVALID_ARGUMENT,
-              "gk_buffer_create");
+    GK_EXPECT(gk_buffer_create(NULL, GK_FLOAT32, 4, &b), GK_E_INVALID_ARGUMENT, "gk_buffer_create");
     assert_ptr_equal(b, BUF_SENTINEL);
     GK_EXPECT(gk_buffer_create(ctx, GK_FLOAT32, 4, NULL), GK_E_INVALID_ARGUMENT,
               "gk_buffer_create");
-    GK_EXPECT(gk_buffer_create(ctx, (gk_dtype)0, 4, &b), GK_E_INVALID_ARGUMENT,
-              "gk_buffer_create");
-    GK_EXPECT(gk_buffer_create(ctx, (gk_dtype)3, 4, &b), GK_E_INVALID_ARGUMENT,
-              "gk_buffer_create");
+    GK_EXPECT(gk_buffer_create(ctx, (gk_dtype)0, 4, &b), GK_E_INVALID_ARGUMENT, "gk_buffer_create");
+    GK_EXPECT(gk_buffer_create(ctx, (gk_dtype)3, 4, &b), GK_E_INVALID_ARGUMENT, "gk_buffer_create");
     assert_ptr_equal(b, BUF_SENTINEL);
     GK_EXPECT(gk_buffer_create(ctx, GK_FLOAT32, SIZE_MAX / 2, &b), GK_E_OVERFLOW,
               "gk_buffer_create");
@@ -336,8 +333,8 @@ int main(void)
         GK_TEST_BOTH(test_create_read_write),
         GK_TEST_BOTH(test_partial_read_write),
         GK_TEST_BOTH(test_create_errors),
-        {"test_cuda_out_of_memory/cuda", test_cuda_out_of_memory, gk_test_setup,
-         gk_test_teardown, &gk_test_cuda},
+        {"test_cuda_out_of_memory/cuda", test_cuda_out_of_memory, gk_test_setup, gk_test_teardown,
+         &gk_test_cuda},
         GK_TEST_BOTH(test_wrap_host),
         GK_TEST_BOTH(test_wrap_host_errors),
         GK_TEST_BOTH(test_views),

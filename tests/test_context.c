@@ -98,8 +98,7 @@ static void test_getters_null(void **state)
 static void test_create_errors(void **state)
 {
     (void)state;
-    GK_EXPECT(gk_context_create(GK_BACKEND_CPU, NULL), GK_E_INVALID_ARGUMENT,
-              "gk_context_create");
+    GK_EXPECT(gk_context_create(GK_BACKEND_CPU, NULL), GK_E_INVALID_ARGUMENT, "gk_context_create");
     static const int bad[] = {-1, 3, 99};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         gk_context *out = CTX_SENTINEL;
@@ -196,8 +195,7 @@ static void test_env_backend(void **state)
 
     setenv("GK_BACKEND", "bogus", 1);
     ctx = CTX_SENTINEL;
-    GK_EXPECT(gk_context_create(GK_BACKEND_AUTO, &ctx), GK_E_INVALID_ARGUMENT,
-              "gk_context_create");
+    GK_EXPECT(gk_context_create(GK_BACKEND_AUTO, &ctx), GK_E_INVALID_ARGUMENT, "gk_context_create");
     assert_ptr_equal(ctx, CTX_SENTINEL);
     if (strstr(gk_last_error(), "bogus") == NULL && strstr(gk_last_error(), "GK_BACKEND") == NULL)
         GK_FAIL("gk_last_error() \"%s\" should name GK_BACKEND or its value", gk_last_error());
@@ -408,8 +406,7 @@ static void test_foreign_handle(void **state)
     gk_context *fake = (gk_context *)(void *)junk;
     GK_EXPECT(gk_context_synchronize(fake), GK_E_INVALID_ARGUMENT, "gk_context_synchronize");
     gk_buffer *b = NULL;
-    GK_EXPECT(gk_buffer_create(fake, GK_FLOAT32, 4, &b), GK_E_INVALID_ARGUMENT,
-              "gk_buffer_create");
+    GK_EXPECT(gk_buffer_create(fake, GK_FLOAT32, 4, &b), GK_E_INVALID_ARGUMENT, "gk_buffer_create");
     assert_null(b);
     /* a context is not a buffer */
     gk_context *ctx = NULL;
@@ -441,20 +438,13 @@ static void test_destroy_context_first(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_backend_available),
-        GK_TEST_BOTH(test_create_and_getters),
-        cmocka_unit_test(test_getters_null),
-        cmocka_unit_test(test_create_errors),
-        cmocka_unit_test(test_auto_resolves),
-        cmocka_unit_test(test_cuda_request),
-        cmocka_unit_test(test_env_backend),
-        cmocka_unit_test(test_options_init),
-        cmocka_unit_test(test_create_ex),
-        cmocka_unit_test(test_options_older_struct),
-        cmocka_unit_test(test_options_errors),
-        GK_TEST_BOTH(test_calibrate_single_backend),
-        cmocka_unit_test(test_auto_hybrid),
-        cmocka_unit_test(test_foreign_handle),
+        cmocka_unit_test(test_backend_available), GK_TEST_BOTH(test_create_and_getters),
+        cmocka_unit_test(test_getters_null),      cmocka_unit_test(test_create_errors),
+        cmocka_unit_test(test_auto_resolves),     cmocka_unit_test(test_cuda_request),
+        cmocka_unit_test(test_env_backend),       cmocka_unit_test(test_options_init),
+        cmocka_unit_test(test_create_ex),         cmocka_unit_test(test_options_older_struct),
+        cmocka_unit_test(test_options_errors),    GK_TEST_BOTH(test_calibrate_single_backend),
+        cmocka_unit_test(test_auto_hybrid),       cmocka_unit_test(test_foreign_handle),
         GK_TEST_BOTH(test_destroy_context_first),
     };
     return cmocka_run_group_tests_name("context", tests, gk_test_group_setup, NULL);

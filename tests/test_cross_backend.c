@@ -29,9 +29,20 @@ static void close_pair(pair *p)
     gk_context_destroy(p->gpu);
 }
 
-enum op { OP_FILL, OP_COPY, OP_ADD, OP_SUB, OP_MUL, OP_SCALE, OP_AXPY, OP_EXP, OP_UNIFORM,
-          OP_NORMAL, OP_COUNT };
-static const char *const op_names[OP_COUNT] = {"fill", "copy",  "add", "sub",     "mul",
+enum op {
+    OP_FILL,
+    OP_COPY,
+    OP_ADD,
+    OP_SUB,
+    OP_MUL,
+    OP_SCALE,
+    OP_AXPY,
+    OP_EXP,
+    OP_UNIFORM,
+    OP_NORMAL,
+    OP_COUNT
+};
+static const char *const op_names[OP_COUNT] = {"fill",  "copy", "add", "sub",     "mul",
                                                "scale", "axpy", "exp", "uniform", "normal"};
 
 /* Runs op on ctx over host inputs x, y and initial output z (n elements); returns the output. */
@@ -42,16 +53,36 @@ static void *run_op(gk_context *ctx, enum op op, gk_dtype t, size_t n, double s,
     gk_buffer *y = gk_test_buffer_from(ctx, t, n, hy);
     gk_buffer *z = gk_test_buffer_from(ctx, t, n, hz);
     switch (op) {
-    case OP_FILL: GK_CHECK_OK(gk_fill(ctx, s, z)); break;
-    case OP_COPY: GK_CHECK_OK(gk_copy(ctx, x, z)); break;
-    case OP_ADD: GK_CHECK_OK(gk_add(ctx, x, y, z)); break;
-    case OP_SUB: GK_CHECK_OK(gk_sub(ctx, x, y, z)); break;
-    case OP_MUL: GK_CHECK_OK(gk_mul(ctx, x, y, z)); break;
-    case OP_SCALE: GK_CHECK_OK(gk_scale(ctx, s, z)); break;
-    case OP_AXPY: GK_CHECK_OK(gk_axpy(ctx, s, x, z)); break;
-    case OP_EXP: GK_CHECK_OK(gk_exp(ctx, x, z)); break;
-    case OP_UNIFORM: GK_CHECK_OK(gk_rng_uniform(ctx, seed, seed >> 40, z)); break;
-    default: GK_CHECK_OK(gk_rng_normal(ctx, seed, seed >> 40, s, 1.5, z)); break;
+    case OP_FILL:
+        GK_CHECK_OK(gk_fill(ctx, s, z));
+        break;
+    case OP_COPY:
+        GK_CHECK_OK(gk_copy(ctx, x, z));
+        break;
+    case OP_ADD:
+        GK_CHECK_OK(gk_add(ctx, x, y, z));
+        break;
+    case OP_SUB:
+        GK_CHECK_OK(gk_sub(ctx, x, y, z));
+        break;
+    case OP_MUL:
+        GK_CHECK_OK(gk_mul(ctx, x, y, z));
+        break;
+    case OP_SCALE:
+        GK_CHECK_OK(gk_scale(ctx, s, z));
+        break;
+    case OP_AXPY:
+        GK_CHECK_OK(gk_axpy(ctx, s, x, z));
+        break;
+    case OP_EXP:
+        GK_CHECK_OK(gk_exp(ctx, x, z));
+        break;
+    case OP_UNIFORM:
+        GK_CHECK_OK(gk_rng_uniform(ctx, seed, seed >> 40, z));
+        break;
+    default:
+        GK_CHECK_OK(gk_rng_normal(ctx, seed, seed >> 40, s, 1.5, z));
+        break;
     }
     void *out = gk_test_read_all(z);
     gk_buffer_destroy(x);
@@ -203,8 +234,7 @@ static void test_gemm(void **state)
                     }
                 if (!(sqrtl(d2) <= 2 * rel * sqrtl(s2)))
                     GK_FAIL("%s gemm %zux%zux%zu ta=%d tb=%d: ||CPU - CUDA|| = %Lg > %Lg",
-                            gk_test_dtype_name(t), m, n, k, ta, tb, sqrtl(d2),
-                            2 * rel * sqrtl(s2));
+                            gk_test_dtype_name(t), m, n, k, ta, tb, sqrtl(d2), 2 * rel * sqrtl(s2));
                 free(out[0]);
                 free(out[1]);
                 free(ha);
@@ -220,8 +250,8 @@ static void test_rbf(void **state)
 {
     (void)state;
     pair p = open_pair();
-    static const size_t cases[][3] = {{1, 1, 1}, {7, 1025, 3}, {1025, 7, 20}, {100, 100, 33},
-                                      {65, 33, 256}};
+    static const size_t cases[][3] = {
+        {1, 1, 1}, {7, 1025, 3}, {1025, 7, 20}, {100, 100, 33}, {65, 33, 256}};
     for (size_t di = 0; di < 2; di++) {
         gk_dtype t = dtypes[di];
         double tol = t == GK_FLOAT32 ? 1e-5 : 1e-12;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* test_elementwise.c - fill, copy, add, sub, mul, axpy, scale and exp: results, aliasing, errors. */
+/* test_elementwise.c - fill, copy, add, sub, mul, axpy, scale and exp: results, aliasing, errors.
+ */
 #include "gk_test.h"
 
 #include <math.h>
@@ -14,23 +15,38 @@ enum op { OP_FILL, OP_COPY, OP_ADD, OP_SUB, OP_MUL, OP_AXPY, OP_SCALE, OP_EXP, O
 static const char *const op_names[OP_COUNT] = {"gk_fill", "gk_copy", "gk_add",   "gk_sub",
                                                "gk_mul",  "gk_axpy", "gk_scale", "gk_exp"};
 /* Which operands an op reads besides z: x for all but fill/scale, y for add/sub/mul. */
-static int uses_x(enum op op) { return op != OP_FILL && op != OP_SCALE; }
-static int uses_y(enum op op) { return op == OP_ADD || op == OP_SUB || op == OP_MUL; }
+static int uses_x(enum op op)
+{
+    return op != OP_FILL && op != OP_SCALE;
+}
+static int uses_y(enum op op)
+{
+    return op == OP_ADD || op == OP_SUB || op == OP_MUL;
+}
 
 /* Runs op with output (or in/out operand) z. */
 static gk_status run_op(gk_context *c, enum op op, double s, const gk_buffer *x, const gk_buffer *y,
                         gk_buffer *z)
 {
     switch (op) {
-    case OP_FILL: return gk_fill(c, s, z);
-    case OP_COPY: return gk_copy(c, x, z);
-    case OP_ADD: return gk_add(c, x, y, z);
-    case OP_SUB: return gk_sub(c, x, y, z);
-    case OP_MUL: return gk_mul(c, x, y, z);
-    case OP_AXPY: return gk_axpy(c, s, x, z);
-    case OP_SCALE: return gk_scale(c, s, z);
-    case OP_EXP: return gk_exp(c, x, z);
-    default: return GK_E_INTERNAL;
+    case OP_FILL:
+        return gk_fill(c, s, z);
+    case OP_COPY:
+        return gk_copy(c, x, z);
+    case OP_ADD:
+        return gk_add(c, x, y, z);
+    case OP_SUB:
+        return gk_sub(c, x, y, z);
+    case OP_MUL:
+        return gk_mul(c, x, y, z);
+    case OP_AXPY:
+        return gk_axpy(c, s, x, z);
+    case OP_SCALE:
+        return gk_scale(c, s, z);
+    case OP_EXP:
+        return gk_exp(c, x, z);
+    default:
+        return GK_E_INTERNAL;
     }
 }
 
@@ -38,26 +54,40 @@ static gk_status run_op(gk_context *c, enum op op, double s, const gk_buffer *x,
 static double exact_f32(enum op op, float s, float x, float y, float z)
 {
     switch (op) {
-    case OP_FILL: return s;
-    case OP_COPY: return x;
-    case OP_ADD: return x + y;
-    case OP_SUB: return x - y;
-    case OP_MUL: return x * y;
-    case OP_SCALE: return z * s;
-    default: return NAN;
+    case OP_FILL:
+        return s;
+    case OP_COPY:
+        return x;
+    case OP_ADD:
+        return x + y;
+    case OP_SUB:
+        return x - y;
+    case OP_MUL:
+        return x * y;
+    case OP_SCALE:
+        return z * s;
+    default:
+        return NAN;
     }
 }
 
 static double exact_f64(enum op op, double s, double x, double y, double z)
 {
     switch (op) {
-    case OP_FILL: return s;
-    case OP_COPY: return x;
-    case OP_ADD: return x + y;
-    case OP_SUB: return x - y;
-    case OP_MUL: return x * y;
-    case OP_SCALE: return z * s;
-    default: return NAN;
+    case OP_FILL:
+        return s;
+    case OP_COPY:
+        return x;
+    case OP_ADD:
+        return x + y;
+    case OP_SUB:
+        return x - y;
+    case OP_MUL:
+        return x * y;
+    case OP_SCALE:
+        return z * s;
+    default:
+        return NAN;
     }
 }
 
@@ -186,7 +216,8 @@ static void test_exp_special(void **state)
     for (size_t di = 0; di < 2; di++) {
         gk_dtype t = dtypes[di];
         double big = t == GK_FLOAT32 ? 80.0 : 700.0;
-        const double vals[] = {0.0, -0.0, 1.0, -1.0, 0.5, 1e-7, -1e-7, 1e-30, big, -big, 20.0, -20.0};
+        const double vals[] = {0.0,   -0.0,  1.0, -1.0, 0.5,  1e-7,
+                               -1e-7, 1e-30, big, -big, 20.0, -20.0};
         size_t n = sizeof vals / sizeof vals[0];
         void *h = gk_test_alloc(t, n);
         for (size_t i = 0; i < n; i++)
@@ -271,8 +302,10 @@ static void test_views(void **state)
                     size_t total = shared ? 3 * n + 10 : n + 20;
                     void *hp = NULL, *hq = NULL, *hr = NULL;
                     gk_buffer *p = gk_test_buffer_random(ctx, t, total, lo, hi, &hp);
-                    gk_buffer *q = shared ? NULL : gk_test_buffer_random(ctx, t, total, lo, hi, &hq);
-                    gk_buffer *r = shared ? NULL : gk_test_buffer_random(ctx, t, total, lo, hi, &hr);
+                    gk_buffer *q =
+                        shared ? NULL : gk_test_buffer_random(ctx, t, total, lo, hi, &hq);
+                    gk_buffer *r =
+                        shared ? NULL : gk_test_buffer_random(ctx, t, total, lo, hi, &hr);
                     size_t ox = 3, oy = shared ? n + 5 : 11, oz = shared ? 2 * n + 9 : 7;
                     gk_buffer *x = gk_test_view(p, ox, n);
                     gk_buffer *y = gk_test_view(shared ? p : q, oy, n);
@@ -389,12 +422,9 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        GK_TEST_BOTH(test_ops),
-        GK_TEST_BOTH(test_scalar_rounding),
-        GK_TEST_BOTH(test_exp_special),
-        GK_TEST_BOTH(test_aliasing),
-        GK_TEST_BOTH(test_views),
-        GK_TEST_BOTH(test_host_wrapped),
+        GK_TEST_BOTH(test_ops),         GK_TEST_BOTH(test_scalar_rounding),
+        GK_TEST_BOTH(test_exp_special), GK_TEST_BOTH(test_aliasing),
+        GK_TEST_BOTH(test_views),       GK_TEST_BOTH(test_host_wrapped),
         GK_TEST_BOTH(test_errors),
     };
     return cmocka_run_group_tests_name("elementwise", tests, gk_test_group_setup, NULL);

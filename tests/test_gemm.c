@@ -47,7 +47,8 @@ static void mat_free(mat *M)
 
 static double op_at(gk_dtype t, const mat *M, gk_transpose tr, size_t i, size_t j)
 {
-    return tr == GK_TRANS ? gk_test_get(t, M->h, j * M->ld + i) : gk_test_get(t, M->h, i * M->ld + j);
+    return tr == GK_TRANS ? gk_test_get(t, M->h, j * M->ld + i)
+                          : gk_test_get(t, M->h, i * M->ld + j);
 }
 
 /* Checks C (read back) against alpha op(A) op(B) + beta C0 in long double by the contract's
@@ -90,8 +91,8 @@ static void check_gemm(gk_dtype t, gk_transpose ta, gk_transpose tb, size_t m, s
     size_t es = gk_test_esize(t);
     for (size_t i = 0; i < C0->count; i++)
         if (i % C0->ld >= n && memcmp((char *)got + i * es, (char *)C0->h + i * es, es) != 0)
-            GK_FAIL("%s gemm m=%zu n=%zu ldc=%zu: padding element %zu was written (%g)", what, m,
-                    n, C0->ld, i, gk_test_get(t, got, i));
+            GK_FAIL("%s gemm m=%zu n=%zu ldc=%zu: padding element %zu was written (%g)", what, m, n,
+                    C0->ld, i, gk_test_get(t, got, i));
     free(got);
 }
 
@@ -102,8 +103,8 @@ static double contract_tol(gk_dtype t)
 
 /* One gemm on fresh random operands with leading dimensions padded by pa, pb, pc. */
 static void one_gemm(gk_context *ctx, gk_dtype t, gk_transpose ta, gk_transpose tb, size_t m,
-                     size_t n, size_t k, size_t pa, size_t pb, size_t pc, double alpha,
-                     double beta, double c_init, double tol, const char *what)
+                     size_t n, size_t k, size_t pa, size_t pb, size_t pc, double alpha, double beta,
+                     double c_init, double tol, const char *what)
 {
     mat A, B, C;
     size_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
@@ -126,9 +127,9 @@ static void one_gemm(gk_context *ctx, gk_dtype t, gk_transpose ta, gk_transpose 
     mat_free(&C);
 }
 
-static const size_t shapes[][3] = {{1, 1, 1},    {7, 7, 7},    {33, 65, 7},  {65, 33, 130},
+static const size_t shapes[][3] = {{1, 1, 1},       {7, 7, 7},    {33, 65, 7},  {65, 33, 130},
                                    {130, 130, 130}, {1, 130, 33}, {130, 1, 65}, {7, 33, 1},
-                                   {65, 7, 33},  {33, 1, 130}, {64, 64, 64}};
+                                   {65, 7, 33},     {33, 1, 130}, {64, 64, 64}};
 
 static void test_shapes_transposes(void **state)
 {
@@ -144,8 +145,8 @@ static void test_shapes_transposes(void **state)
                     size_t pb = padded ? gk_test_rand_size(1, 5) : 0;
                     size_t pc = padded ? gk_test_rand_size(1, 5) : 0;
                     double alpha = gk_test_uniform(-2, 2), beta = gk_test_uniform(-2, 2);
-                    one_gemm(ctx, t, ta, tb, shapes[s][0], shapes[s][1], shapes[s][2], pa, pb,
-                             pc, alpha, beta, 0.0, contract_tol(t), "random");
+                    one_gemm(ctx, t, ta, tb, shapes[s][0], shapes[s][1], shapes[s][2], pa, pb, pc,
+                             alpha, beta, 0.0, contract_tol(t), "random");
                 }
             }
         }
@@ -255,8 +256,8 @@ static void test_host_wrapped(void **state)
         void *hc = gk_test_alloc(t, C.count);
         memcpy(hc, C.h, C.count * gk_test_esize(t));
         GK_CHECK_OK(gk_buffer_wrap_host(ctx, t, C.count, hc, &wc));
-        GK_CHECK_OK(gk_gemm(ctx, GK_NO_TRANS, GK_NO_TRANS, m, n, k, 1.0, wa, k, B.b, B.ld, 0.5,
-                            wc, C.ld));
+        GK_CHECK_OK(
+            gk_gemm(ctx, GK_NO_TRANS, GK_NO_TRANS, m, n, k, 1.0, wa, k, B.b, B.ld, 0.5, wc, C.ld));
         /* check_gemm reads C.b: point it at the wrapped result */
         gk_buffer *device_c = C.b;
         C.b = wc;
@@ -314,20 +315,28 @@ static void test_errors(void **state)
     GK_CHECK_OK(gk_gemm(ctx, N, N, m, n, k, 1.0, a, k, b, n, 0.0, big, n));
 
     GK_EXPECT(gk_gemm(NULL, N, N, m, n, k, 1.0, a, k, b, n, 0.0, c, n), GK_E_INVALID_ARGUMENT, fn);
-    GK_EXPECT(gk_gemm(ctx, N, N, m, n, k, 1.0, NULL, k, b, n, 0.0, c, n), GK_E_INVALID_ARGUMENT, fn);
-    GK_EXPECT(gk_gemm(ctx, N, N, m, n, k, 1.0, a, k, NULL, n, 0.0, c, n), GK_E_INVALID_ARGUMENT, fn);
-    GK_EXPECT(gk_gemm(ctx, N, N, m, n, k, 1.0, a, k, b, n, 0.0, NULL, n), GK_E_INVALID_ARGUMENT, fn);
+    GK_EXPECT(gk_gemm(ctx, N, N, m, n, k, 1.0, NULL, k, b, n, 0.0, c, n), GK_E_INVALID_ARGUMENT,
+              fn);
+    GK_EXPECT(gk_gemm(ctx, N, N, m, n, k, 1.0, a, k, NULL, n, 0.0, c, n), GK_E_INVALID_ARGUMENT,
+              fn);
+    GK_EXPECT(gk_gemm(ctx, N, N, m, n, k, 1.0, a, k, b, n, 0.0, NULL, n), GK_E_INVALID_ARGUMENT,
+              fn);
     /* enum values outside their lists */
     GK_EXPECT(gk_gemm(ctx, (gk_transpose)5, N, m, n, k, 1.0, a, k, b, n, 0.0, c, n),
               GK_E_INVALID_ARGUMENT, fn);
     GK_EXPECT(gk_gemm(ctx, N, (gk_transpose)-1, m, n, k, 1.0, a, k, b, n, 0.0, c, n),
               GK_E_INVALID_ARGUMENT, fn);
     /* leading dimensions below the stored row length */
-    GK_EXPECT(gk_gemm(ctx, N, N, m, n, k, 1.0, a, k - 1, b, n, 0.0, c, n), GK_E_INVALID_ARGUMENT, fn);
-    GK_EXPECT(gk_gemm(ctx, T, N, m, n, k, 1.0, a, m - 1, b, n, 0.0, c, n), GK_E_INVALID_ARGUMENT, fn);
-    GK_EXPECT(gk_gemm(ctx, N, N, m, n, k, 1.0, a, k, b, n - 1, 0.0, c, n), GK_E_INVALID_ARGUMENT, fn);
-    GK_EXPECT(gk_gemm(ctx, N, T, m, n, k, 1.0, a, k, b, k - 1, 0.0, c, n), GK_E_INVALID_ARGUMENT, fn);
-    GK_EXPECT(gk_gemm(ctx, N, N, m, n, k, 1.0, a, k, b, n, 0.0, c, n - 1), GK_E_INVALID_ARGUMENT, fn);
+    GK_EXPECT(gk_gemm(ctx, N, N, m, n, k, 1.0, a, k - 1, b, n, 0.0, c, n), GK_E_INVALID_ARGUMENT,
+              fn);
+    GK_EXPECT(gk_gemm(ctx, T, N, m, n, k, 1.0, a, m - 1, b, n, 0.0, c, n), GK_E_INVALID_ARGUMENT,
+              fn);
+    GK_EXPECT(gk_gemm(ctx, N, N, m, n, k, 1.0, a, k, b, n - 1, 0.0, c, n), GK_E_INVALID_ARGUMENT,
+              fn);
+    GK_EXPECT(gk_gemm(ctx, N, T, m, n, k, 1.0, a, k, b, k - 1, 0.0, c, n), GK_E_INVALID_ARGUMENT,
+              fn);
+    GK_EXPECT(gk_gemm(ctx, N, N, m, n, k, 1.0, a, k, b, n, 0.0, c, n - 1), GK_E_INVALID_ARGUMENT,
+              fn);
     assert_string_not_equal(gk_last_error(), "");
     /* buffers smaller than what they address */
     GK_EXPECT(gk_gemm(ctx, N, N, m, n, k, 1.0, a_small, k, b, n, 0.0, c, n), GK_E_SHAPE, fn);
@@ -336,26 +345,30 @@ static void test_errors(void **state)
     GK_EXPECT(gk_gemm(ctx, N, N, m, n, k, 1.0, a, k + 1, b, n, 0.0, c, n), GK_E_SHAPE, fn);
     GK_EXPECT(gk_gemm(ctx, N, N, m, n, k, 1.0, a, k, b, n, 0.0, c, n + 1), GK_E_SHAPE, fn);
     /* C overlapping A or B: the same buffer, or overlapping views of one parent */
-    GK_EXPECT(gk_gemm(ctx, N, N, m, n, k, 1.0, big, k, b, n, 0.0, big, n), GK_E_INVALID_ARGUMENT, fn);
-    GK_EXPECT(gk_gemm(ctx, N, N, m, n, k, 1.0, a, k, big, n, 0.0, big, n), GK_E_INVALID_ARGUMENT, fn);
+    GK_EXPECT(gk_gemm(ctx, N, N, m, n, k, 1.0, big, k, b, n, 0.0, big, n), GK_E_INVALID_ARGUMENT,
+              fn);
+    GK_EXPECT(gk_gemm(ctx, N, N, m, n, k, 1.0, a, k, big, n, 0.0, big, n), GK_E_INVALID_ARGUMENT,
+              fn);
     gk_buffer *va = gk_test_view(big, 0, m * k);
     gk_buffer *vc = gk_test_view(big, m * k - 1, m * n);
     GK_EXPECT(gk_gemm(ctx, N, N, m, n, k, 1.0, va, k, b, n, 0.0, vc, n), GK_E_INVALID_ARGUMENT, fn);
     gk_buffer *vb = gk_test_view(big, 40, k * n);
     gk_buffer *vc2 = gk_test_view(big, 30, m * n);
-    GK_EXPECT(gk_gemm(ctx, N, N, m, n, k, 1.0, a, k, vb, n, 0.0, vc2, n), GK_E_INVALID_ARGUMENT, fn);
+    GK_EXPECT(gk_gemm(ctx, N, N, m, n, k, 1.0, a, k, vb, n, 0.0, vc2, n), GK_E_INVALID_ARGUMENT,
+              fn);
     /* dtypes and contexts */
     GK_EXPECT(gk_gemm(ctx, N, N, m, n, k, 1.0, a64, k, b, n, 0.0, c, n), GK_E_DTYPE, fn);
     GK_EXPECT(gk_gemm(ctx, N, N, m, n, k, 1.0, a, k, b, n, 0.0, c64, n), GK_E_DTYPE, fn);
-    GK_EXPECT(gk_gemm(ctx, N, N, m, n, k, 1.0, a_other, k, b, n, 0.0, c, n),
-              GK_E_CONTEXT_MISMATCH, fn);
-    GK_EXPECT(gk_gemm(ctx, N, N, m, n, k, 1.0, a, k, b, n, 0.0, c_other, n),
-              GK_E_CONTEXT_MISMATCH, fn);
+    GK_EXPECT(gk_gemm(ctx, N, N, m, n, k, 1.0, a_other, k, b, n, 0.0, c, n), GK_E_CONTEXT_MISMATCH,
+              fn);
+    GK_EXPECT(gk_gemm(ctx, N, N, m, n, k, 1.0, a, k, b, n, 0.0, c_other, n), GK_E_CONTEXT_MISMATCH,
+              fn);
     /* (m - 1) * ldc + n wraps; with k = 0, A and B address nothing */
-    GK_EXPECT(gk_gemm(ctx, N, N, SIZE_MAX / 2, 4, 0, 1.0, a, 1, b, 4, 0.0, c, 4), GK_E_OVERFLOW, fn);
-    GK_EXPECT(gk_gemm(ctx, N, N, 3, SIZE_MAX - 1, 0, 1.0, a, 1, b, SIZE_MAX - 1, 0.0, c,
-                      SIZE_MAX - 1),
-              GK_E_OVERFLOW, fn);
+    GK_EXPECT(gk_gemm(ctx, N, N, SIZE_MAX / 2, 4, 0, 1.0, a, 1, b, 4, 0.0, c, 4), GK_E_OVERFLOW,
+              fn);
+    GK_EXPECT(
+        gk_gemm(ctx, N, N, 3, SIZE_MAX - 1, 0, 1.0, a, 1, b, SIZE_MAX - 1, 0.0, c, SIZE_MAX - 1),
+        GK_E_OVERFLOW, fn);
 
     GK_EXPECT_SENTINEL(c);
     GK_EXPECT_SENTINEL(c_small);
@@ -367,8 +380,8 @@ static void test_errors(void **state)
         assert_true(((float *)h)[i] == (float)GK_TEST_SENTINEL);
     free(h);
 
-    gk_buffer *all[] = {a, b, c, a_small, b_small, c_small, a64, c64, a_other, c_other,
-                        big, va, vc, vb, vc2};
+    gk_buffer *all[] = {a,       b,       c,   a_small, b_small, c_small, a64, c64,
+                        a_other, c_other, big, va,      vc,      vb,      vc2};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         gk_buffer_destroy(all[i]);
     gk_context_destroy(other);
@@ -377,9 +390,12 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        GK_TEST_BOTH(test_shapes_transposes), GK_TEST_BOTH(test_alpha_beta),
-        GK_TEST_BOTH(test_degenerate),        GK_TEST_BOTH(test_allowed_sharing),
-        GK_TEST_BOTH(test_host_wrapped),      GK_TEST_BOTH(test_tf32_flag),
+        GK_TEST_BOTH(test_shapes_transposes),
+        GK_TEST_BOTH(test_alpha_beta),
+        GK_TEST_BOTH(test_degenerate),
+        GK_TEST_BOTH(test_allowed_sharing),
+        GK_TEST_BOTH(test_host_wrapped),
+        GK_TEST_BOTH(test_tf32_flag),
         GK_TEST_BOTH(test_errors),
     };
     return cmocka_run_group_tests_name("gemm", tests, gk_test_group_setup, NULL);

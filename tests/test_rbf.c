@@ -67,8 +67,8 @@ static void check_entry(gk_dtype t, double got, long double ref, long double tol
  * rbf_rows
  * ------------------------------------------------------------------------------------------ */
 
-static void rows_case(gk_context *ctx, gk_dtype t, size_t n, size_t d, double gamma,
-                      double offset, int with_identical)
+static void rows_case(gk_context *ctx, gk_dtype t, size_t n, size_t d, double gamma, double offset,
+                      int with_identical)
 {
     void *ha = random_rows(t, n, d, offset), *hb = random_rows(t, n, d, offset);
     if (with_identical)
@@ -116,8 +116,8 @@ static void test_rows_seed_workload(void **state)
  * rbf_matrix and rbf_matvec
  * ------------------------------------------------------------------------------------------ */
 
-static const size_t mnd[][3] = {{1, 1, 1},      {7, 1, 3},     {1, 7, 20},      {7, 7, 33},
-                                {100, 7, 256},  {7, 100, 20},  {100, 100, 3},   {1025, 7, 20},
+static const size_t mnd[][3] = {{1, 1, 1},      {7, 1, 3},      {1, 7, 20},     {7, 7, 33},
+                                {100, 7, 256},  {7, 100, 20},   {100, 100, 3},  {1025, 7, 20},
                                 {7, 1025, 33},  {100, 1025, 1}, {1025, 100, 3}, {33, 33, 256},
                                 {1025, 1025, 3}};
 
@@ -199,8 +199,8 @@ static void test_matrix(void **state)
     for (size_t di = 0; di < 2; di++)
         for (size_t c = 0; c < sizeof mnd / sizeof mnd[0]; c++)
             for (int off = 0; off < 2; off++)
-                matrix_case(ctx, dtypes[di], mnd[c][0], mnd[c][1], mnd[c][2],
-                            pick_gamma(mnd[c][2]), off ? 1e3 : 0.0, 1);
+                matrix_case(ctx, dtypes[di], mnd[c][0], mnd[c][1], mnd[c][2], pick_gamma(mnd[c][2]),
+                            off ? 1e3 : 0.0, 1);
     /* every feature count on one shape */
     for (size_t di = 0; di < 2; di++)
         for (size_t fi = 0; fi < sizeof dims / sizeof dims[0]; fi++)
@@ -213,8 +213,8 @@ static void test_matvec(void **state)
     for (size_t di = 0; di < 2; di++)
         for (size_t c = 0; c < sizeof mnd / sizeof mnd[0]; c++)
             for (int off = 0; off < 2; off++)
-                matvec_case(ctx, dtypes[di], mnd[c][0], mnd[c][1], mnd[c][2],
-                            pick_gamma(mnd[c][2]), off ? 1e3 : 0.0, 1);
+                matvec_case(ctx, dtypes[di], mnd[c][0], mnd[c][1], mnd[c][2], pick_gamma(mnd[c][2]),
+                            off ? 1e3 : 0.0, 1);
     for (size_t di = 0; di < 2; di++)
         for (size_t fi = 0; fi < sizeof dims / sizeof dims[0]; fi++)
             matvec_case(ctx, dtypes[di], 65, 33, dims[fi], pick_gamma(dims[fi]), 1e3, 1);
@@ -331,9 +331,9 @@ static void test_errors(void **state)
     gk_buffer *k_small = gk_test_buffer_const(ctx, GK_FLOAT32, m * n - 1, GK_TEST_SENTINEL);
     gk_buffer *big = gk_test_buffer_const(ctx, GK_FLOAT32, 100, GK_TEST_SENTINEL);
     gk_buffer *bx = gk_test_view(big, 0, m * d);
-    gk_buffer *bk = gk_test_view(big, m * d - 2, m * n);  /* overlaps bx */
+    gk_buffer *bk = gk_test_view(big, m * d - 2, m * n); /* overlaps bx */
     gk_buffer *bw = gk_test_view(big, 60, n);
-    gk_buffer *bo = gk_test_view(big, 58, m);              /* overlaps bw */
+    gk_buffer *bo = gk_test_view(big, 58, m); /* overlaps bw */
     const char *fr = "gk_rbf_rows", *fm = "gk_rbf_matrix", *fv = "gk_rbf_matvec";
     const size_t half = SIZE_MAX / 2;
 
@@ -402,8 +402,8 @@ static void test_errors(void **state)
     for (int i = 0; i < 12; i++)
         assert_true(hx[i] == 0.5f);
 
-    gk_buffer *all[] = {x,  y,       w,       k,       k64,       x64, xo, ko, x_small,
-                        y_small, w_small, k_small, big, bx, bk, bw, bo};
+    gk_buffer *all[] = {x,       y,       w,       k,   k64, x64, xo, ko, x_small,
+                        y_small, w_small, k_small, big, bx,  bk,  bw, bo};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         gk_buffer_destroy(all[i]);
     gk_context_destroy(other);
@@ -412,9 +412,9 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        GK_TEST_BOTH(test_rows),         GK_TEST_BOTH(test_rows_seed_workload),
-        GK_TEST_BOTH(test_matrix),       GK_TEST_BOTH(test_matvec),
-        GK_TEST_BOTH(test_gamma_values), GK_TEST_BOTH(test_zero_sizes),
+        GK_TEST_BOTH(test_rows),           GK_TEST_BOTH(test_rows_seed_workload),
+        GK_TEST_BOTH(test_matrix),         GK_TEST_BOTH(test_matvec),
+        GK_TEST_BOTH(test_gamma_values),   GK_TEST_BOTH(test_zero_sizes),
         GK_TEST_BOTH(test_views_and_host), GK_TEST_BOTH(test_errors),
     };
     return cmocka_run_group_tests_name("rbf", tests, gk_test_group_setup, NULL);

@@ -15,9 +15,12 @@ static gk_status run_red(gk_context *c, enum red r, const gk_buffer *x, const gk
                          double *result)
 {
     switch (r) {
-    case RED_SUM: return gk_sum(c, x, result);
-    case RED_DOT: return gk_dot(c, x, y, result);
-    default: return gk_nrm2(c, x, result);
+    case RED_SUM:
+        return gk_sum(c, x, result);
+    case RED_DOT:
+        return gk_dot(c, x, y, result);
+    default:
+        return gk_nrm2(c, x, result);
     }
 }
 
@@ -217,10 +220,8 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        GK_TEST_BOTH(test_reductions),
-        GK_TEST_BOTH(test_empty_gives_zero),
-        GK_TEST_BOTH(test_nrm2_range),
-        GK_TEST_BOTH(test_views_and_host),
+        GK_TEST_BOTH(test_reductions), GK_TEST_BOTH(test_empty_gives_zero),
+        GK_TEST_BOTH(test_nrm2_range), GK_TEST_BOTH(test_views_and_host),
         GK_TEST_BOTH(test_errors),
     };
     return cmocka_run_group_tests_name("reduce", tests, gk_test_group_setup, NULL);

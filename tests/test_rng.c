@@ -214,8 +214,9 @@ static void test_normal_statistics(void **state)
             double m = (double)(s / n), var = (double)(s2 / n) - m * m;
             /* 6 standard errors */
             if (fabs(m) > 6.0 / sqrt((double)n) || fabs(sqrt(var) - 1.0) > 6.0 / sqrt(2.0 * n))
-                GK_FAIL("%s normal(%g, %g) seed=%llu: sample mean %g, std %g", gk_test_dtype_name(t),
-                        mean, sd, (unsigned long long)seed, mean + sd * m, sd * sqrt(var));
+                GK_FAIL("%s normal(%g, %g) seed=%llu: sample mean %g, std %g",
+                        gk_test_dtype_name(t), mean, sd, (unsigned long long)seed, mean + sd * m,
+                        sd * sqrt(var));
             qsort(z, n, sizeof *z, cmp_double);
             double D = 0;
             for (size_t i = 0; i < n; i++) {

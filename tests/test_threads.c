@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* test_threads.c - 8 threads, each with its own context, run checked ops; errors stay per thread. */
+/* test_threads.c - 8 threads, each with its own context, run checked ops; errors stay per thread.
+ */
 #include "gk_test.h"
 
 #include <math.h>
@@ -25,20 +26,20 @@ typedef struct worker {
 
 static pthread_barrier_t barrier;
 
-#define WCHECK(w, cond, ...)                                                                     \
-    do {                                                                                         \
-        if (!(cond) && !(w)->failed) {                                                           \
-            (w)->failed = 1;                                                                     \
-            int used_ = snprintf((w)->why, sizeof (w)->why, "thread %d line %d: ", (w)->id,      \
-                                 __LINE__);                                                      \
-            snprintf((w)->why + used_, sizeof (w)->why - (size_t)used_, __VA_ARGS__);            \
-        }                                                                                        \
+#define WCHECK(w, cond, ...)                                                                       \
+    do {                                                                                           \
+        if (!(cond) && !(w)->failed) {                                                             \
+            (w)->failed = 1;                                                                       \
+            int used_ =                                                                            \
+                snprintf((w)->why, sizeof(w)->why, "thread %d line %d: ", (w)->id, __LINE__);      \
+            snprintf((w)->why + used_, sizeof(w)->why - (size_t)used_, __VA_ARGS__);               \
+        }                                                                                          \
     } while (0)
 
-#define WOK(w, call)                                                                             \
-    do {                                                                                         \
-        gk_status st_ = (call);                                                                  \
-        WCHECK(w, st_ == GK_OK, "%s failed: %s", #call, gk_last_error());                        \
+#define WOK(w, call)                                                                               \
+    do {                                                                                           \
+        gk_status st_ = (call);                                                                    \
+        WCHECK(w, st_ == GK_OK, "%s failed: %s", #call, gk_last_error());                          \
     } while (0)
 
 static double wrand(worker *w)
@@ -167,7 +168,8 @@ static void *worker_main(void *arg)
     pthread_barrier_wait(&barrier);
     if (w->id != 0)
         WCHECK(w, strcmp(gk_last_error(), before) == 0,
-               "thread 0's failure shows here: \"%s\" (was \"%s\")", gk_last_error(), before);
+               "thread 0's failure shows here: \"%.300s\" (was \"%.300s\")", gk_last_error(),
+               before);
 
     /* everyone fails differently and keeps their own message while working */
     gk_buffer *p = NULL, *v = NULL;
@@ -175,13 +177,13 @@ static void *worker_main(void *arg)
     WCHECK(w, gk_buffer_view(p, 3, 8 + (size_t)w->id, &v) == GK_E_SHAPE, "view past the end");
     char mine[1024];
     snprintf(mine, sizeof mine, "%s", gk_last_error());
-    WCHECK(w, strstr(mine, "gk_buffer_view") != NULL, "message \"%s\"", mine);
+    WCHECK(w, strstr(mine, "gk_buffer_view") != NULL, "message \"%.300s\"", mine);
     pthread_barrier_wait(&barrier);
 
     for (int iter = 0; iter < ITERATIONS && !w->failed; iter++) {
         one_round(w, ctx, iter);
-        WCHECK(w, strcmp(gk_last_error(), mine) == 0, "message changed to \"%s\" (was \"%s\")",
-               gk_last_error(), mine);
+        WCHECK(w, strcmp(gk_last_error(), mine) == 0,
+               "message changed to \"%.300s\" (was \"%.300s\")", gk_last_error(), mine);
     }
     WOK(w, gk_context_synchronize(ctx));
     gk_buffer_destroy(p);

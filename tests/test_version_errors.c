@@ -30,11 +30,17 @@ static void test_version_string(void **state)
 static void test_status_strings(void **state)
 {
     (void)state;
-    static const char *const names[] = {
-        "GK_OK",          "GK_E_INVALID_ARGUMENT", "GK_E_SHAPE",
-        "GK_E_DTYPE",     "GK_E_CONTEXT_MISMATCH", "GK_E_OUT_OF_MEMORY",
-        "GK_E_OVERFLOW",  "GK_E_BACKEND_UNAVAILABLE", "GK_E_UNSUPPORTED",
-        "GK_E_DEVICE",    "GK_E_INTERNAL"};
+    static const char *const names[] = {"GK_OK",
+                                        "GK_E_INVALID_ARGUMENT",
+                                        "GK_E_SHAPE",
+                                        "GK_E_DTYPE",
+                                        "GK_E_CONTEXT_MISMATCH",
+                                        "GK_E_OUT_OF_MEMORY",
+                                        "GK_E_OVERFLOW",
+                                        "GK_E_BACKEND_UNAVAILABLE",
+                                        "GK_E_UNSUPPORTED",
+                                        "GK_E_DEVICE",
+                                        "GK_E_INTERNAL"};
     for (int s = 0; s <= 10; s++) {
         const char *str = gk_status_string((gk_status)s);
         assert_non_null(str);
@@ -67,8 +73,7 @@ static void test_last_error_empty_in_new_thread(void **state)
     (void)state;
     /* Fail on this thread first: the new thread must still see "". */
     gk_buffer *b = NULL;
-    GK_EXPECT(gk_buffer_create(NULL, GK_FLOAT32, 1, &b), GK_E_INVALID_ARGUMENT,
-              "gk_buffer_create");
+    GK_EXPECT(gk_buffer_create(NULL, GK_FLOAT32, 1, &b), GK_E_INVALID_ARGUMENT, "gk_buffer_create");
     int empty = 0;
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, last_error_in_fresh_thread, &empty), 0);
@@ -82,8 +87,7 @@ static void test_last_error_kept_by_success(void **state)
     gk_context *ctx = NULL;
     GK_CHECK_OK(gk_context_create(GK_BACKEND_CPU, &ctx));
     gk_buffer *b = NULL;
-    GK_EXPECT(gk_buffer_create(ctx, (gk_dtype)7, 4, &b), GK_E_INVALID_ARGUMENT,
-              "gk_buffer_create");
+    GK_EXPECT(gk_buffer_create(ctx, (gk_dtype)7, 4, &b), GK_E_INVALID_ARGUMENT, "gk_buffer_create");
     assert_null(b);
     char first[1024];
     snprintf(first, sizeof first, "%s", gk_last_error());

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* consumer.c - a program built against an installed libgpukern: version check and one checked op. */
+/* consumer.c - a program built against an installed libgpukern: version check and one checked op.
+ */
 #include <gpukern.h>
 #include <stdio.h>
 
@@ -24,8 +25,9 @@ int main(void)
     gk_buffer *x = NULL, *y = NULL;
     if ((st = gk_buffer_create(ctx, GK_FLOAT32, 5, &x)) != GK_OK ||
         (st = gk_buffer_create(ctx, GK_FLOAT32, 5, &y)) != GK_OK ||
-        (st = gk_buffer_write(x, 0, 5, a)) != GK_OK || (st = gk_buffer_write(y, 0, 5, b)) != GK_OK ||
-        (st = gk_add(ctx, x, y, y)) != GK_OK || (st = gk_buffer_read(y, 0, 5, c)) != GK_OK)
+        (st = gk_buffer_write(x, 0, 5, a)) != GK_OK ||
+        (st = gk_buffer_write(y, 0, 5, b)) != GK_OK || (st = gk_add(ctx, x, y, y)) != GK_OK ||
+        (st = gk_buffer_read(y, 0, 5, c)) != GK_OK)
         return fail("add", st);
     double sum = 0;
     if ((st = gk_sum(ctx, y, &sum)) != GK_OK)
