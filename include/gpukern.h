@@ -116,8 +116,9 @@ GK_API gk_status gk_context_create(gk_backend b, gk_context **out);
 
 /* Creates a context from options. A struct_size smaller than this library's (an older caller)
  * gets defaults for the missing fields; a larger one is GK_E_INVALID_ARGUMENT, as are a
- * struct_size below that of the first two fields, a negative device or cpu_threads and unknown
- * flags. Other statuses as gk_context_create. */
+ * struct_size below that of the first two fields, a negative device or cpu_threads, a CUDA
+ * device ordinal at or past the number of devices, and unknown flags. Other statuses as
+ * gk_context_create. */
 GK_API gk_status gk_context_create_ex(const gk_context_options *o, gk_context **out);
 
 /* Drops the caller's reference; the context goes when its last buffer does. Waits. NULL ok. */

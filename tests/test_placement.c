@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/* test_placement.c - AUTO's cost model with injected cost tables: runs without a GPU. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "placement.h"
+
+/* A machine whose figures make the arithmetic easy to follow: 1 GB/s each way, a 1 ms device
+ * call, a 1 us CPU call, the CPU 1e9 units/s and the GPU 1e12 units/s for every class. */
+static gk_cost_model injected(void)
+{
+    gk_cost_model m;
+    gk__cost_model_defaults(&m);
+    m.h2d_bytes_per_s = 1e9;
+    m.d2h_bytes_per_s = 1e9;
+    m.gpu_call_s = 1e-3;
+    m.cpu_call_s = 1e-6;
+    for (int c = 0; c < GK_WORK_CLASSES; c++)
+        for (int d = 0; d < 2; d++) {
+            m.cpu_rate[c][d] = 1e9;
+            m.gpu_rate[c][d] = 1e12;
+        }
+    return m;
+}
+
+static void test_predictions_follow_the_table(void **state)
+{
+    (void)state;
+    gk_cost_model m = injected();
+    gk_workload w = {GK_WORK_GEMM, 0, 2e9};
+    assert_float_equal(gk__predict_cpu(&m, &w), 1e-6 + 2.0, 1e-12);
+    /* 1 ms call + 3e6 bytes in at 1 GB/s + 1e6 bytes out + 2e9 / 1e12 s of work */
+    assert_float_equal(gk__predict_gpu(&m, &w, 3e6, 1e6), 1e-3 + 3e-3 + 1e-3 + 2e-3, 1e-12);
+}
+
+static void test_small_work_stays_on_cpu_large_goes_to_gpu(void **state)
+{
+    (void)state;
+    gk_cost_model m = injected();
+    gk_workload small = {GK_WORK_STREAM, 0, 1e4};
+    assert_int_equal(gk__place(&m, &small, 1e4, 1e4), GK_BACKEND_CPU);
+    /* Compute-heavy work with little data: 1e10 units take 10 s on the CPU, 10 ms on the GPU. */
+    gk_workload heavy = {GK_WORK_RBF_PAIRS, 0, 1e10};
+    assert_int_equal(gk__place(&m, &heavy, 1e6, 1e6), GK_BACKEND_CUDA);
+    /* Streaming work whose transfers cost more than the CPU's pass: stays on the CPU. */
+    gk_workload stream = {GK_WORK_STREAM, 0, 3e9};
+    assert_int_equal(gk__place(&m, &stream, 2e9, 1e9), GK_BACKEND_CPU);
+}
+
+static void test_dtype_selects_its_rate(void **state)
+{
+    (void)state;
+    gk_cost_model m = injected();
+    m.gpu_rate[GK_WORK_GEMM][1] = 1e6; /* a GPU without float64 units */
+    gk_workload f32 = {GK_WORK_GEMM, 0, 1e10}, f64 = {GK_WORK_GEMM, 1, 1e10};
+    assert_int_equal(gk__place(&m, &f32, 1e6, 1e6), GK_BACKEND_CUDA);
+    assert_int_equal(gk__place(&m, &f64, 1e6, 1e6), GK_BACKEND_CPU);
+}
+
+/* Growing one workload moves it to the GPU once and never back: one crossover. */
+static void test_single_crossover(void **state)
+{
+    (void)state;
+    gk_cost_model m = injected();
+    int switched = 0;
+    for (double n = 16; n <= 65536; n *= 2) {
+        gk_workload w = {GK_WORK_RBF_PAIRS, 0, n * n * 20};
+        gk_backend b = gk__place(&m, &w, 2 * n * 20 * 4, n * n * 4);
+        if (switched)
+            assert_int_equal(b, GK_BACKEND_CUDA);
+        switched |= b == GK_BACKEND_CUDA;
+    }
+    assert_true(switched);
+}
+
+static void temp_path(char *path, size_t size)
+{
+    const char *dir = getenv("TMPDIR");
+    snprintf(path, size, "%s/gk_placement_%ld.txt", dir ? dir : "/tmp", (long)getpid());
+}
+
+static void test_save_then_load_round_trips(void **state)
+{
+    (void)state;
+    char path[512];
+    temp_path(path, sizeof path);
+    gk_cost_model m = injected(), back;
+    m.gpu_rate[GK_WORK_EXP][1] = 1.25e11;
+    assert_true(gk__cost_model_save(&m, path));
+    gk__cost_model_defaults(&back);
+    assert_true(gk__cost_model_load(&back, path));
+    remove(path);
+    assert_float_equal(back.gpu_call_s, m.gpu_call_s, 1e-15);
+    assert_float_equal(back.h2d_bytes_per_s, m.h2d_bytes_per_s, 1.0);
+    for (int c = 0; c < GK_WORK_CLASSES; c++)
+        for (int d = 0; d < 2; d++) {
+            assert_float_equal(back.cpu_rate[c][d], m.cpu_rate[c][d], m.cpu_rate[c][d] * 1e-5);
+            assert_float_equal(back.gpu_rate[c][d], m.gpu_rate[c][d], m.gpu_rate[c][d] * 1e-5);
+        }
+}
+
+/* A file with an unknown key or a non-positive figure is refused and changes nothing. */
+static void test_malformed_file_is_refused(void **state)
+{
+    (void)state;
+    static const char *const bodies[] = {"gpu_call_s 1e-3\nfoo_bar 7\n", "gpu_call_s -1\n",
+                                         "cpu_gemm_f32\n"};
+    char path[512];
+    temp_path(path, sizeof path);
+    for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(bodies[i], f);
+        fclose(f);
+        gk_cost_model m, before;
+        gk__cost_model_defaults(&m);
+        before = m;
+        assert_false(gk__cost_model_load(&m, path));
+        assert_memory_equal(&m, &before, sizeof m);
+    }
+    remove(path);
+    gk_cost_model m;
+    gk__cost_model_defaults(&m);
+    assert_false(gk__cost_model_load(&m, "/nonexistent/gpukern/calibration.txt"));
+}
+
+/* The built-in figures keep tiny calls on the CPU and send very large compute to the GPU. */
+static void test_defaults_are_conservative(void **state)
+{
+    (void)state;
+    gk_cost_model m;
+    gk__cost_model_defaults(&m);
+    gk_workload tiny = {GK_WORK_STREAM, 0, 3 * 1000 * 4};
+    assert_int_equal(gk__place(&m, &tiny, 8000, 4000), GK_BACKEND_CPU);
+    gk_workload gemm = {GK_WORK_GEMM, 0, 2.0 * 8192 * 8192 * 8192};
+    double bytes = 3.0 * 8192 * 8192 * 4;
+    assert_int_equal(gk__place(&m, &gemm, bytes, bytes / 3), GK_BACKEND_CUDA);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_predictions_follow_the_table),
+        cmocka_unit_test(test_small_work_stays_on_cpu_large_goes_to_gpu),
+        cmocka_unit_test(test_dtype_selects_its_rate),
+        cmocka_unit_test(test_single_crossover),
+        cmocka_unit_test(test_save_then_load_round_trips),
+        cmocka_unit_test(test_malformed_file_is_refused),
+        cmocka_unit_test(test_defaults_are_conservative),
+    };
+    return cmocka_run_group_tests_name("placement", tests, NULL, NULL);
+}
