@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 
+import gpukern
 from reference import RBF_TOL, REDUCTION_TOL, assert_within_ulps, check_gemm, fetch, put
 
 SIZES = [0, 1, 7, 1000, 65537]
@@ -202,8 +203,6 @@ def test_rbf_matvec_large_n_stays_accurate(ctx, rng, dtype):
 
 
 def test_backends_agree_bit_for_bit_where_promised(rng, dtype):
-    import gpukern
-
     if "cuda" not in gpukern.available_backends():
         pytest.skip("needs both backends")
     x, y = data(rng, 100003, dtype), data(rng, 100003, dtype)
