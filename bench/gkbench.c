@@ -11,6 +11,7 @@
 #include "cases.h"
 #include "common.h"
 #include "report.h"
+#include "sweep.h"
 
 /* Streaming ops whose operands are smaller than this rotate through several operand sets, so
  * repeated calls read memory and not a cache (H200 L2: 50 MiB; server L3s are similar). */
@@ -29,9 +30,9 @@
     } while (0)
 
 typedef struct bench_opts {
-    int quick, tf32, cpu_threads, reps, list;
+    int quick, tf32, cpu_threads, reps, list, sweep;
     unsigned backends;
-    const char *ops, *csv, *json;
+    const char *ops, *csv, *json, *png;
     double min_rep_s;  /* a timed repetition lasts at least this long (many calls if need be) */
     double max_case_s; /* fewer repetitions for ops whose single call is this slow */
 } bench_opts;
@@ -272,6 +273,10 @@ int main(int argc, char **argv)
         {"--threads", GKX_INT, &o.cpu_threads, "CPU backend threads (default: OpenMP's)"},
         {"--tf32", GKX_SWITCH, &o.tf32, "let float32 gemm use TF32 tensor cores"},
         {"--list", GKX_SWITCH, &o.list, "list the workloads and exit"},
+        {"--sweep", GKX_SWITCH, &o.sweep,
+         "instead: cpu, cuda and auto on host data over sizes, 1e2..1e8 (quick: ..1e6);\n"
+         "                   CSV to --csv (default sweep.csv); honours --op, --threads, --tf32"},
+        {"--png", GKX_STRING, &o.png, "with --sweep: also plot the sweep into this PNG"},
     };
     gkx_parse_flags(argc, argv,
                     "Times libgpukern's ops per backend: median seconds per call after warm-up,\n"
@@ -283,6 +288,20 @@ int main(int argc, char **argv)
     if (o.reps <= 0)
         o.reps = o.quick ? 3 : 7;
     unsigned long ops = parse_ops(o.ops);
+    if (o.sweep) {
+        char load[64];
+        load_average(load, sizeof load);
+        catch_signals();
+        sweep_opts so = {.quick = o.quick,
+                         .cpu_threads = o.cpu_threads,
+                         .tf32 = o.tf32,
+                         .ops = ops,
+                         .csv = o.csv ? o.csv : "sweep.csv",
+                         .png = o.png,
+                         .loadavg = load,
+                         .stop = &interrupted};
+        return sweep_main(&so);
+    }
 
     size_t ncases;
     const bench_case *cases = bench_cases(o.quick, &ncases);
