@@ -30,8 +30,9 @@ template <typename T> struct cuda_exp_op {
     __device__ T operator()(T a, T) const { return exp(a); }
 };
 
-/* Loads of the vector body issued before the first use, per thread and grid-stride step. */
-#define GK_CUDA_MAP_UNROLL 4
+/* Vectors per thread and grid-stride step, all loaded before the first use: 8 for operations
+ * with one input, 4 with two, so every thread keeps about 128 bytes of loads in flight. */
+#define GK_CUDA_MAP_UNROLL(nin) ((nin) >= 2 ? 4 : 8)
 
 /* z[i] = op(x[i], y[i]) for the NIN inputs used. Elements [head, head + nvec * W) are handled as
  * aligned 16-byte vectors, the rest one by one. No __restrict__: z may alias x or y, which is
@@ -41,7 +42,7 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
     cuda_map(size_t n, size_t head, size_t nvec, const T *x, const T *y, T *z, Op op)
 {
     typedef gk_cuda_vec<T> V;
-    const int W = V::width;
+    const int W = V::width, U = GK_CUDA_MAP_UNROLL(NIN);
     const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     const size_t nthreads = (size_t)gridDim.x * blockDim.x;
 
@@ -57,12 +58,12 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
     const typename V::type *xv = NIN >= 1 ? (const typename V::type *)(x + head) : NULL;
     const typename V::type *yv = NIN >= 2 ? (const typename V::type *)(y + head) : NULL;
     typename V::type *zv = (typename V::type *)(z + head);
-    const size_t step = nthreads * GK_CUDA_MAP_UNROLL;
-    for (size_t base = (size_t)blockIdx.x * blockDim.x * GK_CUDA_MAP_UNROLL + threadIdx.x;
-         base < nvec; base += step) {
-        T a[GK_CUDA_MAP_UNROLL][W], b[GK_CUDA_MAP_UNROLL][W];
+    const size_t step = nthreads * U;
+    for (size_t base = (size_t)blockIdx.x * blockDim.x * U + threadIdx.x; base < nvec;
+         base += step) {
+        T a[U][W], b[U][W];
 #pragma unroll
-        for (int u = 0; u < GK_CUDA_MAP_UNROLL; u++) {
+        for (int u = 0; u < U; u++) {
             size_t i = base + (size_t)u * blockDim.x;
             if (i < nvec) {
                 if (NIN >= 1)
@@ -72,7 +73,7 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
             }
         }
 #pragma unroll
-        for (int u = 0; u < GK_CUDA_MAP_UNROLL; u++) {
+        for (int u = 0; u < U; u++) {
             size_t i = base + (size_t)u * blockDim.x;
             if (i < nvec) {
                 T r[W];
@@ -94,7 +95,8 @@ static gk_status cuda_map_launch(gk_cuda_state *s, const char *fn, size_t n, con
         return r;
     gk_cuda_split sp = gk__cuda_split(n, sizeof(T), z, NIN >= 1 ? x : NULL, NIN >= 2 ? y : NULL);
     size_t work = sp.nvec > 0 ? sp.nvec : n;
-    size_t per_block = sp.nvec > 0 ? (size_t)GK_CUDA_THREADS * GK_CUDA_MAP_UNROLL : GK_CUDA_THREADS;
+    size_t per_block =
+        sp.nvec > 0 ? (size_t)GK_CUDA_THREADS * GK_CUDA_MAP_UNROLL(NIN) : GK_CUDA_THREADS;
     unsigned int blocks = gk__cuda_blocks(work, per_block, (size_t)s->sm_count * 8);
     cuda_map<T, NIN, Op><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(n, sp.head, sp.nvec, x, y, z,
                                                                     op);

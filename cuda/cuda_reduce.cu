@@ -136,8 +136,9 @@ struct cuda_nrm2_f64 {
     }
 };
 
-/* Loads per thread and grid-stride step before the first use. */
-#define GK_CUDA_REDUCE_UNROLL 4
+/* Vectors per thread and grid-stride step, all loaded before the first use: 8 for one input,
+ * 4 for two, so every thread keeps about 128 bytes of loads in flight. */
+#define GK_CUDA_REDUCE_UNROLL(nin) ((nin) >= 2 ? 4 : 8)
 
 /* Block-wide merge in a fixed order (shuffle tree, then warp 0 over the warp totals), so the
  * result depends only on the data and the launch shape; thread 0 gets the total. */
@@ -183,7 +184,7 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
 {
     typedef typename R::T T;
     typedef gk_cuda_vec<T> V;
-    const int W = V::width;
+    const int W = V::width, U = GK_CUDA_REDUCE_UNROLL(NIN);
     const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     const size_t nthreads = (size_t)gridDim.x * blockDim.x;
 
@@ -201,12 +202,12 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
 
     const typename V::type *xv = (const typename V::type *)(x + head);
     const typename V::type *yv = NIN >= 2 ? (const typename V::type *)(y + head) : NULL;
-    const size_t step = nthreads * GK_CUDA_REDUCE_UNROLL;
-    for (size_t base = (size_t)blockIdx.x * blockDim.x * GK_CUDA_REDUCE_UNROLL + threadIdx.x;
-         base < nvec; base += step) {
-        T xs[GK_CUDA_REDUCE_UNROLL][W], ys[GK_CUDA_REDUCE_UNROLL][W];
+    const size_t step = nthreads * U;
+    for (size_t base = (size_t)blockIdx.x * blockDim.x * U + threadIdx.x; base < nvec;
+         base += step) {
+        T xs[U][W], ys[U][W];
 #pragma unroll
-        for (int u = 0; u < GK_CUDA_REDUCE_UNROLL; u++) {
+        for (int u = 0; u < U; u++) {
             size_t i = base + (size_t)u * blockDim.x;
             if (i < nvec) {
                 V::unpack(__ldg(xv + i), xs[u]);
@@ -215,7 +216,7 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
             }
         }
 #pragma unroll
-        for (int u = 0; u < GK_CUDA_REDUCE_UNROLL; u++) {
+        for (int u = 0; u < U; u++) {
             size_t i = base + (size_t)u * blockDim.x;
             if (i < nvec) {
 #pragma unroll
@@ -273,7 +274,7 @@ static gk_status cuda_reduce_run(gk_cuda_state *s, const char *fn, size_t n,
     gk_cuda_split sp = gk__cuda_split(n, sizeof(T), x, NIN >= 2 ? y : NULL, NULL);
     size_t work = sp.nvec > 0 ? sp.nvec : n;
     size_t per_block =
-        sp.nvec > 0 ? (size_t)GK_CUDA_THREADS * GK_CUDA_REDUCE_UNROLL : GK_CUDA_THREADS;
+        sp.nvec > 0 ? (size_t)GK_CUDA_THREADS * GK_CUDA_REDUCE_UNROLL(NIN) : GK_CUDA_THREADS;
     size_t cap = (size_t)s->sm_count * 8;
     if (cap > GK_CUDA_MAX_PARTIALS)
         cap = GK_CUDA_MAX_PARTIALS;
