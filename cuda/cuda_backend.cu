@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_backend.cu - the module's one exported symbol, which hands the core the CUDA backend table. */
+/* cuda_backend.cu - the module's one exported symbol, handing the core the CUDA backend table. */
 #include <type_traits>
 
 #include "cuda_internal.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_context.cu - device discovery and the per-context stream, cuBLAS handle, pool and scratch. */
+/* cuda_context.cu - device discovery; per-context stream, cuBLAS handle, pool and scratch. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,7 +109,8 @@ static gk_status gk_cuda_make_scratch(gk_cuda_state *s)
                        "cudaMemsetAsync(reduction ticket)");
     if (r != GK_OK)
         return r;
-    r = gk__cuda_check(cudaHostAlloc((void **)&s->pinned, GK_CUDA_PINNED_HEAD + GK_CUDA_STAGING_BYTES,
+    r = gk__cuda_check(cudaHostAlloc((void **)&s->pinned,
+                                     GK_CUDA_PINNED_HEAD + GK_CUDA_STAGING_BYTES,
                                      cudaHostAllocDefault),
                        fn, "cudaHostAlloc(staging)");
     if (r != GK_OK)

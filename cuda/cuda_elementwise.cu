@@ -7,27 +7,48 @@
  * exactly like the CPU's `z = x + y` and agree bit for bit. */
 template <typename T> struct cuda_fill_op {
     T v;
-    __device__ T operator()(T, T) const { return v; }
+    __device__ T operator()(T, T) const
+    {
+        return v;
+    }
 };
 template <typename T> struct cuda_add_op {
-    __device__ T operator()(T a, T b) const { return a + b; }
+    __device__ T operator()(T a, T b) const
+    {
+        return a + b;
+    }
 };
 template <typename T> struct cuda_sub_op {
-    __device__ T operator()(T a, T b) const { return a - b; }
+    __device__ T operator()(T a, T b) const
+    {
+        return a - b;
+    }
 };
 template <typename T> struct cuda_mul_op {
-    __device__ T operator()(T a, T b) const { return a * b; }
+    __device__ T operator()(T a, T b) const
+    {
+        return a * b;
+    }
 };
 template <typename T> struct cuda_axpy_op {
     T alpha;
-    __device__ T operator()(T a, T b) const { return fma(alpha, a, b); }
+    __device__ T operator()(T a, T b) const
+    {
+        return fma(alpha, a, b);
+    }
 };
 template <typename T> struct cuda_scale_op {
     T alpha;
-    __device__ T operator()(T a, T) const { return alpha * a; }
+    __device__ T operator()(T a, T) const
+    {
+        return alpha * a;
+    }
 };
 template <typename T> struct cuda_exp_op {
-    __device__ T operator()(T a, T) const { return exp(a); }
+    __device__ T operator()(T a, T) const
+    {
+        return exp(a);
+    }
 };
 
 /* Vectors per thread and grid-stride step, all loaded before the first use: 8 for operations
@@ -87,8 +108,8 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
 }
 
 template <typename T, int NIN, typename Op>
-static gk_status cuda_map_launch(gk_cuda_state *s, const char *fn, size_t n, const T *x,
-                                 const T *y, T *z, Op op)
+static gk_status cuda_map_launch(gk_cuda_state *s, const char *fn, size_t n, const T *x, const T *y,
+                                 T *z, Op op)
 {
     gk_status r = gk__cuda_enter(s, fn);
     if (r != GK_OK || n == 0)
@@ -98,8 +119,8 @@ static gk_status cuda_map_launch(gk_cuda_state *s, const char *fn, size_t n, con
     size_t per_block =
         sp.nvec > 0 ? (size_t)GK_CUDA_THREADS * GK_CUDA_MAP_UNROLL(NIN) : GK_CUDA_THREADS;
     unsigned int blocks = gk__cuda_blocks(work, per_block, (size_t)s->sm_count * 8);
-    cuda_map<T, NIN, Op><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(n, sp.head, sp.nvec, x, y, z,
-                                                                    op);
+    cuda_map<T, NIN, Op>
+        <<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(n, sp.head, sp.nvec, x, y, z, op);
     return gk__cuda_launched(fn, sizeof(T) == 4 ? "cuda_map<float>" : "cuda_map<double>");
 }
 
@@ -110,8 +131,8 @@ static gk_status cuda_map_dispatch(void *st, const char *fn, gk_dtype t, size_t 
 {
     gk_cuda_state *s = (gk_cuda_state *)st;
     if (t == GK_FLOAT32)
-        return cuda_map_launch<float, NIN>(s, fn, n, (const float *)x, (const float *)y,
-                                           (float *)z, Op<float>::make((float)scalar));
+        return cuda_map_launch<float, NIN>(s, fn, n, (const float *)x, (const float *)y, (float *)z,
+                                           Op<float>::make((float)scalar));
     if (t == GK_FLOAT64)
         return cuda_map_launch<double, NIN>(s, fn, n, (const double *)x, (const double *)y,
                                             (double *)z, Op<double>::make(scalar));
@@ -121,25 +142,46 @@ static gk_status cuda_map_dispatch(void *st, const char *fn, gk_dtype t, size_t 
 
 /* Adapters giving every op the same construction from one scalar. */
 template <typename T> struct cuda_fill_mk {
-    static cuda_fill_op<T> make(T v) { return cuda_fill_op<T>{v}; }
+    static cuda_fill_op<T> make(T v)
+    {
+        return cuda_fill_op<T>{v};
+    }
 };
 template <typename T> struct cuda_add_mk {
-    static cuda_add_op<T> make(T) { return cuda_add_op<T>{}; }
+    static cuda_add_op<T> make(T)
+    {
+        return cuda_add_op<T>{};
+    }
 };
 template <typename T> struct cuda_sub_mk {
-    static cuda_sub_op<T> make(T) { return cuda_sub_op<T>{}; }
+    static cuda_sub_op<T> make(T)
+    {
+        return cuda_sub_op<T>{};
+    }
 };
 template <typename T> struct cuda_mul_mk {
-    static cuda_mul_op<T> make(T) { return cuda_mul_op<T>{}; }
+    static cuda_mul_op<T> make(T)
+    {
+        return cuda_mul_op<T>{};
+    }
 };
 template <typename T> struct cuda_axpy_mk {
-    static cuda_axpy_op<T> make(T a) { return cuda_axpy_op<T>{a}; }
+    static cuda_axpy_op<T> make(T a)
+    {
+        return cuda_axpy_op<T>{a};
+    }
 };
 template <typename T> struct cuda_scale_mk {
-    static cuda_scale_op<T> make(T a) { return cuda_scale_op<T>{a}; }
+    static cuda_scale_op<T> make(T a)
+    {
+        return cuda_scale_op<T>{a};
+    }
 };
 template <typename T> struct cuda_exp_mk {
-    static cuda_exp_op<T> make(T) { return cuda_exp_op<T>{}; }
+    static cuda_exp_op<T> make(T)
+    {
+        return cuda_exp_op<T>{};
+    }
 };
 
 gk_status gk__cuda_fill(void *st, gk_dtype t, size_t n, double value, void *x)

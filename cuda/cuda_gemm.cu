@@ -66,9 +66,9 @@ static gk_status cuda_gemm_run(gk_cuda_state *s, gk_transpose ta, gk_transpose t
                             "gk_gemm", sizeof(T) == 4 ? "cublasSgemm_64" : "cublasDgemm_64");
 }
 
-gk_status gk__cuda_gemm(void *st, gk_dtype t, gk_transpose ta, gk_transpose tb, size_t m,
-                        size_t n, size_t k, double alpha, const void *a, size_t lda,
-                        const void *b, size_t ldb, double beta, void *c, size_t ldc)
+gk_status gk__cuda_gemm(void *st, gk_dtype t, gk_transpose ta, gk_transpose tb, size_t m, size_t n,
+                        size_t k, double alpha, const void *a, size_t lda, const void *b,
+                        size_t ldb, double beta, void *c, size_t ldc)
 {
     gk_cuda_state *s = (gk_cuda_state *)st;
     gk_status r = gk__cuda_enter(s, "gk_gemm");

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_internal.h - per-context state, error checks and launch helpers shared by the CUDA module. */
+/* cuda_internal.h - per-context state, error checks and launch helpers of the CUDA module. */
 #ifndef GK_CUDA_INTERNAL_H
 #define GK_CUDA_INTERNAL_H
 
@@ -109,12 +109,12 @@ gk_status gk__cuda_dot(void *st, gk_dtype t, size_t n, const void *x, const void
                        double *result);
 gk_status gk__cuda_nrm2(void *st, gk_dtype t, size_t n, const void *x, double *result);
 
-gk_status gk__cuda_gemm(void *st, gk_dtype t, gk_transpose ta, gk_transpose tb, size_t m,
-                        size_t n, size_t k, double alpha, const void *a, size_t lda,
-                        const void *b, size_t ldb, double beta, void *c, size_t ldc);
+gk_status gk__cuda_gemm(void *st, gk_dtype t, gk_transpose ta, gk_transpose tb, size_t m, size_t n,
+                        size_t k, double alpha, const void *a, size_t lda, const void *b,
+                        size_t ldb, double beta, void *c, size_t ldc);
 
-gk_status gk__cuda_rbf_rows(void *st, gk_dtype t, size_t n, size_t d, double gamma,
-                            const void *a, const void *b, void *k);
+gk_status gk__cuda_rbf_rows(void *st, gk_dtype t, size_t n, size_t d, double gamma, const void *a,
+                            const void *b, void *k);
 gk_status gk__cuda_rbf_matrix(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
                               const void *x, const void *y, void *k);
 gk_status gk__cuda_rbf_matvec(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,

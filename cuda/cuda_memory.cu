@@ -99,8 +99,8 @@ gk_status gk__cuda_mem_write(void *st, void *dst, const void *src, size_t bytes)
     if (bytes > GK_CUDA_STAGING_BYTES) {
         /* src may be pinned memory, for which the copy really is asynchronous: wait, since
          * the caller may reuse src as soon as this returns. */
-        r = gk__cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s->stream),
-                           fn, "cudaMemcpyAsync(host to device)");
+        r = gk__cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s->stream), fn,
+                           "cudaMemcpyAsync(host to device)");
         if (r == GK_OK)
             r = gk__cuda_check(cudaStreamSynchronize(s->stream), fn, "cudaStreamSynchronize");
         return r;

@@ -75,8 +75,8 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
 }
 
 template <typename T>
-static gk_status cuda_rbf_matrix_run(gk_cuda_state *s, size_t m, size_t n, size_t d,
-                                     double gamma, const T *x, const T *y, T *k)
+static gk_status cuda_rbf_matrix_run(gk_cuda_state *s, size_t m, size_t n, size_t d, double gamma,
+                                     const T *x, const T *y, T *k)
 {
     const char *fn = "gk_rbf_matrix";
     gk_status r = gk__cuda_enter(s, fn);
@@ -85,8 +85,8 @@ static gk_status cuda_rbf_matrix_run(gk_cuda_state *s, size_t m, size_t n, size_
     const size_t bm = 16 * cuda_rbf_shape<T>::TM, bn = 16 * cuda_rbf_shape<T>::TN;
     size_t ntiles = (n + bn - 1) / bn, mtiles = (m + bm - 1) / bm;
     if (ntiles > 0x7fffffffu)
-        return gk__cuda_error(GK_E_UNSUPPORTED, "%s: n (%zu) exceeds the grid's column limit",
-                              fn, n);
+        return gk__cuda_error(GK_E_UNSUPPORTED, "%s: n (%zu) exceeds the grid's column limit", fn,
+                              n);
     dim3 grid((unsigned int)ntiles, (unsigned int)(mtiles < 65535 ? mtiles : 65535));
     /* Rows start on a 16-byte boundary only when n is a multiple of the vector width. */
     bool vec_store = n % gk_cuda_vec<T>::width == 0 && (uintptr_t)k % 16 == 0;
@@ -117,8 +117,8 @@ gk_status gk__cuda_rbf_matrix(void *st, gk_dtype t, size_t m, size_t n, size_t d
         return cuda_rbf_matrix_run<float>(s, m, n, d, gamma, (const float *)x, (const float *)y,
                                           (float *)k);
     if (t == GK_FLOAT64)
-        return cuda_rbf_matrix_run<double>(s, m, n, d, gamma, (const double *)x,
-                                           (const double *)y, (double *)k);
-    return gk__cuda_error(GK_E_INTERNAL,
-                          "gk_rbf_matrix: unknown dtype %d reached the CUDA backend", (int)t);
+        return cuda_rbf_matrix_run<double>(s, m, n, d, gamma, (const double *)x, (const double *)y,
+                                           (double *)k);
+    return gk__cuda_error(GK_E_INTERNAL, "gk_rbf_matrix: unknown dtype %d reached the CUDA backend",
+                          (int)t);
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_rbf_matvec.cu - out[i] = sum_j exp(-gamma ||x_i - y_j||^2) w[j] without forming the matrix. */
+/* cuda_rbf_matvec.cu - out[i] = sum_j exp(-gamma ||x_i - y_j||^2) w[j], never forming K. */
 #include <cmath>
 
 #include "cuda_rbf_matvec_small.cuh"
@@ -52,8 +52,8 @@ static cuda_matvec_plan cuda_matvec_split(gk_cuda_state *s, size_t m, size_t n, 
 
 template <typename T, int D>
 static void cuda_matvec_small_launch(cudaStream_t st, const cuda_matvec_plan &p, bool check,
-                                     size_t m, size_t n, T c, const T *x, const T *y,
-                                     const T *w, T *out, double *part)
+                                     size_t m, size_t n, T c, const T *x, const T *y, const T *w,
+                                     T *out, double *part)
 {
     unsigned int sc = (unsigned int)p.splits;
     if (check)
@@ -72,16 +72,16 @@ static void cuda_matvec_tiled_launch(cudaStream_t st, const cuda_matvec_plan &p,
     const int BK = GK_MATVEC_TILED_BK;
     unsigned int sc = (unsigned int)p.splits;
     if (check)
-        cuda_rbf_matvec_tiled<T, BK, true><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
-            m, n, d, c, x, y, w, sc, p.per_split, out, part);
+        cuda_rbf_matvec_tiled<T, BK, true>
+            <<<p.blocks, GK_CUDA_THREADS, 0, st>>>(m, n, d, c, x, y, w, sc, p.per_split, out, part);
     else
-        cuda_rbf_matvec_tiled<T, BK, false><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
-            m, n, d, c, x, y, w, sc, p.per_split, out, part);
+        cuda_rbf_matvec_tiled<T, BK, false>
+            <<<p.blocks, GK_CUDA_THREADS, 0, st>>>(m, n, d, c, x, y, w, sc, p.per_split, out, part);
 }
 
 template <typename T>
-static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_t d,
-                                     double gamma, const T *x, const T *y, const T *w, T *out)
+static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_t d, double gamma,
+                                     const T *x, const T *y, const T *w, T *out)
 {
     const char *fn = "gk_rbf_matvec";
     gk_status r = gk__cuda_enter(s, fn);
@@ -96,8 +96,8 @@ static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_
     const bool small = d <= 4;
     const size_t rows = small ? (size_t)GK_CUDA_THREADS * cuda_matvec_small_shape<T>::R
                               : (size_t)16 * cuda_rbf_shape<T>::TM;
-    const size_t cols = small ? (size_t)cuda_matvec_small_shape<T>::CHUNK
-                              : (size_t)16 * cuda_rbf_shape<T>::TN;
+    const size_t cols =
+        small ? (size_t)cuda_matvec_small_shape<T>::CHUNK : (size_t)16 * cuda_rbf_shape<T>::TN;
     cuda_matvec_plan p = cuda_matvec_split(s, m, n, rows, cols);
     if ((m + rows - 1) / rows * p.splits > 0x7fffffffu)
         return gk__cuda_error(GK_E_UNSUPPORTED, "%s: m (%zu) exceeds the grid's limit", fn, m);
@@ -113,19 +113,31 @@ static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_
     bool check = !std::isfinite(c);
     cudaStream_t st = s->stream;
     switch (small ? (int)d : -1) {
-    case 0: cuda_matvec_small_launch<T, 0>(st, p, check, m, n, c, x, y, w, out, part); break;
-    case 1: cuda_matvec_small_launch<T, 1>(st, p, check, m, n, c, x, y, w, out, part); break;
-    case 2: cuda_matvec_small_launch<T, 2>(st, p, check, m, n, c, x, y, w, out, part); break;
-    case 3: cuda_matvec_small_launch<T, 3>(st, p, check, m, n, c, x, y, w, out, part); break;
-    case 4: cuda_matvec_small_launch<T, 4>(st, p, check, m, n, c, x, y, w, out, part); break;
-    default: cuda_matvec_tiled_launch<T>(st, p, check, m, n, d, c, x, y, w, out, part); break;
+    case 0:
+        cuda_matvec_small_launch<T, 0>(st, p, check, m, n, c, x, y, w, out, part);
+        break;
+    case 1:
+        cuda_matvec_small_launch<T, 1>(st, p, check, m, n, c, x, y, w, out, part);
+        break;
+    case 2:
+        cuda_matvec_small_launch<T, 2>(st, p, check, m, n, c, x, y, w, out, part);
+        break;
+    case 3:
+        cuda_matvec_small_launch<T, 3>(st, p, check, m, n, c, x, y, w, out, part);
+        break;
+    case 4:
+        cuda_matvec_small_launch<T, 4>(st, p, check, m, n, c, x, y, w, out, part);
+        break;
+    default:
+        cuda_matvec_tiled_launch<T>(st, p, check, m, n, d, c, x, y, w, out, part);
+        break;
     }
     r = gk__cuda_launched(fn, small ? "cuda_rbf_matvec_small" : "cuda_rbf_matvec_tiled");
     if (r != GK_OK || p.splits == 1)
         return r;
     cuda_rbf_matvec_combine<T>
-        <<<gk__cuda_blocks(m, GK_CUDA_THREADS, (size_t)s->sm_count * 8), GK_CUDA_THREADS, 0,
-           st>>>(m, (unsigned int)p.splits, part, out);
+        <<<gk__cuda_blocks(m, GK_CUDA_THREADS, (size_t)s->sm_count * 8), GK_CUDA_THREADS, 0, st>>>(
+            m, (unsigned int)p.splits, part, out);
     return gk__cuda_launched(fn, "cuda_rbf_matvec_combine");
 }
 
@@ -137,8 +149,8 @@ gk_status gk__cuda_rbf_matvec(void *st, gk_dtype t, size_t m, size_t n, size_t d
         return cuda_rbf_matvec_run<float>(s, m, n, d, gamma, (const float *)x, (const float *)y,
                                           (const float *)w, (float *)out);
     if (t == GK_FLOAT64)
-        return cuda_rbf_matvec_run<double>(s, m, n, d, gamma, (const double *)x,
-                                           (const double *)y, (const double *)w, (double *)out);
-    return gk__cuda_error(GK_E_INTERNAL,
-                          "gk_rbf_matvec: unknown dtype %d reached the CUDA backend", (int)t);
+        return cuda_rbf_matvec_run<double>(s, m, n, d, gamma, (const double *)x, (const double *)y,
+                                           (const double *)w, (double *)out);
+    return gk__cuda_error(GK_E_INTERNAL, "gk_rbf_matvec: unknown dtype %d reached the CUDA backend",
+                          (int)t);
 }

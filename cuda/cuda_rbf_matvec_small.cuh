@@ -26,9 +26,9 @@ template <> struct cuda_matvec_small_shape<double> {
  * otherwise a double partial per row for the combine kernel. */
 template <typename T, int D, bool CHECK>
 __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
-    cuda_rbf_matvec_small(size_t m, size_t n, T c, const T *__restrict__ x,
-                          const T *__restrict__ y, const T *__restrict__ w, unsigned int splits,
-                          size_t cps, T *__restrict__ out, double *__restrict__ partial)
+    cuda_rbf_matvec_small(size_t m, size_t n, T c, const T *__restrict__ x, const T *__restrict__ y,
+                          const T *__restrict__ w, unsigned int splits, size_t cps,
+                          T *__restrict__ out, double *__restrict__ partial)
 {
     typedef cuda_matvec_small_shape<T> S;
     typedef gk_cuda_vec<T> V;

@@ -33,7 +33,10 @@ template <int TM> struct cuda_matvec_acc<float, TM> {
             slot[i * GK_CUDA_THREADS] = 0.0;
         }
     }
-    __device__ void add(int i, float v) { pend[i] += v; }
+    __device__ void add(int i, float v)
+    {
+        pend[i] += v;
+    }
     __device__ void flush()
     {
 #pragma unroll
@@ -68,7 +71,9 @@ template <int TM> struct cuda_matvec_acc<double, TM> {
         cuda_two_sum(s[i], v, s[i], e);
         c[i] += e;
     }
-    __device__ void flush() {}
+    __device__ void flush()
+    {
+    }
     __device__ double total(int i)
     {
         double ts = s[i], tc = c[i];
@@ -92,8 +97,8 @@ template <int TM> struct cuda_matvec_acc<double, TM> {
 template <typename T, int BK, bool CHECK>
 __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
     cuda_rbf_matvec_tiled(size_t m, size_t n, size_t d, T c, const T *__restrict__ x,
-                    const T *__restrict__ y, const T *__restrict__ w, unsigned int splits,
-                    size_t tps, T *__restrict__ out, double *__restrict__ partial)
+                          const T *__restrict__ y, const T *__restrict__ w, unsigned int splits,
+                          size_t tps, T *__restrict__ out, double *__restrict__ partial)
 {
     typedef cuda_rbf_shape<T> S;
     typedef cuda_rbf_tile<T, S::TM, S::TN, BK> Tile;

@@ -83,8 +83,8 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
 }
 
 template <typename T, bool VEC>
-static void cuda_rbf_rows_launch(gk_cuda_state *s, int g, unsigned int blocks, size_t n,
-                                 size_t d, double gamma, const T *a, const T *b, T *k)
+static void cuda_rbf_rows_launch(gk_cuda_state *s, int g, unsigned int blocks, size_t n, size_t d,
+                                 double gamma, const T *a, const T *b, T *k)
 {
     cudaStream_t st = s->stream;
     switch (g) {
@@ -110,8 +110,8 @@ static void cuda_rbf_rows_launch(gk_cuda_state *s, int g, unsigned int blocks, s
 }
 
 template <typename T>
-static gk_status cuda_rbf_rows_run(gk_cuda_state *s, size_t n, size_t d, double gamma,
-                                   const T *a, const T *b, T *k)
+static gk_status cuda_rbf_rows_run(gk_cuda_state *s, size_t n, size_t d, double gamma, const T *a,
+                                   const T *b, T *k)
 {
     const char *fn = "gk_rbf_rows";
     gk_status r = gk__cuda_enter(s, fn);
@@ -132,8 +132,8 @@ static gk_status cuda_rbf_rows_run(gk_cuda_state *s, size_t n, size_t d, double 
     return gk__cuda_launched(fn, "cuda_rbf_rows");
 }
 
-gk_status gk__cuda_rbf_rows(void *st, gk_dtype t, size_t n, size_t d, double gamma,
-                            const void *a, const void *b, void *k)
+gk_status gk__cuda_rbf_rows(void *st, gk_dtype t, size_t n, size_t d, double gamma, const void *a,
+                            const void *b, void *k)
 {
     gk_cuda_state *s = (gk_cuda_state *)st;
     if (t == GK_FLOAT32)

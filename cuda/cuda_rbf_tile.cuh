@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_rbf_tile.cuh - the register-tiled squared-distance block shared by rbf_matrix and rbf_matvec. */
+/* cuda_rbf_tile.cuh - the register-tiled squared-distance block of rbf_matrix and rbf_matvec. */
 #ifndef GK_CUDA_RBF_TILE_CUH
 #define GK_CUDA_RBF_TILE_CUH
 
@@ -24,8 +24,7 @@ template <bool CHECK = true> __device__ __forceinline__ float cuda_rbf_value(flo
 {
     return CHECK && dist == 0.0f ? 1.0f : cuda_ex2(dist * c);
 }
-template <bool CHECK = true>
-__device__ __forceinline__ double cuda_rbf_value(double dist, double c)
+template <bool CHECK = true> __device__ __forceinline__ double cuda_rbf_value(double dist, double c)
 {
     return CHECK && dist == 0.0 ? 1.0 : exp(dist * c);
 }
@@ -43,7 +42,8 @@ static inline double cuda_rbf_constant(double gamma, double)
 /* Asynchronous global-to-shared copy of one element (sm_80+): the data never occupies
  * registers, which the tile's accumulators need. valid = false copies nothing and fills the
  * element with zeros; src must still be a mapped address. */
-template <typename T> __device__ __forceinline__ void cuda_cp_async(T *dst, const T *src, bool valid)
+template <typename T>
+__device__ __forceinline__ void cuda_cp_async(T *dst, const T *src, bool valid)
 {
     unsigned int d = (unsigned int)__cvta_generic_to_shared(dst);
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(d),
@@ -135,8 +135,8 @@ template <typename T, int TM, int TN, int BK> struct cuda_rbf_tile {
      * starts from this chunk instead (the first feature's square is assigned, which saves
      * zeroing TM x TN registers per tile). */
     static __device__ __forceinline__ void accumulate(T (&acc)[TM][TN], const T (*xs)[XLD],
-                                                      const T (*ys)[YLD], int lmax, int tx,
-                                                      int ty, bool init)
+                                                      const T (*ys)[YLD], int lmax, int tx, int ty,
+                                                      bool init)
     {
         int l = 0;
         if (init && lmax > 0) {

@@ -23,9 +23,18 @@ __device__ __forceinline__ void cuda_comp_add(double &s, double &c, double x)
 struct cuda_sum_f32 {
     typedef float T;
     enum { K = 1 };
-    static __device__ void add(cuda_acc<1> &a, float x, float) { a.v[0] += (double)x; }
-    static __device__ void merge(cuda_acc<1> &a, const cuda_acc<1> &b) { a.v[0] += b.v[0]; }
-    static __device__ double finish(const cuda_acc<1> &a) { return a.v[0]; }
+    static __device__ void add(cuda_acc<1> &a, float x, float)
+    {
+        a.v[0] += (double)x;
+    }
+    static __device__ void merge(cuda_acc<1> &a, const cuda_acc<1> &b)
+    {
+        a.v[0] += b.v[0];
+    }
+    static __device__ double finish(const cuda_acc<1> &a)
+    {
+        return a.v[0];
+    }
 };
 struct cuda_dot_f32 {
     typedef float T;
@@ -34,8 +43,14 @@ struct cuda_dot_f32 {
     {
         a.v[0] = fma((double)x, (double)y, a.v[0]);
     }
-    static __device__ void merge(cuda_acc<1> &a, const cuda_acc<1> &b) { a.v[0] += b.v[0]; }
-    static __device__ double finish(const cuda_acc<1> &a) { return a.v[0]; }
+    static __device__ void merge(cuda_acc<1> &a, const cuda_acc<1> &b)
+    {
+        a.v[0] += b.v[0];
+    }
+    static __device__ double finish(const cuda_acc<1> &a)
+    {
+        return a.v[0];
+    }
 };
 /* A float32 square is at most 1.2e77 and at least 2e-90 in double: no scaling needed. */
 struct cuda_nrm2_f32 {
@@ -45,8 +60,14 @@ struct cuda_nrm2_f32 {
     {
         a.v[0] = fma((double)x, (double)x, a.v[0]);
     }
-    static __device__ void merge(cuda_acc<1> &a, const cuda_acc<1> &b) { a.v[0] += b.v[0]; }
-    static __device__ double finish(const cuda_acc<1> &a) { return sqrt(a.v[0]); }
+    static __device__ void merge(cuda_acc<1> &a, const cuda_acc<1> &b)
+    {
+        a.v[0] += b.v[0];
+    }
+    static __device__ double finish(const cuda_acc<1> &a)
+    {
+        return sqrt(a.v[0]);
+    }
 };
 
 /* float64: compensated (sum, correction) pairs. */
@@ -59,9 +80,18 @@ __device__ __forceinline__ void cuda_comp_merge(cuda_acc<2> &a, const cuda_acc<2
 struct cuda_sum_f64 {
     typedef double T;
     enum { K = 2 };
-    static __device__ void add(cuda_acc<2> &a, double x, double) { cuda_comp_add(a.v[0], a.v[1], x); }
-    static __device__ void merge(cuda_acc<2> &a, const cuda_acc<2> &b) { cuda_comp_merge(a, b); }
-    static __device__ double finish(const cuda_acc<2> &a) { return cuda_comp_value(a.v[0], a.v[1]); }
+    static __device__ void add(cuda_acc<2> &a, double x, double)
+    {
+        cuda_comp_add(a.v[0], a.v[1], x);
+    }
+    static __device__ void merge(cuda_acc<2> &a, const cuda_acc<2> &b)
+    {
+        cuda_comp_merge(a, b);
+    }
+    static __device__ double finish(const cuda_acc<2> &a)
+    {
+        return cuda_comp_value(a.v[0], a.v[1]);
+    }
 };
 struct cuda_dot_f64 {
     typedef double T;
@@ -74,8 +104,14 @@ struct cuda_dot_f64 {
         cuda_comp_add(a.v[0], a.v[1], p);
         a.v[1] += e;
     }
-    static __device__ void merge(cuda_acc<2> &a, const cuda_acc<2> &b) { cuda_comp_merge(a, b); }
-    static __device__ double finish(const cuda_acc<2> &a) { return cuda_comp_value(a.v[0], a.v[1]); }
+    static __device__ void merge(cuda_acc<2> &a, const cuda_acc<2> &b)
+    {
+        cuda_comp_merge(a, b);
+    }
+    static __device__ double finish(const cuda_acc<2> &a)
+    {
+        return cuda_comp_value(a.v[0], a.v[1]);
+    }
 };
 
 /* float64 nrm2 by Blue's algorithm with the constants of LAPACK 3.10's dnrm2: three sums for
@@ -142,8 +178,7 @@ struct cuda_nrm2_f64 {
 
 /* Block-wide merge in a fixed order (shuffle tree, then warp 0 over the warp totals), so the
  * result depends only on the data and the launch shape; thread 0 gets the total. */
-template <typename R>
-__device__ cuda_acc<R::K> cuda_block_merge(cuda_acc<R::K> a)
+template <typename R> __device__ cuda_acc<R::K> cuda_block_merge(cuda_acc<R::K> a)
 {
     __shared__ cuda_acc<R::K> warp_total[GK_CUDA_THREADS / 32];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -179,8 +214,8 @@ __device__ cuda_acc<R::K> cuda_block_merge(cuda_acc<R::K> a)
  * writes the double result, then re-arms the counter for the context's next reduction. */
 template <typename R, int NIN>
 __global__ void __launch_bounds__(GK_CUDA_THREADS)
-    cuda_reduce(size_t n, size_t head, size_t nvec, const typename R::T *x,
-                const typename R::T *y, double *partials, unsigned int *ticket, double *result)
+    cuda_reduce(size_t n, size_t head, size_t nvec, const typename R::T *x, const typename R::T *y,
+                double *partials, unsigned int *ticket, double *result)
 {
     typedef typename R::T T;
     typedef gk_cuda_vec<T> V;
@@ -259,8 +294,8 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
 }
 
 template <typename R, int NIN>
-static gk_status cuda_reduce_run(gk_cuda_state *s, const char *fn, size_t n,
-                                 const typename R::T *x, const typename R::T *y, double *result)
+static gk_status cuda_reduce_run(gk_cuda_state *s, const char *fn, size_t n, const typename R::T *x,
+                                 const typename R::T *y, double *result)
 {
     typedef typename R::T T;
     static_assert(R::K <= GK_CUDA_PARTIAL_DOUBLES, "scratch holds too few doubles per partial");
@@ -285,9 +320,9 @@ static gk_status cuda_reduce_run(gk_cuda_state *s, const char *fn, size_t n,
     if (r != GK_OK)
         return r;
     double *host = (double *)s->pinned;
-    r = gk__cuda_check(cudaMemcpyAsync(host, s->result, sizeof(double), cudaMemcpyDeviceToHost,
-                                       s->stream),
-                       fn, "cudaMemcpyAsync(result)");
+    r = gk__cuda_check(
+        cudaMemcpyAsync(host, s->result, sizeof(double), cudaMemcpyDeviceToHost, s->stream), fn,
+        "cudaMemcpyAsync(result)");
     if (r == GK_OK)
         r = gk__cuda_check(cudaStreamSynchronize(s->stream), fn, "cudaStreamSynchronize");
     if (r == GK_OK)
@@ -296,8 +331,8 @@ static gk_status cuda_reduce_run(gk_cuda_state *s, const char *fn, size_t n,
 }
 
 template <typename R32, typename R64, int NIN>
-static gk_status cuda_reduce_dispatch(void *st, const char *fn, gk_dtype t, size_t n,
-                                      const void *x, const void *y, double *result)
+static gk_status cuda_reduce_dispatch(void *st, const char *fn, gk_dtype t, size_t n, const void *x,
+                                      const void *y, double *result)
 {
     gk_cuda_state *s = (gk_cuda_state *)st;
     if (t == GK_FLOAT32)
@@ -310,12 +345,10 @@ static gk_status cuda_reduce_dispatch(void *st, const char *fn, gk_dtype t, size
 
 gk_status gk__cuda_sum(void *st, gk_dtype t, size_t n, const void *x, double *result)
 {
-    return cuda_reduce_dispatch<cuda_sum_f32, cuda_sum_f64, 1>(st, "gk_sum", t, n, x, NULL,
-                                                               result);
+    return cuda_reduce_dispatch<cuda_sum_f32, cuda_sum_f64, 1>(st, "gk_sum", t, n, x, NULL, result);
 }
 
-gk_status gk__cuda_dot(void *st, gk_dtype t, size_t n, const void *x, const void *y,
-                       double *result)
+gk_status gk__cuda_dot(void *st, gk_dtype t, size_t n, const void *x, const void *y, double *result)
 {
     return cuda_reduce_dispatch<cuda_dot_f32, cuda_dot_f64, 2>(st, "gk_dot", t, n, x, y, result);
 }

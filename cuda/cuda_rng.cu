@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_rng.cu - uniform and normal streams from Philox4x32-10, element for element as src/philox.h. */
+/* cuda_rng.cu - uniform and normal Philox4x32-10 streams, element for element as src/philox.h. */
 #include "cuda_internal.h"
 #include "philox.h"
 
