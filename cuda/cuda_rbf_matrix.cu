@@ -92,7 +92,7 @@ static gk_status cuda_rbf_matrix_run(gk_cuda_state *s, size_t m, size_t n, size_
     bool vec_store = n % gk_cuda_vec<T>::width == 0 && (uintptr_t)k % 16 == 0;
     T c = cuda_rbf_constant(gamma, T(0));
     /* The identical-rows test is needed only where 0 * c is NaN. */
-    bool check = !std::isfinite(c);
+    bool check = std::isinf(c); /* NaN gamma must propagate, as on the CPU */
     cudaStream_t st = s->stream;
     if (d <= GK_RBF_SMALL_BK && check)
         cuda_rbf_matrix<T, GK_RBF_SMALL_BK, true>

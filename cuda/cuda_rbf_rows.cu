@@ -74,9 +74,10 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
 #pragma unroll
             for (int r = 0; r < GK_RBF_ROWS_R; r++) {
                 size_t row = base + (size_t)r * GPW + q;
-                /* Identical rows give exactly 1, also for gamma = inf (0 * inf is NaN). */
+                /* Identical rows give exactly 1, also for gamma = inf (0 * inf is NaN);
+                 * a NaN gamma propagates, as on the CPU. */
                 if (row < n)
-                    k[row] = acc[r] == 0.0 ? T(1) : (T)exp(-gamma * acc[r]);
+                    k[row] = acc[r] == 0.0 && !isnan(gamma) ? T(1) : (T)exp(-gamma * acc[r]);
             }
         }
     }

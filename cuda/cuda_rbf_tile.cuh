@@ -18,8 +18,9 @@ __device__ __forceinline__ float cuda_ex2(float a)
 
 /* The kernel value from a squared distance. c is -gamma * log2(e) for float32 (folding the
  * base change into one constant) and -gamma for float64. Identical rows give exactly 1, also
- * where dist * c would be 0 * inf = NaN; NaN distances stay NaN. For a finite c the test can
- * be left out (CHECK = false): 0 * c is +-0, and ex2(+-0) and exp(+-0) are exactly 1. */
+ * where dist * c would be 0 * inf = NaN; NaN distances stay NaN. Callers set CHECK only for an
+ * infinite c: for a finite c, 0 * c is +-0 and ex2(+-0) and exp(+-0) are exactly 1, and a NaN
+ * c (NaN gamma) must give NaN everywhere, as on the CPU. */
 template <bool CHECK = true> __device__ __forceinline__ float cuda_rbf_value(float dist, float c)
 {
     return CHECK && dist == 0.0f ? 1.0f : cuda_ex2(dist * c);
