@@ -58,7 +58,7 @@ static gk_status new_storage(const char *fn, gk_context *ctx, size_t bytes, void
         gk_status st = ctx->primary.ops->mem_alloc(ctx->primary.state, bytes, &s->ptr);
         if (st != GK_OK) {
             free(s);
-            return st;
+            return gk__error_in(st, fn);
         }
     }
     atomic_init(&s->refs, 1);
@@ -170,7 +170,8 @@ GK_API gk_status gk_buffer_write(gk_buffer *buf, size_t offset, size_t count, co
         return GK_OK;
     }
     const gk_engine *e = &buf->storage->ctx->primary;
-    return e->ops->mem_write(e->state, at, src, bytes);
+    gk_status st = e->ops->mem_write(e->state, at, src, bytes);
+    return st == GK_OK ? GK_OK : gk__error_in(st, fn);
 }
 
 GK_API gk_status gk_buffer_read(const gk_buffer *buf, size_t offset, size_t count, void *dst)
@@ -186,5 +187,6 @@ GK_API gk_status gk_buffer_read(const gk_buffer *buf, size_t offset, size_t coun
         return GK_OK;
     }
     const gk_engine *e = &buf->storage->ctx->primary;
-    return e->ops->mem_read(e->state, dst, at, bytes);
+    gk_status st = e->ops->mem_read(e->state, dst, at, bytes);
+    return st == GK_OK ? GK_OK : gk__error_in(st, fn);
 }

@@ -254,7 +254,7 @@ GK_API gk_status gk_context_calibrate(gk_context *ctx, uint32_t flags)
         st = measure_rates(ctx, &b, &m);
     free_buffers(ctx, &b);
     if (st != GK_OK)
-        return st;
+        return gk__error_in(st, fn);
     ctx->model = m;
     save(ctx, &m);
     return GK_OK;

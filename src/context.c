@@ -105,7 +105,7 @@ static gk_status create_context(const char *fn, const gk_context_options *o, gk_
     gk_status st = ops->context_create(&cfg, &ctx->primary.state);
     if (st != GK_OK) {
         free(ctx);
-        return st;
+        return gk__error_in(st, fn);
     }
     if (hybrid) {
         ctx->secondary.ops = gk__cpu_backend();
@@ -201,5 +201,6 @@ GK_API gk_status gk_context_synchronize(gk_context *ctx)
 {
     static const char fn[] = "gk_context_synchronize";
     GK_FORWARD(gk__check_context(fn, ctx));
-    return ctx->primary.ops->synchronize(ctx->primary.state);
+    gk_status st = ctx->primary.ops->synchronize(ctx->primary.state);
+    return st == GK_OK ? GK_OK : gk__error_in(st, fn);
 }

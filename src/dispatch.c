@@ -92,9 +92,10 @@ gk_status gk__dispatch(gk_context *c, const char *fn, const gk_operand *operands
     if (st == GK_OK)
         st = stage_out(e, operands, n, &staging);
     release_staging(e, &staging, n);
-    if (st == GK_OK)
-        c->last_backend = e->ops->kind;
-    return st;
+    if (st != GK_OK)
+        return gk__error_in(st, fn);
+    c->last_backend = e->ops->kind;
+    return GK_OK;
 }
 
 gk_status gk__unsupported(const char *fn, const gk_backend_ops *ops, const char *slot)

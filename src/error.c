@@ -58,3 +58,13 @@ gk_status gk__error(gk_status status, const char *fmt, ...)
     gk__log("error %d: %s", (int)status, last_error);
     return status;
 }
+
+gk_status gk__error_in(gk_status status, const char *fn)
+{
+    size_t len = strlen(fn);
+    if (strncmp(last_error, fn, len) == 0 && last_error[len] == ':')
+        return status;
+    char detail[GK_ERROR_CAPACITY];
+    memcpy(detail, last_error, sizeof detail);
+    return gk__error(status, "%s: %s", fn, detail);
+}

@@ -13,6 +13,10 @@ gk_status gk__error(gk_status status, const char *fmt, ...)
 #endif
     ;
 
+/* Makes sure this thread's last message names fn (a backend's message may not know which
+ * public function called it) and returns status. */
+gk_status gk__error_in(gk_status status, const char *fn);
+
 /* 1 when the environment sets GK_LOG to something other than "" or "0". */
 int gk__log_enabled(void);
 
