@@ -11,14 +11,17 @@
 #include "check.h"
 #include "core.h"
 
-/* Sizes of the calibration runs: large enough to show each device's rate, small enough that
- * the whole calibration takes a few seconds on a laptop CPU. */
+/* Sizes of the calibration runs: large enough to show each device's full rate (the model is
+ * linear, so a rate taken where fixed costs still dominate misplaces large calls), small
+ * enough that the whole calibration takes a few seconds on a laptop CPU. The GPU runs the
+ * matrix-shaped work CAL_GPU_SCALE times larger in each dimension for the same reason. */
 #define CAL_STREAM_N (4u << 20)
-#define CAL_GEMM_N 512u
+#define CAL_GEMM_N 1024u
 #define CAL_RBF_ROWS_N (1u << 18)
 #define CAL_RBF_ROWS_D 16u
-#define CAL_PAIRS_N 512u
-#define CAL_PAIRS_D 16u
+#define CAL_PAIRS_N 1024u
+#define CAL_PAIRS_D 20u
+#define CAL_GPU_SCALE 4u
 #define CAL_TRANSFER_BYTES (32u << 20)
 #define CAL_REPEATS 3
 
@@ -65,22 +68,27 @@ void gk__load_cost_model(gk_context *ctx)
         gk__log("AUTO cost model: built-in defaults");
 }
 
-/* Scratch of one calibration: the same sizes on both engines. */
+/* Scratch of one calibration: host arrays for the CPU's runs, device arrays for the GPU's. */
 typedef struct cal_buffers {
     void *host[3];
     void *dev[3];
-    size_t bytes;
 } cal_buffers;
 
-typedef gk_status (*cal_run)(const gk_engine *e, gk_dtype t, void *const *p);
+/* Bytes of each array: the largest operand of any run, in float64. */
+#define CAL_HOST_BYTES ((size_t)CAL_STREAM_N * 8u)
+#define CAL_DEV_BYTES                                                                            \
+    ((size_t)CAL_GEMM_N * CAL_GPU_SCALE * CAL_GEMM_N * CAL_GPU_SCALE * 8u)
+
+typedef gk_status (*cal_run)(const gk_engine *e, gk_dtype t, void *const *p, size_t scale);
 
 /* Best of a few runs of op on engine e (after one warm-up), waiting for the device. */
-static gk_status time_op(const gk_engine *e, gk_dtype t, void *const *p, cal_run op, double *best)
+static gk_status time_op(const gk_engine *e, gk_dtype t, void *const *p, cal_run op, size_t scale,
+                         double *best)
 {
     *best = 1e30;
     for (int r = 0; r <= CAL_REPEATS; r++) {
         double start = now();
-        GK_FORWARD(op(e, t, p));
+        GK_FORWARD(op(e, t, p, scale));
         GK_FORWARD(e->ops->synchronize(e->state));
         double elapsed = now() - start;
         if (r > 0 && elapsed < *best)
@@ -89,31 +97,35 @@ static gk_status time_op(const gk_engine *e, gk_dtype t, void *const *p, cal_run
     return GK_OK;
 }
 
-static gk_status run_stream(const gk_engine *e, gk_dtype t, void *const *p)
+static gk_status run_stream(const gk_engine *e, gk_dtype t, void *const *p, size_t scale)
 {
+    (void)scale;
     return e->ops->add(e->state, t, CAL_STREAM_N, p[0], p[1], p[2]);
 }
 
-static gk_status run_exp(const gk_engine *e, gk_dtype t, void *const *p)
+static gk_status run_exp(const gk_engine *e, gk_dtype t, void *const *p, size_t scale)
 {
+    (void)scale;
     return e->ops->exp(e->state, t, CAL_STREAM_N, p[0], p[1]);
 }
 
-static gk_status run_gemm(const gk_engine *e, gk_dtype t, void *const *p)
+static gk_status run_gemm(const gk_engine *e, gk_dtype t, void *const *p, size_t scale)
 {
-    return e->ops->gemm(e->state, t, GK_NO_TRANS, GK_NO_TRANS, CAL_GEMM_N, CAL_GEMM_N, CAL_GEMM_N,
-                        1.0, p[0], CAL_GEMM_N, p[1], CAL_GEMM_N, 0.0, p[2], CAL_GEMM_N);
+    size_t n = CAL_GEMM_N * scale;
+    return e->ops->gemm(e->state, t, GK_NO_TRANS, GK_NO_TRANS, n, n, n, 1.0, p[0], n, p[1], n, 0.0,
+                        p[2], n);
 }
 
-static gk_status run_rbf_rows(const gk_engine *e, gk_dtype t, void *const *p)
+static gk_status run_rbf_rows(const gk_engine *e, gk_dtype t, void *const *p, size_t scale)
 {
+    (void)scale;
     return e->ops->rbf_rows(e->state, t, CAL_RBF_ROWS_N, CAL_RBF_ROWS_D, 0.5, p[0], p[1], p[2]);
 }
 
-static gk_status run_rbf_pairs(const gk_engine *e, gk_dtype t, void *const *p)
+static gk_status run_rbf_pairs(const gk_engine *e, gk_dtype t, void *const *p, size_t scale)
 {
-    return e->ops->rbf_matrix(e->state, t, CAL_PAIRS_N, CAL_PAIRS_N, CAL_PAIRS_D, 0.5, p[0], p[1],
-                              p[2]);
+    size_t n = CAL_PAIRS_N * scale;
+    return e->ops->rbf_matrix(e->state, t, n, n, CAL_PAIRS_D, 0.5, p[0], p[1], p[2]);
 }
 
 /* Measures the rate of each work class and dtype on both engines. */
@@ -129,19 +141,27 @@ static gk_status measure_rates(gk_context *ctx, cal_buffers *b, gk_cost_model *m
                    {GK_WORK_RBF_PAIRS, run_rbf_pairs}};
     for (int f64 = 0; f64 < 2; f64++) {
         double size = f64 ? 8.0 : 4.0;
+        double g = CAL_GPU_SCALE;
         double work[GK_WORK_CLASSES] = {
             [GK_WORK_STREAM] = 3.0 * CAL_STREAM_N * size,
             [GK_WORK_EXP] = 2.0 * CAL_STREAM_N * size,
             [GK_WORK_GEMM] = 2.0 * CAL_GEMM_N * CAL_GEMM_N * (double)CAL_GEMM_N,
             [GK_WORK_RBF_ROWS] = 2.0 * CAL_RBF_ROWS_N * CAL_RBF_ROWS_D * size,
             [GK_WORK_RBF_PAIRS] = (double)CAL_PAIRS_N * CAL_PAIRS_N * CAL_PAIRS_D};
+        /* How much more work the GPU's run does than the CPU's. */
+        double gpu_factor[GK_WORK_CLASSES] = {[GK_WORK_STREAM] = 1.0,
+                                              [GK_WORK_EXP] = 1.0,
+                                              [GK_WORK_GEMM] = g * g * g,
+                                              [GK_WORK_RBF_ROWS] = 1.0,
+                                              [GK_WORK_RBF_PAIRS] = g * g};
         gk_dtype t = f64 ? GK_FLOAT64 : GK_FLOAT32;
         for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++) {
+            gk_work_class cls = classes[i].cls;
             double cpu, gpu;
-            GK_FORWARD(time_op(&ctx->secondary, t, b->host, classes[i].run, &cpu));
-            GK_FORWARD(time_op(&ctx->primary, t, b->dev, classes[i].run, &gpu));
-            m->cpu_rate[classes[i].cls][f64] = work[classes[i].cls] / cpu;
-            m->gpu_rate[classes[i].cls][f64] = work[classes[i].cls] / gpu;
+            GK_FORWARD(time_op(&ctx->secondary, t, b->host, classes[i].run, 1, &cpu));
+            GK_FORWARD(time_op(&ctx->primary, t, b->dev, classes[i].run, CAL_GPU_SCALE, &gpu));
+            m->cpu_rate[cls][f64] = work[cls] / cpu;
+            m->gpu_rate[cls][f64] = work[cls] * gpu_factor[cls] / gpu;
         }
     }
     return GK_OK;
@@ -194,21 +214,17 @@ static void free_buffers(gk_context *ctx, cal_buffers *b)
     }
 }
 
-/* Three host and three device arrays large enough for every calibration run, filled with
- * small values so exp and the kernels see ordinary numbers. */
+/* Three host and three device arrays large enough for every calibration run, all zeros so
+ * exp and the kernels see ordinary numbers. */
 static gk_status alloc_buffers(const char *fn, gk_context *ctx, cal_buffers *b)
 {
-    size_t elems = (size_t)CAL_STREAM_N;
-    b->bytes = elems * sizeof(double);
-    if (b->bytes < CAL_TRANSFER_BYTES)
-        b->bytes = CAL_TRANSFER_BYTES;
+    const gk_engine *g = &ctx->primary;
     for (int i = 0; i < 3; i++) {
-        b->host[i] = malloc(b->bytes);
+        b->host[i] = calloc(1, CAL_HOST_BYTES);
         GK_CHECK(b->host[i] != NULL, GK_E_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes", fn,
-                 b->bytes);
-        memset(b->host[i], 0, b->bytes);
-        GK_FORWARD(ctx->primary.ops->mem_alloc(ctx->primary.state, b->bytes, &b->dev[i]));
-        GK_FORWARD(ctx->primary.ops->mem_write(ctx->primary.state, b->dev[i], b->host[i], b->bytes));
+                 CAL_HOST_BYTES);
+        GK_FORWARD(g->ops->mem_alloc(g->state, CAL_DEV_BYTES, &b->dev[i]));
+        GK_FORWARD(g->ops->fill(g->state, GK_FLOAT64, CAL_DEV_BYTES / 8u, 0.0, b->dev[i]));
     }
     return GK_OK;
 }
