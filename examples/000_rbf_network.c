@@ -1,12 +1,31 @@
 /* SPDX-License-Identifier: MIT */
 /* 000_rbf_network.c - seed article 000: the Gaussian kernel on 1000x20 rows, then an
- * incremental RBF network whose number of centers grows, each timed per backend. */
+ * incremental RBF network whose number of centers grows, each timed per backend: CPU, CUDA and
+ * AUTO, where the network lives in host arrays and AUTO places each call on either. */
 #include "common.h"
 
 /* Part 1 is the article's measurement: K[i] = exp(-||A_i - B_i||^2) on 1000 x 20 float32. */
 #define ROWS_N 1000
 #define ROWS_D 20
 #define ROWS_CALLS 100 /* calls per timed batch: one call is too short for the clock */
+
+/* Opens a context on be. An AUTO context is calibrated first (timed), so that it places calls
+ * on host arrays by measured costs; without a usable GPU it is the CPU backend alone. */
+static gk_context *open_context(gk_backend be)
+{
+    gk_context *ctx = NULL;
+    GKX_CHECK(gk_context_create(be, &ctx));
+    printf("[%s] device: %s\n", gkx_backend_name(be), gk_context_device_name(ctx));
+    if (be != GK_BACKEND_AUTO)
+        return ctx;
+    double t0 = gkx_now();
+    GKX_CHECK(gk_context_calibrate(ctx, 0));
+    if (gk_context_backend(ctx) == GK_BACKEND_CPU)
+        printf("[auto] no usable GPU: AUTO is the CPU backend here (nothing to calibrate)\n");
+    else
+        printf("[auto] calibrated the placement model in %.2f s\n", gkx_now() - t0);
+    return ctx;
+}
 
 /* ------------------------------------------------------------------------------------------
  * Part 1: gk_rbf_rows on the article's 1000 x 20 rows
@@ -29,13 +48,11 @@ static void check_rows(const float *a, const float *b, const float *k, gk_backen
 }
 
 /* Times one call on backend buffers (batches of ROWS_CALLS, then a synchronize) and one call on
- * wrapped host arrays (the article's drv.In/drv.InOut: on CUDA that includes the copies). */
-static void kernel_rows(gk_backend be, int reps)
+ * wrapped host arrays (the article's drv.In/drv.InOut: on CUDA that includes the copies; AUTO
+ * runs it where its model predicts it finishes first). */
+static void kernel_rows(gk_context *ctx, gk_backend be, int reps)
 {
-    gk_context *ctx = NULL;
     gk_buffer *a = NULL, *b = NULL, *k = NULL, *wa = NULL, *wb = NULL, *wk = NULL;
-    GKX_CHECK(gk_context_create(be, &ctx));
-    printf("[%s] device: %s\n", gkx_backend_name(be), gk_context_device_name(ctx));
     GKX_CHECK(gk_buffer_create(ctx, GK_FLOAT32, ROWS_N * ROWS_D, &a));
     GKX_CHECK(gk_buffer_create(ctx, GK_FLOAT32, ROWS_N * ROWS_D, &b));
     GKX_CHECK(gk_buffer_create(ctx, GK_FLOAT32, ROWS_N, &k));
@@ -74,15 +91,17 @@ static void kernel_rows(gk_backend be, int reps)
     double host_s = gkx_median(t, reps);
     check_rows(ha, hb, hk2, be);
 
-    printf("  gk_rbf_rows %dx%d float32: %8.1f us on backend buffers, %8.1f us on host arrays\n",
-           ROWS_N, ROWS_D, 1e6 * dev_s, 1e6 * host_s);
+    printf("  [%s] gk_rbf_rows %dx%d float32: %8.1f us on backend buffers, %8.1f us on host arrays",
+           gkx_backend_name(be), ROWS_N, ROWS_D, 1e6 * dev_s, 1e6 * host_s);
+    if (be == GK_BACKEND_AUTO)
+        printf(" (AUTO ran it on %s)", gkx_backend_name(gk_context_last_backend(ctx)));
+    printf("\n");
     gk_buffer_destroy(wa);
     gk_buffer_destroy(wb);
     gk_buffer_destroy(wk);
     gk_buffer_destroy(a);
     gk_buffer_destroy(b);
     gk_buffer_destroy(k);
-    gk_context_destroy(ctx);
     free(ha);
     free(hb);
     free(hk);
@@ -106,6 +125,7 @@ typedef struct net_config {
 typedef struct iter_stat {
     size_t centers;
     double design_s, iter_s, train_rmse, test_rmse;
+    int ran[2]; /* the iteration's library calls run on the CPU [0] and on CUDA [1] */
 } iter_stat;
 
 /* A training sample by the size of its residual. */
@@ -114,9 +134,15 @@ typedef struct ranked {
     size_t i;
 } ranked;
 
+#define NET_MAX_HOST 16 /* host arrays of a network: 13, and the training noise */
+
 typedef struct net {
     const net_config *cfg;
     gk_context *ctx;
+    int host;                      /* arrays in host memory, wrapped (AUTO places the calls) */
+    float *host_mem[NET_MAX_HOST]; /* that memory, freed with the network */
+    int nhost;
+    int ran[2];                     /* calls run on the CPU and on CUDA, see NET_CALL */
     gk_buffer *x, *xt, *y, *yt;     /* training and test inputs and targets */
     gk_buffer *phi, *c, *w, *s, *p; /* design matrix, centers, weights, CGLS vectors */
     gk_buffer *r, *q, *pred, *diff; /* residual y - Phi w, Phi p, test prediction, error */
@@ -132,10 +158,31 @@ static double target(const float *x, size_t d)
     return sin(tau * x[0]) * cos(tau * x[d - 1]);
 }
 
-static gk_buffer *buffer(gk_context *ctx, size_t count)
+/* Checks a library call of the network, like GKX_CHECK, and counts the backend that ran it. */
+#define NET_CALL(nt, call) net_call((nt), (call), #call, __FILE__, __LINE__)
+
+static void net_call(net *nt, gk_status st, const char *what, const char *file, int line)
+{
+    gkx_check(st, what, file, line);
+    nt->ran[gk_context_last_backend(nt->ctx) == GK_BACKEND_CUDA]++;
+}
+
+/* A float32 array of the network: backend memory, or in host mode caller memory wrapped with
+ * gk_buffer_wrap_host, so that every call has host operands only and AUTO may place it. */
+static gk_buffer *buffer(net *nt, size_t count)
 {
     gk_buffer *b = NULL;
-    GKX_CHECK(gk_buffer_create(ctx, GK_FLOAT32, count, &b));
+    if (!nt->host) {
+        GKX_CHECK(gk_buffer_create(nt->ctx, GK_FLOAT32, count, &b));
+        return b;
+    }
+    if (nt->nhost == NET_MAX_HOST) {
+        fprintf(stderr, "more than %d host arrays\n", NET_MAX_HOST);
+        exit(EXIT_FAILURE);
+    }
+    float *mem = gkx_malloc(count * sizeof *mem);
+    nt->host_mem[nt->nhost++] = mem;
+    GKX_CHECK(gk_buffer_wrap_host(nt->ctx, GK_FLOAT32, count, mem, &b));
     return b;
 }
 
@@ -157,37 +204,38 @@ static void make_targets(net *nt, gk_buffer *x, gk_buffer *y, size_t m, double n
         hy[i] = (float)target(hx + i * d, d);
     GKX_CHECK(gk_buffer_write(y, 0, m, hy));
     if (noise > 0) {
-        gk_buffer *e = buffer(nt->ctx, m);
-        GKX_CHECK(gk_rng_normal(nt->ctx, 12, 0, 0.0, noise, e));
-        GKX_CHECK(gk_add(nt->ctx, y, e, y));
+        gk_buffer *e = buffer(nt, m);
+        NET_CALL(nt, gk_rng_normal(nt->ctx, 12, 0, 0.0, noise, e));
+        NET_CALL(nt, gk_add(nt->ctx, y, e, y));
         gk_buffer_destroy(e);
     }
     free(hx);
     free(hy);
 }
 
-static void net_create(net *nt, gk_backend be, const net_config *cfg)
+/* A network on ctx; host: its arrays in host memory (for AUTO), else in the backend's. */
+static void net_create(net *nt, gk_context *ctx, int host, const net_config *cfg)
 {
     memset(nt, 0, sizeof *nt);
     nt->cfg = cfg;
-    GKX_CHECK(gk_context_create(be, &nt->ctx));
-    gk_context *c = nt->ctx;
+    nt->ctx = ctx;
+    nt->host = host;
     size_t m = cfg->m, d = cfg->d;
-    nt->x = buffer(c, m * d);
-    nt->xt = buffer(c, cfg->mt * d);
-    nt->y = buffer(c, m);
-    nt->yt = buffer(c, cfg->mt);
-    nt->phi = buffer(c, m * cfg->nmax);
-    nt->c = buffer(c, cfg->nmax * d);
-    nt->w = buffer(c, cfg->nmax);
-    nt->s = buffer(c, cfg->nmax);
-    nt->p = buffer(c, cfg->nmax);
-    nt->r = buffer(c, m);
-    nt->q = buffer(c, m);
-    nt->pred = buffer(c, cfg->mt);
-    nt->diff = buffer(c, cfg->mt);
-    GKX_CHECK(gk_rng_uniform(c, 10, 0, nt->x));
-    GKX_CHECK(gk_rng_uniform(c, 11, 0, nt->xt));
+    nt->x = buffer(nt, m * d);
+    nt->xt = buffer(nt, cfg->mt * d);
+    nt->y = buffer(nt, m);
+    nt->yt = buffer(nt, cfg->mt);
+    nt->phi = buffer(nt, m * cfg->nmax);
+    nt->c = buffer(nt, cfg->nmax * d);
+    nt->w = buffer(nt, cfg->nmax);
+    nt->s = buffer(nt, cfg->nmax);
+    nt->p = buffer(nt, cfg->nmax);
+    nt->r = buffer(nt, m);
+    nt->q = buffer(nt, m);
+    nt->pred = buffer(nt, cfg->mt);
+    nt->diff = buffer(nt, cfg->mt);
+    NET_CALL(nt, gk_rng_uniform(ctx, 10, 0, nt->x));
+    NET_CALL(nt, gk_rng_uniform(ctx, 11, 0, nt->xt));
     make_targets(nt, nt->x, nt->y, m, cfg->noise);
     make_targets(nt, nt->xt, nt->yt, cfg->mt, 0.0); /* test against the clean function */
     nt->hx = gkx_malloc(m * d * sizeof *nt->hx);
@@ -206,7 +254,8 @@ static void net_destroy(net *nt)
                         nt->s, nt->p,  nt->r, nt->q,  nt->pred, nt->diff};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         gk_buffer_destroy(all[i]);
-    gk_context_destroy(nt->ctx);
+    for (int i = 0; i < nt->nhost; i++)
+        free(nt->host_mem[i]);
     free(nt->hx);
     free(nt->hc);
     free(nt->hr);
@@ -238,7 +287,7 @@ static size_t add_centers(net *nt, size_t n, size_t k)
     }
     GKX_CHECK(gk_buffer_write(nt->c, n * d, k * d, nt->hc + n * d));
     gk_buffer *wnew = view(nt->w, n, k);
-    GKX_CHECK(gk_fill(nt->ctx, 0.0, wnew));
+    NET_CALL(nt, gk_fill(nt->ctx, 0.0, wnew));
     gk_buffer_destroy(wnew);
     return n + k;
 }
@@ -251,25 +300,27 @@ static void fit(net *nt, size_t n)
     gk_context *c = nt->ctx;
     const size_t m = nt->cfg->m;
     gk_buffer *w = view(nt->w, 0, n), *s = view(nt->s, 0, n), *p = view(nt->p, 0, n);
-    GKX_CHECK(gk_copy(c, nt->y, nt->r));
-    GKX_CHECK(gk_gemm(c, GK_NO_TRANS, GK_NO_TRANS, m, 1, n, -1.0, nt->phi, n, w, 1, 1.0, nt->r, 1));
-    GKX_CHECK(gk_gemm(c, GK_TRANS, GK_NO_TRANS, n, 1, m, 1.0, nt->phi, n, nt->r, 1, 0.0, s, 1));
-    GKX_CHECK(gk_copy(c, s, p));
+    NET_CALL(nt, gk_copy(c, nt->y, nt->r));
+    NET_CALL(nt,
+             gk_gemm(c, GK_NO_TRANS, GK_NO_TRANS, m, 1, n, -1.0, nt->phi, n, w, 1, 1.0, nt->r, 1));
+    NET_CALL(nt, gk_gemm(c, GK_TRANS, GK_NO_TRANS, n, 1, m, 1.0, nt->phi, n, nt->r, 1, 0.0, s, 1));
+    NET_CALL(nt, gk_copy(c, s, p));
     double gam;
-    GKX_CHECK(gk_dot(c, s, s, &gam));
+    NET_CALL(nt, gk_dot(c, s, s, &gam));
     for (int it = 0; it < nt->cfg->cg_steps && gam > 0; it++) {
         double qq, gam_next;
-        GKX_CHECK(
-            gk_gemm(c, GK_NO_TRANS, GK_NO_TRANS, m, 1, n, 1.0, nt->phi, n, p, 1, 0.0, nt->q, 1));
-        GKX_CHECK(gk_dot(c, nt->q, nt->q, &qq));
+        NET_CALL(nt, gk_gemm(c, GK_NO_TRANS, GK_NO_TRANS, m, 1, n, 1.0, nt->phi, n, p, 1, 0.0,
+                             nt->q, 1));
+        NET_CALL(nt, gk_dot(c, nt->q, nt->q, &qq));
         if (!(qq > 0))
             break;
-        GKX_CHECK(gk_axpy(c, gam / qq, p, w));
-        GKX_CHECK(gk_axpy(c, -gam / qq, nt->q, nt->r));
-        GKX_CHECK(gk_gemm(c, GK_TRANS, GK_NO_TRANS, n, 1, m, 1.0, nt->phi, n, nt->r, 1, 0.0, s, 1));
-        GKX_CHECK(gk_dot(c, s, s, &gam_next));
-        GKX_CHECK(gk_scale(c, gam_next / gam, p));
-        GKX_CHECK(gk_axpy(c, 1.0, s, p));
+        NET_CALL(nt, gk_axpy(c, gam / qq, p, w));
+        NET_CALL(nt, gk_axpy(c, -gam / qq, nt->q, nt->r));
+        NET_CALL(nt,
+                 gk_gemm(c, GK_TRANS, GK_NO_TRANS, n, 1, m, 1.0, nt->phi, n, nt->r, 1, 0.0, s, 1));
+        NET_CALL(nt, gk_dot(c, s, s, &gam_next));
+        NET_CALL(nt, gk_scale(c, gam_next / gam, p));
+        NET_CALL(nt, gk_axpy(c, 1.0, s, p));
         gam = gam_next;
     }
     gk_buffer_destroy(w);
@@ -278,10 +329,10 @@ static void fit(net *nt, size_t n)
 }
 
 /* Root mean square of a buffer of count elements. */
-static double rms(gk_context *c, const gk_buffer *v, size_t count)
+static double rms(net *nt, const gk_buffer *v, size_t count)
 {
     double norm;
-    GKX_CHECK(gk_nrm2(c, v, &norm));
+    NET_CALL(nt, gk_nrm2(nt->ctx, v, &norm));
     return norm / sqrt((double)count);
 }
 
@@ -292,22 +343,25 @@ static size_t iterate(net *nt, size_t n, iter_stat *st)
     size_t k = cfg->step ? cfg->step : (n ? n : cfg->start);
     if (k > cfg->nmax - n)
         k = cfg->nmax - n;
+    nt->ran[0] = nt->ran[1] = 0;
     double t0 = gkx_now();
     n = add_centers(nt, n, k);
     double t1 = gkx_now();
-    GKX_CHECK(gk_rbf_matrix(nt->ctx, cfg->m, n, cfg->d, cfg->gamma, nt->x, nt->c, nt->phi));
+    NET_CALL(nt, gk_rbf_matrix(nt->ctx, cfg->m, n, cfg->d, cfg->gamma, nt->x, nt->c, nt->phi));
     GKX_CHECK(gk_context_synchronize(nt->ctx));
     st->design_s = gkx_now() - t1;
     fit(nt, n);
-    st->train_rmse = rms(nt->ctx, nt->r, cfg->m);
-    GKX_CHECK(
-        gk_rbf_matvec(nt->ctx, cfg->mt, n, cfg->d, cfg->gamma, nt->xt, nt->c, nt->w, nt->pred));
-    GKX_CHECK(gk_sub(nt->ctx, nt->pred, nt->yt, nt->diff));
-    st->test_rmse = rms(nt->ctx, nt->diff, cfg->mt);
+    st->train_rmse = rms(nt, nt->r, cfg->m);
+    NET_CALL(
+        nt, gk_rbf_matvec(nt->ctx, cfg->mt, n, cfg->d, cfg->gamma, nt->xt, nt->c, nt->w, nt->pred));
+    NET_CALL(nt, gk_sub(nt->ctx, nt->pred, nt->yt, nt->diff));
+    st->test_rmse = rms(nt, nt->diff, cfg->mt);
     GKX_CHECK(gk_buffer_read(nt->r, 0, cfg->m, nt->hr));
     GKX_CHECK(gk_context_synchronize(nt->ctx));
     st->iter_s = gkx_now() - t0;
     st->centers = n;
+    st->ran[0] = nt->ran[0];
+    st->ran[1] = nt->ran[1];
     return n;
 }
 
@@ -356,13 +410,13 @@ static void check_network(net *nt, size_t n, gk_backend be)
     free(hg);
 }
 
-/* Trains on one backend; fills st[] and returns the number of iterations. */
-static int run_network(gk_backend be, const net_config *cfg, iter_stat *st, double *rmse0)
+/* Trains on one backend (AUTO: on host arrays); fills st[], returns the number of iterations. */
+static int run_network(gk_context *ctx, gk_backend be, const net_config *cfg, iter_stat *st,
+                       double *rmse0)
 {
     net nt;
-    net_create(&nt, be, cfg);
-    printf("[%s] device: %s\n", gkx_backend_name(be), gk_context_device_name(nt.ctx));
-    *rmse0 = rms(nt.ctx, nt.y, cfg->m);
+    net_create(&nt, ctx, be == GK_BACKEND_AUTO, cfg);
+    *rmse0 = rms(&nt, nt.y, cfg->m);
     /* Warm-up (library start-up, cuBLAS handle, thread pool) outside the table. */
     GKX_CHECK(gk_rbf_matrix(nt.ctx, cfg->m, 1, cfg->d, cfg->gamma, nt.x, nt.x, nt.phi));
     GKX_CHECK(gk_gemm(nt.ctx, GK_NO_TRANS, GK_NO_TRANS, cfg->m, 1, 1, 1.0, nt.phi, 1, nt.y, 1, 0.0,
@@ -382,16 +436,34 @@ static int run_network(gk_backend be, const net_config *cfg, iter_stat *st, doub
     return iters;
 }
 
+/* Where an iteration's calls ran: "cpu", "cuda" or "mixed 12cpu/3cuda". */
+static const char *placement(const int ran[2], char *text, size_t size)
+{
+    if (ran[1] == 0)
+        return "cpu";
+    if (ran[0] == 0)
+        return "cuda";
+    snprintf(text, size, "mixed %dcpu/%dcuda", ran[0], ran[1]);
+    return text;
+}
+
 static void print_table(const gk_backend *be, int nb, iter_stat *const *st, int iters)
 {
     printf("\n iter  centers");
-    for (int b = 0; b < nb; b++)
+    for (int b = 0; b < nb; b++) {
         printf(" | %4s design ms  iter ms", gkx_backend_name(be[b]));
+        if (be[b] == GK_BACKEND_AUTO)
+            printf("  %-19s", "auto ran on");
+    }
     printf(" | train RMSE  test RMSE (%s)\n", gkx_backend_name(be[0]));
     for (int i = 0; i < iters; i++) {
         printf(" %4d  %7zu", i + 1, st[0][i].centers);
-        for (int b = 0; b < nb; b++)
+        for (int b = 0; b < nb; b++) {
             printf(" | %14.3f %8.3f", 1e3 * st[b][i].design_s, 1e3 * st[b][i].iter_s);
+            char text[48];
+            if (be[b] == GK_BACKEND_AUTO)
+                printf("  %-19s", placement(st[b][i].ran, text, sizeof text));
+        }
         printf(" | %10.5f %10.5f\n", st[0][i].train_rmse, st[0][i].test_rmse);
     }
 }
@@ -399,7 +471,7 @@ static void print_table(const gk_backend *be, int nb, iter_stat *const *st, int 
 int main(int argc, char **argv)
 {
     int reps = 9;
-    unsigned mask = GKX_ALL;
+    unsigned mask = GKX_ALL | GKX_AUTO;
     net_config cfg = {.m = 8192,
                       .mt = 8192,
                       .d = 2,
@@ -417,7 +489,8 @@ int main(int argc, char **argv)
         {"--step", GKX_SIZE, &cfg.step, "centers added per iteration; 0 doubles (default 0)"},
         {"--max-centers", GKX_SIZE, &cfg.nmax, "stop at this many centers (default 4096)"},
         {"--cg-steps", GKX_INT, &cfg.cg_steps, "least-squares (CGLS) steps per iteration (20)"},
-        {"--backend", GKX_BACKENDS, &mask, "cpu | cuda | all (default all that are available)"},
+        {"--backend", GKX_BACKENDS_AUTO, &mask,
+         "cpu | cuda | auto | all (default all: cpu, cuda if available, auto)"},
     };
     gkx_parse_flags(argc, argv,
                     "Gaussian kernel on 1000x20 rows, then an incremental RBF network "
@@ -435,21 +508,27 @@ int main(int argc, char **argv)
     printf("libgpukern %s\n\n1) gk_rbf_rows on %dx%d float32 rows, gamma 1 (the article: "
            "PyCUDA 5.4 ms, NumPy 17.5 ms on a Jetson TX2,\n   both from host arrays)\n",
            gk_version_string(), ROWS_N, ROWS_D);
-    gk_backend be[2];
+    gk_backend be[3];
+    gk_context *ctx[3];
     int nb = gkx_backends(mask, be);
     for (int b = 0; b < nb; b++)
-        kernel_rows(be[b], reps);
+        ctx[b] = open_context(be[b]);
+    for (int b = 0; b < nb; b++)
+        kernel_rows(ctx[b], be[b], reps);
 
     printf("\n2) incremental RBF network: %zu training / %zu test samples, %zu features, gamma "
            "%.3g,\n   centers %s up to %zu, %d CGLS steps per iteration\n",
            cfg.m, cfg.mt, cfg.d, cfg.gamma, cfg.step ? "grow linearly" : "double", cfg.nmax,
            cfg.cg_steps);
-    iter_stat *st[2] = {NULL, NULL};
-    double rmse0[2];
+    if (mask & GKX_AUTO)
+        printf("   (auto: the network's arrays are host arrays, and AUTO runs each call where it "
+               "predicts it finishes first)\n");
+    iter_stat *st[3] = {NULL, NULL, NULL};
+    double rmse0[3];
     int iters = 0;
     for (int b = 0; b < nb; b++) {
         st[b] = gkx_malloc((cfg.nmax + 1) * sizeof *st[b]);
-        iters = run_network(be[b], &cfg, st[b], &rmse0[b]);
+        iters = run_network(ctx[b], be[b], &cfg, st[b], &rmse0[b]);
     }
     printf("\nRMSE of the zero predictor (training): %.5f\n", rmse0[0]);
     print_table(be, nb, st, iters);
@@ -461,7 +540,9 @@ int main(int argc, char **argv)
                st[b][iters - 1].test_rmse, 1e3 * total, iters);
     }
     printf("\nOK\n");
-    free(st[0]);
-    free(st[1]);
+    for (int b = 0; b < nb; b++) {
+        gk_context_destroy(ctx[b]);
+        free(st[b]);
+    }
     return EXIT_SUCCESS;
 }

@@ -60,18 +60,19 @@ static inline double gkx_median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* Bit mask of backends a run asks for. */
-enum { GKX_CPU = 1u, GKX_CUDA = 2u, GKX_ALL = 3u };
+/* Bit mask of backends a run asks for; GKX_AUTO (an AUTO context) only where a program takes
+ * GKX_BACKENDS_AUTO flags. */
+enum { GKX_CPU = 1u, GKX_CUDA = 2u, GKX_ALL = 3u, GKX_AUTO = 4u };
 
 static inline const char *gkx_backend_name(gk_backend b)
 {
     return b == GK_BACKEND_CUDA ? "cuda" : b == GK_BACKEND_CPU ? "cpu" : "auto";
 }
 
-/* Fills out[] with the backends to run, CPU first, and returns how many. CUDA asked for
- * explicitly but unusable is an error (exit); with "all" it is skipped with the reason, so the
- * same command works on machines without a GPU. */
-static inline int gkx_backends(unsigned mask, gk_backend out[2])
+/* Fills out[] (room for one backend per bit of mask) with the backends to run, CPU first, AUTO
+ * last, and returns how many. CUDA asked for explicitly but unusable is an error (exit); with
+ * "all" it is skipped with the reason, so the same command works on machines without a GPU. */
+static inline int gkx_backends(unsigned mask, gk_backend *out)
 {
     int n = 0;
     if (mask & GKX_CPU)
@@ -87,6 +88,8 @@ static inline int gkx_backends(unsigned mask, gk_backend out[2])
                    gk_last_error());
         }
     }
+    if (mask & GKX_AUTO)
+        out[n++] = GK_BACKEND_AUTO;
     return n;
 }
 
@@ -95,11 +98,12 @@ static inline int gkx_backends(unsigned mask, gk_backend out[2])
  * ---------------------------------------------------------------------------------------- */
 
 typedef enum gkx_flag_kind {
-    GKX_SIZE,    /* size_t; accepts 1e7 so article sizes can be typed as written */
-    GKX_INT,     /* int */
-    GKX_STRING,  /* const char * */
-    GKX_SWITCH,  /* int set to 1, takes no value */
-    GKX_BACKENDS /* unsigned mask from cpu|cuda|all */
+    GKX_SIZE,         /* size_t; accepts 1e7 so article sizes can be typed as written */
+    GKX_INT,          /* int */
+    GKX_STRING,       /* const char * */
+    GKX_SWITCH,       /* int set to 1, takes no value */
+    GKX_BACKENDS,     /* unsigned mask from cpu|cuda|all */
+    GKX_BACKENDS_AUTO /* the same, plus auto; all is cpu, cuda and auto */
 } gkx_flag_kind;
 
 typedef struct gkx_flag {
@@ -147,15 +151,20 @@ static inline int gkx_set_flag(const gkx_flag *f, const char *v)
         *(const char **)f->dst = v;
         return 1;
     case GKX_BACKENDS:
+    case GKX_BACKENDS_AUTO: {
+        int with_auto = f->kind == GKX_BACKENDS_AUTO;
         if (strcmp(v, "cpu") == 0)
             *(unsigned *)f->dst = GKX_CPU;
         else if (strcmp(v, "cuda") == 0)
             *(unsigned *)f->dst = GKX_CUDA;
+        else if (with_auto && strcmp(v, "auto") == 0)
+            *(unsigned *)f->dst = GKX_AUTO;
         else if (strcmp(v, "all") == 0)
-            *(unsigned *)f->dst = GKX_ALL;
+            *(unsigned *)f->dst = with_auto ? GKX_ALL | GKX_AUTO : GKX_ALL;
         else
             return 0;
         return 1;
+    }
     case GKX_SWITCH:
         break;
     }

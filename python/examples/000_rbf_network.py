@@ -1,5 +1,10 @@
 # SPDX-License-Identifier: MIT
-"""Seed 000 redone: the Gaussian kernel of an incremental RBF network, NumPy against gpukern."""
+"""Seed 000 redone: the Gaussian kernel of an incremental RBF network, NumPy against gpukern.
+
+Besides one context per backend, an AUTO context (calibrated once at the start) takes NumPy
+arrays as they are: every operand is host data, so AUTO runs each call on the CPU or the GPU,
+wherever its cost model predicts the call finishes first, and ctx.last_backend says which.
+"""
 
 import argparse
 import time
@@ -31,7 +36,7 @@ def gaussian_kernel(x, u):
     return np.exp(-np.sum(d**2))
 
 
-def kernel_table(contexts, rows, features, repeat):
+def kernel_table(contexts, auto, rows, features, repeat):
     """The article's table: K[i] = exp(-||A_i - B_i||^2) for rows x features float32."""
     rng = np.random.default_rng(0)
     a = rng.random((rows, features), dtype=np.float32)
@@ -53,6 +58,7 @@ def kernel_table(contexts, rows, features, repeat):
         # Host data pays the copies to the device and back, like PyCUDA's drv.In/drv.Out.
         methods.append(("gpukern %s, host data" % ctx.backend, lambda ctx=ctx: ctx.rbf_rows(a, b, 1.0)))
         methods.append(("gpukern %s, device data" % ctx.backend, on_device))
+    methods.append(("gpukern auto, host data", lambda: auto.rbf_rows(a, b, 1.0)))
 
     rows_out = []
     for name, fn in methods:
@@ -60,19 +66,32 @@ def kernel_table(contexts, rows, features, repeat):
         rows_out.append([name, "%.3f" % (best_time(fn, repeat) * 1e3), "%.1e" % err])
     print("Gaussian kernel of %d x %d float32 rows (the article: PyCUDA 5.4 ms, NumPy 17.5 ms)" % (rows, features))
     print_table(["method", "ms", "max abs err"], rows_out)
+    print("(auto ran the host-data call on %s)" % auto.last_backend)
 
 
-def grow_network(contexts, samples, features, max_nodes, checkpoints, repeat):
+def placement_runs(steps):
+    """The AUTO steps as runs of one backend: "nodes 1-57 on cpu (0.10-2.31 ms)", ..."""
+    runs = []
+    for nodes, ms, where in steps:
+        if runs and runs[-1][2] == where:
+            runs[-1][1] = nodes
+            runs[-1][3].append(ms)
+        else:
+            runs.append([nodes, nodes, where, [ms]])
+    return ["nodes %d-%d on %s (%.2f-%.2f ms)" % (a, b, w, min(t), max(t)) for a, b, w, t in runs]
+
+
+def grow_network(contexts, auto, samples, features, max_nodes, checkpoints, repeat):
     """An incremental RBF network: each step adds a node where the residual is largest.
 
     The work per step is the network's output on every training sample, whose cost grows with
-    the node count; the table times it per method at a few node counts.
+    the node count; the table times it per method at a few node counts. The AUTO context, on
+    host arrays, learns: each step's time and the backend AUTO chose for it are recorded.
     """
     rng = np.random.default_rng(1)
     x = rng.random((samples, features))
     y = np.sin(3 * x[:, 0]) * np.cos(2 * x[:, 1]) + 0.5 * x[:, 2]
     gamma = 2.0
-    learner = contexts[-1]  # CUDA where there is one: available_backends() lists it last
     x_dev = {ctx.backend: ctx.asarray(x) for ctx in contexts}
     centres = np.empty((0, features))
     weights = np.empty(0)
@@ -83,18 +102,23 @@ def grow_network(contexts, samples, features, max_nodes, checkpoints, repeat):
         return np.exp(-gamma * np.maximum(d2, 0)) @ weights
 
     rows_out = []
+    steps = []  # (nodes, ms, backend) of every AUTO step
     output = np.zeros(samples)
     for nodes in range(1, max_nodes + 1):
         residual = y - output
         i = int(np.argmax(np.abs(residual)))
         centres = np.vstack([centres, x[i]])
         weights = np.append(weights, residual[i])
-        output = learner.rbf_matvec(x_dev[learner.backend], centres, weights, gamma).get()
+        t0 = time.perf_counter()
+        output = auto.rbf_matvec(x, centres, weights, gamma)  # NumPy in and out: AUTO places it
+        steps.append((nodes, (time.perf_counter() - t0) * 1e3, auto.last_backend))
         if nodes in checkpoints:
             row = [str(nodes)]
             for ctx in contexts:
                 xd = x_dev[ctx.backend]
                 row.append("%.2f" % (best_time(lambda: ctx.rbf_matvec(xd, centres, weights, gamma).get(), repeat) * 1e3))
+            row.append("%.2f" % (best_time(lambda: auto.rbf_matvec(x, centres, weights, gamma), repeat) * 1e3))
+            row.append(auto.last_backend)
             # NumPy last: its BLAS threads spin for a while after a product, and would take the
             # cores from the CPU backend's OpenMP threads if it ran just before them.
             row.insert(1, "%.2f" % (best_time(numpy_output, repeat) * 1e3))
@@ -102,7 +126,11 @@ def grow_network(contexts, samples, features, max_nodes, checkpoints, repeat):
             rows_out.append(row)
     print()
     print("Incremental RBF network, %d samples x %d features (float64): ms per step's output" % (samples, features))
-    print_table(["nodes", "NumPy"] + ["gpukern %s" % c.backend for c in contexts] + ["train RMSE"], rows_out)
+    header = ["nodes", "NumPy"] + ["gpukern %s" % c.backend for c in contexts]
+    print_table(header + ["gpukern auto", "auto ran on", "train RMSE"], rows_out)
+    print("AUTO, every step (its time, and the backend it chose):")
+    for run in placement_runs(steps):
+        print("  " + run)
 
 
 def main():
@@ -113,12 +141,19 @@ def main():
     contexts = [gpukern.Context(b) for b in gpukern.available_backends()]
     for ctx in contexts:
         print("backend %s: %s" % (ctx.backend, ctx.device_name))
-    print()
-    kernel_table(contexts, 1000, 20, args.repeat)
-    if args.full:
-        grow_network(contexts, 20000, 20, 1000, {10, 50, 100, 200, 500, 1000}, args.repeat)
+    auto = gpukern.Context("auto")
+    t0 = time.perf_counter()
+    auto.calibrate()
+    if auto.backend == "cpu":
+        print("backend auto: no usable GPU, so AUTO is the CPU backend here (nothing to calibrate)")
     else:
-        grow_network(contexts, 2000, 20, 200, {10, 50, 100, 200}, args.repeat)
+        print("backend auto: CPU and %s, calibrated in %.2f s" % (auto.device_name, time.perf_counter() - t0))
+    print()
+    kernel_table(contexts, auto, 1000, 20, args.repeat)
+    if args.full:
+        grow_network(contexts, auto, 20000, 20, 1000, {10, 50, 100, 200, 500, 1000}, args.repeat)
+    else:
+        grow_network(contexts, auto, 2000, 20, 200, {10, 50, 100, 200}, args.repeat)
 
 
 if __name__ == "__main__":
