@@ -71,4 +71,13 @@ typedef struct gk_cpu_rbf_kernels {
 extern const gk_cpu_rbf_kernels gk__cpu_rbf_f32;
 extern const gk_cpu_rbf_kernels gk__cpu_rbf_f64;
 
+/* Rows of d = 0 features address no element, so the core passes such operands as NULL; the
+ * kernels still form row addresses p + i * d, which C defines only for a pointer to an object.
+ * This gives them one (nothing is read from it). */
+static inline const void *gk__cpu_rbf_rows_of(const void *p)
+{
+    static const double nothing[1];
+    return p != NULL ? p : nothing;
+}
+
 #endif /* GK_CPU_RBF_H */

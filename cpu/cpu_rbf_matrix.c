@@ -57,6 +57,8 @@ gk_status gk__cpu_rbf_matrix(void *st, gk_dtype t, size_t m, size_t n, size_t d,
 {
     if (m == 0 || n == 0)
         return GK_OK;
+    x = gk__cpu_rbf_rows_of(x);
+    y = gk__cpu_rbf_rows_of(y);
     switch (t) {
     case GK_FLOAT32:
         return cpu_rbf_matrix(gk__cpu_threads(st), &gk__cpu_rbf_f32, m, n, d, gamma, x, y, k);

@@ -113,5 +113,6 @@ gk_status gk__cpu_rbf_matvec(void *st, gk_dtype t, size_t m, size_t n, size_t d,
             cpu_store(kr->elem_size, out, i, 0.0);
         return GK_OK;
     }
-    return cpu_rbf_matvec(gk__cpu_threads(st), kr, m, n, d, gamma, x, y, w, out);
+    return cpu_rbf_matvec(gk__cpu_threads(st), kr, m, n, d, gamma, gk__cpu_rbf_rows_of(x),
+                          gk__cpu_rbf_rows_of(y), w, out);
 }

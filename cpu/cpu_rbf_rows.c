@@ -57,6 +57,8 @@ gk_status gk__cpu_rbf_rows(void *st, gk_dtype t, size_t n, size_t d, double gamm
         return gk__cpu_bad_dtype("gk_rbf_rows", t);
     int nt = gk__cpu_threads(st);
     double gz = isnan(gamma) ? gamma : 0.0;
+    a = gk__cpu_rbf_rows_of(a);
+    b = gk__cpu_rbf_rows_of(b);
     size_t blocks = (n + GK_RBF_ROWS_BLOCK - 1) / GK_RBF_ROWS_BLOCK;
 #pragma omp parallel for num_threads(nt) if (n * d > GK_CPU_PAR_MIN_STREAM) schedule(static)
     for (size_t blk = 0; blk < blocks; blk++) {
