@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "cpu_internal.h"
 #include "error.h"
 
@@ -53,7 +54,7 @@ static gk_status cpu_device_count(int *count)
 
 static gk_status cpu_context_create(const gk_backend_config *cfg, void **st)
 {
-    gk_cpu_state *s = malloc(sizeof *s);
+    gk_cpu_state *s = gk__malloc(sizeof *s);
     if (s == NULL)
         return gk__error(GK_E_OUT_OF_MEMORY,
                          "gk_context_create: cannot allocate %zu bytes for the CPU backend's state",
@@ -68,7 +69,7 @@ static gk_status cpu_context_create(const gk_backend_config *cfg, void **st)
 
 static void cpu_context_destroy(void *st)
 {
-    free(st);
+    gk__free(st);
 }
 
 static const char *cpu_device_name(void *st)
@@ -90,7 +91,7 @@ static gk_status cpu_mem_alloc(void *st, size_t bytes, void **ptr)
     size_t size = bytes == 0 ? GK_CPU_ALIGN : bytes;
     void *p = NULL;
     if (size > SIZE_MAX - (GK_CPU_ALIGN - 1) ||
-        posix_memalign(&p, GK_CPU_ALIGN, (size + GK_CPU_ALIGN - 1) & ~(GK_CPU_ALIGN - 1)) != 0)
+        gk__aligned_alloc(&p, GK_CPU_ALIGN, (size + GK_CPU_ALIGN - 1) & ~(GK_CPU_ALIGN - 1)) != 0)
         return gk__error(GK_E_OUT_OF_MEMORY,
                          "gk_buffer_create: cannot allocate %zu bytes of host memory", bytes);
     *ptr = p;
@@ -100,7 +101,7 @@ static gk_status cpu_mem_alloc(void *st, size_t bytes, void **ptr)
 static void cpu_mem_free(void *st, void *ptr)
 {
     (void)st;
-    free(ptr);
+    gk__free(ptr);
 }
 
 static gk_status cpu_mem_write(void *st, void *dst, const void *src, size_t bytes)

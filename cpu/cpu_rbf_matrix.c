@@ -2,8 +2,9 @@
 /* cpu_rbf_matrix.c - k[i*n + j] = exp(-gamma * ||x_i - y_j||^2), tiled over rows and columns. */
 #include <math.h>
 #include <omp.h>
-#include <stdlib.h>
+#include <stdint.h>
 
+#include "alloc.h"
 #include "cpu_internal.h"
 #include "cpu_rbf.h"
 #include "error.h"
@@ -28,7 +29,7 @@ static gk_status cpu_rbf_matrix(int threads, const gk_cpu_rbf_kernels *kr, size_
      * cache lines plus one, so no two threads share a line and d = 0 still gets a pointer. */
     size_t per = (d * cols * es + 63) / 64 * 64 + 64, bytes = (size_t)nt * per;
     void *scratch = NULL;
-    if (bytes / per != (size_t)nt || posix_memalign(&scratch, 64, bytes) != 0)
+    if (bytes / per != (size_t)nt || gk__aligned_alloc(&scratch, 64, bytes) != 0)
         return gk__error(GK_E_OUT_OF_MEMORY,
                          "gk_rbf_matrix: cannot allocate %zu bytes of scratch (%d threads x %zu)",
                          bytes, nt, per);
@@ -48,7 +49,7 @@ static gk_status cpu_rbf_matrix(int threads, const gk_cpu_rbf_kernels *kr, size_
                 kr->row(d, nb, cols, gamma, gz, x + i * d * es, yt, k + (i * n + j0) * es);
         }
     }
-    free(scratch);
+    gk__free(scratch);
     return GK_OK;
 }
 

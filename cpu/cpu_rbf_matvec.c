@@ -2,8 +2,9 @@
 /* cpu_rbf_matvec.c - out[i] = sum_j exp(-gamma * ||x_i - y_j||^2) w[j], one tile at a time. */
 #include <math.h>
 #include <omp.h>
-#include <stdlib.h>
+#include <stdint.h>
 
+#include "alloc.h"
 #include "cpu_internal.h"
 #include "cpu_rbf.h"
 #include "error.h"
@@ -47,7 +48,7 @@ static gk_status cpu_rbf_matvec(int threads, const gk_cpu_rbf_kernels *kr, size_
     size_t bytes = (size_t)nt * per, partial_bytes = splits > 1 ? splits * m * sizeof(double) : 0;
     void *scratch = NULL;
     if (bytes / per != (size_t)nt || partial_bytes > SIZE_MAX - bytes ||
-        posix_memalign(&scratch, 64, bytes + partial_bytes) != 0)
+        gk__aligned_alloc(&scratch, 64, bytes + partial_bytes) != 0)
         return gk__error(GK_E_OUT_OF_MEMORY,
                          "gk_rbf_matvec: cannot allocate %d x %zu + %zu bytes of scratch", nt, per,
                          partial_bytes);
@@ -88,7 +89,7 @@ static gk_status cpu_rbf_matvec(int threads, const gk_cpu_rbf_kernels *kr, size_
             cpu_store(es, out, i, v);
         }
     }
-    free(scratch);
+    gk__free(scratch);
     return GK_OK;
 }
 

@@ -99,8 +99,9 @@ static gk_status gk_cuda_make_scratch(gk_cuda_state *s)
      * partials | result (8 doubles) | ticket (8 doubles' room). */
     size_t partials = (size_t)GK_CUDA_MAX_PARTIALS * GK_CUDA_PARTIAL_DOUBLES;
     size_t total = partials + 16;
-    gk_status r = gk__cuda_check(cudaMalloc((void **)&s->partials, total * sizeof(double)), fn,
-                                 "cudaMalloc(reduction scratch)");
+    cudaError_t e = gk__cuda_fault() ? cudaErrorMemoryAllocation
+                                     : cudaMalloc((void **)&s->partials, total * sizeof(double));
+    gk_status r = gk__cuda_check(e, fn, "cudaMalloc(reduction scratch)");
     if (r != GK_OK)
         return r;
     s->result = s->partials + partials;
@@ -109,10 +110,11 @@ static gk_status gk_cuda_make_scratch(gk_cuda_state *s)
                        "cudaMemsetAsync(reduction ticket)");
     if (r != GK_OK)
         return r;
-    r = gk__cuda_check(cudaHostAlloc((void **)&s->pinned,
-                                     GK_CUDA_PINNED_HEAD + GK_CUDA_STAGING_BYTES,
-                                     cudaHostAllocDefault),
-                       fn, "cudaHostAlloc(staging)");
+    e = gk__cuda_fault()
+            ? cudaErrorMemoryAllocation
+            : cudaHostAlloc((void **)&s->pinned, GK_CUDA_PINNED_HEAD + GK_CUDA_STAGING_BYTES,
+                            cudaHostAllocDefault);
+    r = gk__cuda_check(e, fn, "cudaHostAlloc(staging)");
     if (r != GK_OK)
         return r;
     s->staging = s->pinned + GK_CUDA_PINNED_HEAD;
@@ -135,7 +137,7 @@ gk_status gk__cuda_context_create(const gk_backend_config *cfg, void **out)
                               "%s: device (%d) is not a CUDA device ordinal (%d device%s present)",
                               fn, (int)cfg->device, count, count == 1 ? "" : "s");
 
-    gk_cuda_state *s = (gk_cuda_state *)calloc(1, sizeof *s);
+    gk_cuda_state *s = gk__cuda_fault() ? NULL : (gk_cuda_state *)calloc(1, sizeof *s);
     if (s == NULL)
         return gk__cuda_error(GK_E_OUT_OF_MEMORY, "%s: out of host memory for the CUDA state", fn);
     s->device = cfg->device;

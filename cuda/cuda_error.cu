@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* cuda_error.cu - turns CUDA and cuBLAS failures into gk_status values and core error messages. */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "cuda_internal.h"
@@ -12,6 +13,16 @@ void gk__cuda_set_services(const gk_host_services *svc)
 {
     gk_cuda_svc = svc;
 }
+
+#ifdef GK_FAULT_INJECTION
+int gk__cuda_fault(void)
+{
+    const gk_host_services *s = gk_cuda_svc;
+    return s != NULL &&
+           s->struct_size >= offsetof(gk_host_services, fault_next) + sizeof s->fault_next &&
+           s->fault_next != NULL && s->fault_next();
+}
+#endif
 
 int gk__cuda_log_enabled(void)
 {

@@ -79,6 +79,16 @@ gk_status gk__cuda_enter(gk_cuda_state *st, const char *fn);
 /* At least `bytes` of the context's workspace, valid for work queued on its stream from now
  * until the next call (cuda_memory.cu). */
 gk_status gk__cuda_workspace(gk_cuda_state *st, size_t bytes, void **out, const char *fn);
+/* 1 when the core's allocation sweep makes this allocation point fail: only in a module built
+ * with GK_FAULT_INJECTION, loaded by a core that injects (src/alloc.h); 0 at no cost otherwise. */
+#ifdef GK_FAULT_INJECTION
+int gk__cuda_fault(void);
+#else
+static inline int gk__cuda_fault(void)
+{
+    return 0;
+}
+#endif
 /* Stream-ordered allocation and release from the context's pool (cudaMalloc without one). */
 cudaError_t gk__cuda_malloc(gk_cuda_state *st, size_t bytes, void **p);
 void gk__cuda_free(gk_cuda_state *st, void *p);

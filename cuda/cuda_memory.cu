@@ -14,6 +14,8 @@ static cudaError_t gk_cuda_alloc_once(gk_cuda_state *s, size_t bytes, void **p)
 
 cudaError_t gk__cuda_malloc(gk_cuda_state *s, size_t bytes, void **p)
 {
+    if (gk__cuda_fault())
+        return cudaErrorMemoryAllocation;
     cudaError_t e = gk_cuda_alloc_once(s, bytes, p);
     if (e == cudaErrorMemoryAllocation && s->pool != NULL) {
         /* The pool may be caching memory freed earlier: let queued frees complete, hand the

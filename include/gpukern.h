@@ -28,6 +28,11 @@ extern "C" {
  * function, the argument and the values. Destroy functions accept NULL. Getters given NULL
  * return 0 or "". Nothing aborts and nothing prints unless the environment sets GK_LOG=1.
  *
+ * Besides the statuses listed with each function, a call that allocates returns
+ * GK_E_OUT_OF_MEMORY when an allocation fails, with its outputs untouched and the context
+ * still usable: gk_rbf_matrix and gk_rbf_matvec take scratch memory, and on a CUDA context so
+ * does every operation with a host-wrapped operand (device copies of it).
+ *
  * Scalars (alpha, beta, value, gamma, mean, stddev) are passed as double and rounded to the
  * operands' dtype before use, on every backend.
  *

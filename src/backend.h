@@ -27,6 +27,9 @@ typedef struct gk_host_services {
         ;
     /* 1 when GK_LOG is set: the backend may print diagnostics to stderr. */
     int log_enabled;
+    /* Counts an allocation point of the backend; 1 when it must fail. Set only by a core built
+     * with GK_FAULT_INJECTION for its allocation sweep (src/alloc.h), NULL otherwise. */
+    int (*fault_next)(void);
 } gk_host_services;
 
 /* Everything a backend needs to create its per-context state. */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "check.h"
 #include "core.h"
 
@@ -26,7 +27,7 @@ static void storage_release(gk_storage *s)
     gk_context *ctx = s->ctx;
     if (!s->host && s->ptr != NULL)
         ctx->primary.ops->mem_free(ctx->primary.state, s->ptr);
-    free(s);
+    gk__free(s);
     gk__context_release(ctx);
 }
 
@@ -34,7 +35,7 @@ static void storage_release(gk_storage *s)
 static gk_status new_handle(const char *fn, gk_storage *s, gk_dtype t, size_t offset, size_t count,
                             gk_buffer **out)
 {
-    gk_buffer *b = malloc(sizeof *b);
+    gk_buffer *b = gk__malloc(sizeof *b);
     GK_CHECK(b != NULL, GK_E_OUT_OF_MEMORY, "%s: cannot allocate a buffer handle", fn);
     b->magic = GK_BUFFER_MAGIC;
     b->storage = s;
@@ -49,7 +50,7 @@ static gk_status new_handle(const char *fn, gk_storage *s, gk_dtype t, size_t of
 static gk_status new_storage(const char *fn, gk_context *ctx, size_t bytes, void *host,
                              gk_storage **out)
 {
-    gk_storage *s = calloc(1, sizeof *s);
+    gk_storage *s = gk__calloc(1, sizeof *s);
     GK_CHECK(s != NULL, GK_E_OUT_OF_MEMORY, "%s: cannot allocate a storage record", fn);
     s->host = host != NULL;
     s->ptr = host;
@@ -57,7 +58,7 @@ static gk_status new_storage(const char *fn, gk_context *ctx, size_t bytes, void
     if (host == NULL && bytes > 0) {
         gk_status st = ctx->primary.ops->mem_alloc(ctx->primary.state, bytes, &s->ptr);
         if (st != GK_OK) {
-            free(s);
+            gk__free(s);
             return gk__error_in(st, fn);
         }
     }
@@ -130,7 +131,7 @@ GK_API void gk_buffer_destroy(gk_buffer *buf)
         return;
     buf->magic = GK_DEAD_MAGIC;
     gk_storage *s = buf->storage;
-    free(buf);
+    gk__free(buf);
     storage_release(s);
 }
 

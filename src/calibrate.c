@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "check.h"
 #include "core.h"
 
@@ -208,7 +209,7 @@ static gk_status measure_overheads(gk_context *ctx, cal_buffers *b, gk_cost_mode
 static void free_buffers(gk_context *ctx, cal_buffers *b)
 {
     for (int i = 0; i < 3; i++) {
-        free(b->host[i]);
+        gk__free(b->host[i]);
         if (b->dev[i] != NULL)
             ctx->primary.ops->mem_free(ctx->primary.state, b->dev[i]);
     }
@@ -220,7 +221,7 @@ static gk_status alloc_buffers(const char *fn, gk_context *ctx, cal_buffers *b)
 {
     const gk_engine *g = &ctx->primary;
     for (int i = 0; i < 3; i++) {
-        b->host[i] = calloc(1, CAL_HOST_BYTES);
+        b->host[i] = gk__calloc(1, CAL_HOST_BYTES);
         GK_CHECK(b->host[i] != NULL, GK_E_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes", fn,
                  CAL_HOST_BYTES);
         GK_FORWARD(g->ops->mem_alloc(g->state, CAL_DEV_BYTES, &b->dev[i]));

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "check.h"
 #include "core.h"
 
@@ -99,12 +100,12 @@ static gk_status create_context(const char *fn, const gk_context_options *o, gk_
     const gk_backend_ops *ops = NULL;
     int hybrid = 0;
     GK_FORWARD(resolve_backend(fn, (gk_backend)o->backend, &ops, &hybrid));
-    gk_context *ctx = calloc(1, sizeof *ctx);
+    gk_context *ctx = gk__calloc(1, sizeof *ctx);
     GK_CHECK(ctx != NULL, GK_E_OUT_OF_MEMORY, "%s: cannot allocate a context", fn);
     gk_backend_config cfg = {o->device, o->cpu_threads, o->flags};
     gk_status st = ops->context_create(&cfg, &ctx->primary.state);
     if (st != GK_OK) {
-        free(ctx);
+        gk__free(ctx);
         return gk__error_in(st, fn);
     }
     if (hybrid) {
@@ -112,8 +113,8 @@ static gk_status create_context(const char *fn, const gk_context_options *o, gk_
         st = ctx->secondary.ops->context_create(&cfg, &ctx->secondary.state);
         if (st != GK_OK) {
             ops->context_destroy(ctx->primary.state);
-            free(ctx);
-            return st;
+            gk__free(ctx);
+            return gk__error_in(st, fn);
         }
         ctx->hybrid = 1;
     }
@@ -163,7 +164,7 @@ void gk__context_release(gk_context *ctx)
     ctx->primary.ops->context_destroy(ctx->primary.state);
     if (ctx->hybrid)
         ctx->secondary.ops->context_destroy(ctx->secondary.state);
-    free(ctx);
+    gk__free(ctx);
 }
 
 GK_API void gk_context_destroy(gk_context *ctx)

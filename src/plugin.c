@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "core.h"
 
 /* What the one load attempt of this process found: the table, or why there is none. */
@@ -101,6 +102,9 @@ static void load_once(void)
     services.struct_size = sizeof services;
     services.error = gk__error;
     services.log_enabled = gk__log_enabled();
+#ifdef GK_FAULT_INJECTION
+    services.fault_next = gk__fault_next;
+#endif
     note("CUDA backend unavailable; tried:");
 
     char paths[4][1024];
