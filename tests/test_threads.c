@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test_threads.c - 8 threads, each with its own context, run checked ops; errors stay per thread.
- */
+/* test_threads.c - threads with a context each, and several contexts on one device at once. */
 #include "gk_test.h"
 
 #include <math.h>
@@ -219,10 +218,97 @@ static void test_eight_threads(void **state)
         GK_FAIL("%d of %d threads failed", failures, NTHREADS);
 }
 
+/* Several contexts on one device (the GPU when there is one, else the CPU), created, used and
+ * destroyed by four threads at once, three times over. Every thread computes the same thing, so
+ * all results must be bit-identical. Each thread also leaves a buffer whose context handle it
+ * destroyed; the main thread drops those last references. */
+#define SHARED_THREADS 4
+#define SHARED_ROUNDS 3
+#define SHARED_M 33
+#define SHARED_N 700
+#define SHARED_D 5
+
+typedef struct shared_worker {
+    int id;
+    gk_backend backend;
+    float out[SHARED_ROUNDS][SHARED_M];
+    gk_buffer *left; /* outlives its context's handle */
+    int failed;
+    char why[1024];
+} shared_worker;
+
+static void *shared_main(void *arg)
+{
+    shared_worker *w = arg;
+    for (int round = 0; round < SHARED_ROUNDS && !w->failed; round++) {
+        pthread_barrier_wait(&barrier);
+        gk_context_options o;
+        gk_context_options_init(&o);
+        o.backend = w->backend;
+        o.cpu_threads = 1;
+        gk_context *ctx = NULL;
+        WOK(w, gk_context_create_ex(&o, &ctx));
+        if (ctx == NULL)
+            continue;
+        gk_buffer *x = NULL, *y = NULL, *wt = NULL, *out = NULL;
+        WOK(w, gk_buffer_create(ctx, GK_FLOAT32, SHARED_M * SHARED_D, &x));
+        WOK(w, gk_buffer_create(ctx, GK_FLOAT32, SHARED_N * SHARED_D, &y));
+        WOK(w, gk_buffer_create(ctx, GK_FLOAT32, SHARED_N, &wt));
+        WOK(w, gk_buffer_create(ctx, GK_FLOAT32, SHARED_M, &out));
+        WOK(w, gk_rng_uniform(ctx, 11, 0, x));
+        WOK(w, gk_rng_normal(ctx, 12, 0, 0.0, 1.0, y));
+        WOK(w, gk_rng_uniform(ctx, 13, (uint64_t)round, wt));
+        WOK(w, gk_rbf_matvec(ctx, SHARED_M, SHARED_N, SHARED_D, 0.7, x, y, wt, out));
+        WOK(w, gk_buffer_read(out, 0, SHARED_M, w->out[round]));
+        gk_buffer_destroy(x);
+        gk_buffer_destroy(y);
+        gk_buffer_destroy(wt);
+        if (round == SHARED_ROUNDS - 1)
+            w->left = out;
+        else
+            gk_buffer_destroy(out);
+        gk_context_destroy(ctx);
+    }
+    return NULL;
+}
+
+static void test_contexts_share_device(void **state)
+{
+    (void)state;
+    shared_worker w[SHARED_THREADS];
+    pthread_t tid[SHARED_THREADS];
+    gk_backend backend = gk_backend_available(GK_BACKEND_CUDA) ? GK_BACKEND_CUDA : GK_BACKEND_CPU;
+    assert_int_equal(pthread_barrier_init(&barrier, NULL, SHARED_THREADS), 0);
+    for (int i = 0; i < SHARED_THREADS; i++) {
+        memset(&w[i], 0, sizeof w[i]);
+        w[i].id = i;
+        w[i].backend = backend;
+        assert_int_equal(pthread_create(&tid[i], NULL, shared_main, &w[i]), 0);
+    }
+    for (int i = 0; i < SHARED_THREADS; i++)
+        assert_int_equal(pthread_join(tid[i], NULL), 0);
+    pthread_barrier_destroy(&barrier);
+    print_message("%d %s contexts at a time, %d rounds\n", SHARED_THREADS,
+                  backend == GK_BACKEND_CUDA ? "cuda" : "cpu", SHARED_ROUNDS);
+    for (int i = 0; i < SHARED_THREADS; i++) {
+        if (w[i].failed)
+            GK_FAIL("%s", w[i].why);
+        assert_non_null(w[i].left);
+        float last[SHARED_M];
+        GK_CHECK_OK(gk_buffer_read(w[i].left, 0, SHARED_M, last));
+        gk_buffer_destroy(w[i].left);
+        if (memcmp(last, w[i].out[SHARED_ROUNDS - 1], sizeof last) != 0)
+            GK_FAIL("thread %d: its buffer changed after its context's handle went", i);
+        if (memcmp(w[i].out, w[0].out, sizeof w[i].out) != 0)
+            GK_FAIL("thread %d computed other values than thread 0", i);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_eight_threads),
+        cmocka_unit_test(test_contexts_share_device),
     };
     return cmocka_run_group_tests_name("threads", tests, gk_test_group_setup, NULL);
 }
