@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The whole test suite: C tests (ctest), the same tests under ASan+UBSan+LSan, and pytest.
+# The whole test suite: ctest; ctest under ASan+UBSan+LSan with the allocation-failure sweep; the
+# CPU tests under valgrind; the threads test under TSan; the ABI against the released baselines;
+# the libFuzzer harness for 60 s; pytest.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${GK_BUILD_DIR:-$root/build}
@@ -12,11 +14,36 @@ cmake --build "$build" -j"$jobs"
 ctest --test-dir "$build" --output-on-failure -j"$jobs"
 
 echo "=== ctest under AddressSanitizer, UndefinedBehaviorSanitizer and LeakSanitizer ==="
+# GK_FAULT_INJECTION adds tests/fault: every allocation point of each scenario fails in turn.
 cmake -S "$root" -B "$build-asan" -DCMAKE_BUILD_TYPE=Debug -DGK_SANITIZE=address,undefined \
-  -DGK_WITH_CUDA=OFF -DGK_BUILD_EXAMPLES=OFF -DGK_BUILD_BENCH=OFF
+  -DGK_WITH_CUDA=OFF -DGK_BUILD_EXAMPLES=OFF -DGK_BUILD_BENCH=OFF -DGK_FAULT_INJECTION=ON
 cmake --build "$build-asan" -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir "$build-asan" --output-on-failure -j"$jobs" -LE no-sanitizer
+grep -h "fault-injection points swept" "$build-asan/Testing/Temporary/LastTest.log"
+
+echo "=== CPU tests under valgrind memcheck; the ABI against the released baselines (abidiff) ==="
+# A CPU-only build: loading the CUDA module (cuBLAS) alone takes valgrind some 20 s per program.
+# Debug information is for valgrind's stacks and for abidw.
+cmake -S "$root" -B "$build-check" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGK_WITH_CUDA=OFF \
+  -DGK_BUILD_EXAMPLES=OFF -DGK_BUILD_BENCH=OFF
+cmake --build "$build-check" -j"$jobs"
+"$root/tests/valgrind/run.sh" "$build-check"
+sh "$root/tests/abi/abidiff.sh" "$build-check/lib/libgpukern.so" "$root/include" "$root/tests/abi"
+
+echo "=== the threads test under ThreadSanitizer ==="
+# GCC's target_clones resolvers run before the TSan runtime starts, so this build goes without
+# them (-DGK_CPU_CLONES=). libgomp and OpenBLAS are not built with TSan, which then cannot see
+# their synchronisation: their thread pools stay off (one thread each), and the test's sizes are
+# below the thresholds where a context of two CPU threads would start an OpenMP team.
+cmake -S "$root" -B "$build-tsan" -DCMAKE_BUILD_TYPE=Debug -DGK_SANITIZE=thread \
+  -DGK_WITH_CUDA=OFF -DGK_BUILD_EXAMPLES=OFF -DGK_BUILD_BENCH=OFF -DCMAKE_C_FLAGS=-DGK_CPU_CLONES=
+cmake --build "$build-tsan" -j"$jobs" --target test_threads
+OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1 \
+  ctest --test-dir "$build-tsan" --output-on-failure -R '^threads$'
+
+echo "=== libFuzzer on the C API (clang, ASan+UBSan), 60 s ==="
+GK_FUZZ_BUILD_DIR="$build-fuzz" "$root/scripts/fuzz.sh" 60
 
 echo "=== pytest (python/) in a fresh virtualenv ==="
 venv="$build/venv"
