@@ -98,9 +98,10 @@ static gk_status cpu_mem_alloc(void *st, size_t bytes, void **ptr)
     return GK_OK;
 }
 
-static void cpu_mem_free(void *st, void *ptr)
+static void cpu_mem_free(void *st, void *ptr, size_t bytes)
 {
     (void)st;
+    (void)bytes;
     gk__free(ptr);
 }
 

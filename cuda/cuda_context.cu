@@ -31,6 +31,7 @@ static void gk_cuda_state_free(gk_cuda_state *s)
 {
     if (s->stream != NULL)
         (void)cudaStreamSynchronize(s->stream);
+    gk__cuda_cache_flush(s);
     if (s->blas != NULL)
         (void)cublasDestroy(s->blas);
     if (s->work != NULL)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "cuda_block_cache.h"
 
 /* Launch shape used by every kernel of the module: 8 warps keep enough loads in flight per
  * block while leaving the scheduler room for several blocks per multiprocessor. */
@@ -33,6 +34,8 @@ typedef struct gk_cuda_state {
      * re-allocating large buffers does not return memory to the driver at every sync; NULL
      * when the device has no memory pools (plain cudaMalloc then). */
     cudaMemPool_t pool;
+    /* Small blocks freed by mem_free, kept for the next mem_alloc of their size class. */
+    gk_cuda_block_cache cache;
     /* Device scratch, allocated once: reduction partials, the reduction ticket counter and
      * the reduction result. */
     double *partials;
@@ -91,6 +94,8 @@ static inline int gk__cuda_fault(void)
 #endif
 /* Stream-ordered allocation and release from the context's pool (cudaMalloc without one). */
 cudaError_t gk__cuda_malloc(gk_cuda_state *st, size_t bytes, void **p);
+/* Frees every block the cache holds (before giving memory back, and at context destroy). */
+void gk__cuda_cache_flush(gk_cuda_state *st);
 void gk__cuda_free(gk_cuda_state *st, void *p);
 
 /* The backend table's slots, one file per concern. */
@@ -101,7 +106,7 @@ const char *gk__cuda_device_name(void *st);
 gk_status gk__cuda_synchronize(void *st);
 
 gk_status gk__cuda_mem_alloc(void *st, size_t bytes, void **ptr);
-void gk__cuda_mem_free(void *st, void *ptr);
+void gk__cuda_mem_free(void *st, void *ptr, size_t bytes);
 gk_status gk__cuda_mem_write(void *st, void *dst, const void *src, size_t bytes);
 gk_status gk__cuda_mem_read(void *st, void *dst, const void *src, size_t bytes);
 

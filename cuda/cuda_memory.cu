@@ -18,9 +18,11 @@ cudaError_t gk__cuda_malloc(gk_cuda_state *s, size_t bytes, void **p)
         return cudaErrorMemoryAllocation;
     cudaError_t e = gk_cuda_alloc_once(s, bytes, p);
     if (e == cudaErrorMemoryAllocation && s->pool != NULL) {
-        /* The pool may be caching memory freed earlier: let queued frees complete, hand the
-         * cache back to the driver and try once more before reporting out of memory. */
+        /* The block cache and the pool may hold memory freed earlier: let queued frees
+         * complete, hand it all back to the driver and try once more before reporting out of
+         * memory. */
         (void)cudaGetLastError();
+        gk__cuda_cache_flush(s);
         if (cudaStreamSynchronize(s->stream) == cudaSuccess &&
             cudaMemPoolTrimTo(s->pool, 0) == cudaSuccess)
             e = gk_cuda_alloc_once(s, bytes, p);
@@ -42,6 +44,13 @@ void gk__cuda_free(gk_cuda_state *s, void *p)
     }
 }
 
+void gk__cuda_cache_flush(gk_cuda_state *s)
+{
+    void *p;
+    while ((p = gk__cuda_cache_pop_any(&s->cache)) != NULL)
+        gk__cuda_free(s, p);
+}
+
 gk_status gk__cuda_workspace(gk_cuda_state *s, size_t bytes, void **out, const char *fn)
 {
     if (bytes > s->work_bytes) {
@@ -61,15 +70,25 @@ gk_status gk__cuda_workspace(gk_cuda_state *s, size_t bytes, void **out, const c
     return GK_OK;
 }
 
-/* A request of 0 bytes allocates 1 byte: every successful call then returns a unique, non-NULL
- * pointer that mem_free releases like any other, and the core needs no special case for empty
- * buffers (no kernel ever touches it, since count-0 operations are no-ops). */
+/* A request of 0 bytes allocates a block too: every successful call then returns a unique,
+ * non-NULL pointer that mem_free releases like any other, and the core needs no special case
+ * for empty buffers (no kernel ever touches it, since count-0 operations are no-ops). Small
+ * requests are served from the block cache, rounded up to their size class. */
 gk_status gk__cuda_mem_alloc(void *st, size_t bytes, void **ptr)
 {
     gk_cuda_state *s = (gk_cuda_state *)st;
     gk_status r = gk__cuda_enter(s, "gk_buffer_create");
     if (r != GK_OK)
         return r;
+    int c = gk__cuda_cache_class(bytes);
+    if (c >= 0) {
+        void *cached = gk__cuda_cache_take(&s->cache, c);
+        if (cached != NULL) {
+            *ptr = cached;
+            return GK_OK;
+        }
+        bytes = gk__cuda_cache_class_bytes(c);
+    }
     void *p = NULL;
     cudaError_t e = gk__cuda_malloc(s, bytes == 0 ? 1 : bytes, &p);
     if (e != cudaSuccess) {
@@ -82,10 +101,13 @@ gk_status gk__cuda_mem_alloc(void *st, size_t bytes, void **ptr)
     return GK_OK;
 }
 
-void gk__cuda_mem_free(void *st, void *ptr)
+void gk__cuda_mem_free(void *st, void *ptr, size_t bytes)
 {
     gk_cuda_state *s = (gk_cuda_state *)st;
     if (ptr == NULL)
+        return;
+    int c = gk__cuda_cache_class(bytes);
+    if (c >= 0 && gk__cuda_cache_put(&s->cache, c, ptr))
         return;
     (void)cudaSetDevice(s->device);
     gk__cuda_free(s, ptr);

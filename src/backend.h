@@ -13,7 +13,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a slot changes meaning; appending slots only grows struct_size. */
-#define GK_BACKEND_ABI_VERSION 1u
+#define GK_BACKEND_ABI_VERSION 2u
 
 /* Services the core lends a backend, so a dlopen'ed module can report errors into the
  * thread-local message of the core without the core exporting private symbols. */
@@ -58,7 +58,8 @@ typedef struct gk_backend_ops {
     gk_status (*synchronize)(void *st);
 
     gk_status (*mem_alloc)(void *st, size_t bytes, void **ptr);
-    void (*mem_free)(void *st, void *ptr);
+    /* bytes is what mem_alloc was asked for, so a backend can recycle blocks by size. */
+    void (*mem_free)(void *st, void *ptr, size_t bytes);
     /* host -> backend memory; returns once src may be reused. */
     gk_status (*mem_write)(void *st, void *dst, const void *src, size_t bytes);
     /* backend memory -> host; waits for queued work first. */

@@ -26,7 +26,7 @@ static void storage_release(gk_storage *s)
         return;
     gk_context *ctx = s->ctx;
     if (!s->host && s->ptr != NULL)
-        ctx->primary.ops->mem_free(ctx->primary.state, s->ptr);
+        ctx->primary.ops->mem_free(ctx->primary.state, s->ptr, s->bytes);
     gk__free(s);
     gk__context_release(ctx);
 }

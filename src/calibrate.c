@@ -187,7 +187,7 @@ static gk_status measure_overheads(gk_context *ctx, cal_buffers *b, gk_cost_mode
             st = g->ops->add(g->state, GK_FLOAT32, 1, tmp, tmp, tmp);
         if (st == GK_OK)
             st = g->ops->mem_read(g->state, b->host[2], tmp, 4);
-        g->ops->mem_free(g->state, tmp);
+        g->ops->mem_free(g->state, tmp, 4);
         GK_FORWARD(st);
         double t3 = now();
         GK_FORWARD(c->ops->add(c->state, GK_FLOAT32, 1, b->host[0], b->host[1], b->host[2]));
@@ -211,7 +211,7 @@ static void free_buffers(gk_context *ctx, cal_buffers *b)
     for (int i = 0; i < 3; i++) {
         gk__free(b->host[i]);
         if (b->dev[i] != NULL)
-            ctx->primary.ops->mem_free(ctx->primary.state, b->dev[i]);
+            ctx->primary.ops->mem_free(ctx->primary.state, b->dev[i], CAL_DEV_BYTES);
     }
 }
 

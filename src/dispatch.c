@@ -14,11 +14,12 @@ static int needs_staging(const gk_engine *e, const gk_buffer *b)
     return b->storage->host && e->ops->kind != GK_BACKEND_CPU;
 }
 
-static void release_staging(const gk_engine *e, gk_staging *s, int n)
+static void release_staging(const gk_engine *e, gk_staging *s, const gk_operand *ops, int n)
 {
     for (int i = 0; i < n; i++)
         if (s->device[i] != NULL)
-            e->ops->mem_free(e->state, s->device[i]);
+            e->ops->mem_free(e->state, s->device[i],
+                             ops[i].extent * gk__dtype_size(ops[i].buf->dtype));
 }
 
 /* Allocates device copies of the host operands and uploads what the kernel may read. */
@@ -91,7 +92,7 @@ gk_status gk__dispatch(gk_context *c, const char *fn, const gk_operand *operands
         st = kernel(e, ptrs, args);
     if (st == GK_OK)
         st = stage_out(e, operands, n, &staging);
-    release_staging(e, &staging, n);
+    release_staging(e, &staging, operands, n);
     if (st != GK_OK)
         return gk__error_in(st, fn);
     c->last_backend = e->ops->kind;
