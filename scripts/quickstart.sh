@@ -4,6 +4,8 @@
 # (CPU, and the GPU when there is one).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# The CUDA module is built when nvcc is found; the toolkit's usual home is not always on PATH.
+[ -x /usr/local/cuda/bin/nvcc ] && export PATH="/usr/local/cuda/bin:$PATH"
 build=${GK_BUILD_DIR:-$root/build}
 
 "$root/scripts/deps.sh"

@@ -5,8 +5,12 @@
 # the libFuzzer harness for 60 s; pytest.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# The CUDA module is built when nvcc is found; the toolkit's usual home is not always on PATH.
+[ -x /usr/local/cuda/bin/nvcc ] && export PATH="/usr/local/cuda/bin:$PATH"
 build=${GK_BUILD_DIR:-$root/build}
 jobs=$(nproc)
+
+"$root/scripts/deps.sh"
 
 echo "=== build and ctest ($build) ==="
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release
