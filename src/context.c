@@ -27,7 +27,7 @@ GK_API int gk_backend_available(gk_backend b)
     case GK_BACKEND_CPU:
         return 1;
     case GK_BACKEND_CUDA:
-        return gk__cuda_backend("gk_backend_available") != NULL;
+        return gk__cuda_backend("gk_backend_available", 1) != NULL;
     }
     gk__error(GK_E_INVALID_ARGUMENT, "gk_backend_available: b (%d) is not a gk_backend", (int)b);
     return 0;
@@ -82,10 +82,10 @@ static gk_status resolve_backend(const char *fn, gk_backend requested, const gk_
         *ops = gk__cpu_backend();
         return GK_OK;
     case GK_BACKEND_CUDA:
-        *ops = gk__cuda_backend(fn);
+        *ops = gk__cuda_backend(fn, 1);
         return *ops != NULL ? GK_OK : GK_E_BACKEND_UNAVAILABLE;
     case GK_BACKEND_AUTO:
-        *ops = gk__cuda_backend(fn);
+        *ops = gk__cuda_backend(fn, 0);
         *hybrid = *ops != NULL;
         if (*ops == NULL)
             *ops = gk__cpu_backend();

@@ -69,9 +69,10 @@ void gk__context_release(gk_context *ctx);
 void gk__load_cost_model(gk_context *ctx);
 
 /* --- plugin.c ----------------------------------------------------------------------------- */
-/* The CUDA backend's table if its module loaded and reports a device, else NULL with the
- * reasons recorded as this thread's last error, prefixed with fn. */
-const gk_backend_ops *gk__cuda_backend(const char *fn);
+/* The CUDA backend's table if its module loaded and reports a device, else NULL; then, when
+ * report is set, the reasons are recorded as this thread's last error, prefixed with fn (AUTO
+ * falling back to the CPU is no failure, so it passes 0). */
+const gk_backend_ops *gk__cuda_backend(const char *fn, int report);
 
 /* --- buffer.c ----------------------------------------------------------------------------- */
 size_t gk__dtype_size(gk_dtype t);

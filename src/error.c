@@ -68,3 +68,9 @@ gk_status gk__error_in(gk_status status, const char *fn)
     memcpy(detail, last_error, sizeof detail);
     return gk__error(status, "%s: %s", fn, detail);
 }
+
+void gk__error_restore(const char *saved)
+{
+    if (saved != last_error)
+        snprintf(last_error, sizeof last_error, "%s", saved);
+}

@@ -17,6 +17,10 @@ gk_status gk__error(gk_status status, const char *fmt, ...)
  * public function called it) and returns status. */
 gk_status gk__error_in(gk_status status, const char *fn);
 
+/* Puts back a message saved from gk_last_error(), after internal attempts that failed without
+ * the caller's call failing (looking for the CUDA module), so they leave no trace there. */
+void gk__error_restore(const char *saved);
+
 /* 1 when the environment sets GK_LOG to something other than "" or "0". */
 int gk__log_enabled(void);
 

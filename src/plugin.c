@@ -99,6 +99,9 @@ static int try_module(const char *path)
 
 static void load_once(void)
 {
+    /* The attempts go into plugin.attempts; this thread's own message stays as it was. */
+    static char saved[4096];
+    snprintf(saved, sizeof saved, "%s", gk_last_error());
     services.struct_size = sizeof services;
     services.error = gk__error;
     services.log_enabled = gk__log_enabled();
@@ -131,12 +134,13 @@ static void load_once(void)
     }
     if (plugin.ops == NULL)
         gk__log("%s", plugin.attempts);
+    gk__error_restore(saved);
 }
 
-const gk_backend_ops *gk__cuda_backend(const char *fn)
+const gk_backend_ops *gk__cuda_backend(const char *fn, int report)
 {
     pthread_once(&plugin.once, load_once);
-    if (plugin.ops == NULL)
+    if (plugin.ops == NULL && report)
         gk__error(GK_E_BACKEND_UNAVAILABLE, "%s: %s", fn, plugin.attempts);
     return plugin.ops;
 }
