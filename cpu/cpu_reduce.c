@@ -211,53 +211,49 @@ static double cpu_nrm2_finish(const double acc[3])
     return sqrt(amed);
 }
 
+/* Reduces with the block function of dtype t into acc; the dtype is the only thing that
+ * differs between the public reductions' dispatch. */
+static gk_status cpu_reduce_dtype(void *st, gk_dtype t, const char *fn, cpu_block_fn f32,
+                                  cpu_block_fn f64, size_t n, const void *x, const void *y,
+                                  double acc[3])
+{
+    switch (t) {
+    case GK_FLOAT32:
+        cpu_reduce(gk__cpu_threads(st), f32, n, x, y, acc);
+        return GK_OK;
+    case GK_FLOAT64:
+        cpu_reduce(gk__cpu_threads(st), f64, n, x, y, acc);
+        return GK_OK;
+    }
+    return gk__cpu_bad_dtype(fn, t);
+}
+
 gk_status gk__cpu_sum(void *st, gk_dtype t, size_t n, const void *x, double *result)
 {
     double acc[3];
-    switch (t) {
-    case GK_FLOAT32:
-        cpu_reduce(gk__cpu_threads(st), cpu_sum_block_f32, n, x, x, acc);
-        break;
-    case GK_FLOAT64:
-        cpu_reduce(gk__cpu_threads(st), cpu_sum_block_f64, n, x, x, acc);
-        break;
-    default:
-        return gk__cpu_bad_dtype("gk_sum", t);
-    }
-    *result = acc[0];
-    return GK_OK;
+    gk_status r = cpu_reduce_dtype(st, t, "gk_sum", cpu_sum_block_f32, cpu_sum_block_f64, n, x, x,
+                                   acc);
+    if (r == GK_OK)
+        *result = acc[0];
+    return r;
 }
 
 gk_status gk__cpu_dot(void *st, gk_dtype t, size_t n, const void *x, const void *y, double *result)
 {
     double acc[3];
-    switch (t) {
-    case GK_FLOAT32:
-        cpu_reduce(gk__cpu_threads(st), cpu_dot_block_f32, n, x, y, acc);
-        break;
-    case GK_FLOAT64:
-        cpu_reduce(gk__cpu_threads(st), cpu_dot_block_f64, n, x, y, acc);
-        break;
-    default:
-        return gk__cpu_bad_dtype("gk_dot", t);
-    }
-    *result = acc[0];
-    return GK_OK;
+    gk_status r = cpu_reduce_dtype(st, t, "gk_dot", cpu_dot_block_f32, cpu_dot_block_f64, n, x, y,
+                                   acc);
+    if (r == GK_OK)
+        *result = acc[0];
+    return r;
 }
 
 gk_status gk__cpu_nrm2(void *st, gk_dtype t, size_t n, const void *x, double *result)
 {
     double acc[3];
-    switch (t) {
-    case GK_FLOAT32:
-        cpu_reduce(gk__cpu_threads(st), cpu_nrm2_block_f32, n, x, x, acc);
-        break;
-    case GK_FLOAT64:
-        cpu_reduce(gk__cpu_threads(st), cpu_nrm2_block_f64, n, x, x, acc);
-        break;
-    default:
-        return gk__cpu_bad_dtype("gk_nrm2", t);
-    }
-    *result = cpu_nrm2_finish(acc);
-    return GK_OK;
+    gk_status r = cpu_reduce_dtype(st, t, "gk_nrm2", cpu_nrm2_block_f32, cpu_nrm2_block_f64, n, x,
+                                   x, acc);
+    if (r == GK_OK)
+        *result = cpu_nrm2_finish(acc);
+    return r;
 }
