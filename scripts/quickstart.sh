@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Quick start: installs what is missing, builds, and runs the seed articles' comparisons
+# Quick start: installs what is missing, builds, runs the seed articles' comparisons and gkbench --quick
 # (CPU, and the GPU when there is one).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,3 +17,7 @@ for demo in 002_vector_add 000_rbf_network 004_matmul; do
   echo "=== examples/$demo ==="
   "$build/examples/$demo"
 done
+
+echo
+echo "=== bench/gkbench --quick (every op, per backend) ==="
+"$build/bench/gkbench" --quick
