@@ -16,60 +16,41 @@
     (sizeof(blasint) >= sizeof(size_t) ? (size_t)SIZE_MAX >> 1                                     \
                                        : ((size_t)1 << (8 * sizeof(blasint) - 1)) - 1)
 
-/* k = 0: C = beta * C over the m x n addressed elements. Not left to CBLAS: its argument
+/* The two dtypes' kernels, written once (BLIS-style) since they differ only in type and in
+ * which CBLAS routine they call.
+ * k = 0: C = beta * C over the m x n addressed elements. Not left to CBLAS: its argument
  * checks want lda >= max(1, k), which a valid k = 0 call need not meet, and it reports a
- * violation by printing. beta = 0 stores zeros without reading C, which may hold NaN. */
-static void cpu_gemm_k0_f32(size_t m, size_t n, float beta, float *c, size_t ldc)
-{
-    for (size_t i = 0; i < m; i++)
-        for (size_t j = 0; j < n; j++)
-            c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
-}
-
-static void cpu_gemm_k0_f64(size_t m, size_t n, double beta, double *c, size_t ldc)
-{
-    for (size_t i = 0; i < m; i++)
-        for (size_t j = 0; j < n; j++)
-            c[i * ldc + j] = beta == 0.0 ? 0.0 : beta * c[i * ldc + j];
-}
-
-static void cpu_gemm_f32(gk_transpose ta, gk_transpose tb, size_t m, size_t n, size_t k,
-                         float alpha, const float *a, size_t lda, const float *b, size_t ldb,
-                         float beta, float *c, size_t ldc)
-{
-    size_t piece = GK_BLASINT_MAX;
-    for (size_t i0 = 0; i0 < m; i0 += piece) {
-        size_t mi = m - i0 < piece ? m - i0 : piece;
-        for (size_t p0 = 0; p0 < k; p0 += piece) {
-            size_t kp = k - p0 < piece ? k - p0 : piece;
-            const float *ap = ta == GK_TRANS ? a + p0 * lda + i0 : a + i0 * lda + p0;
-            const float *bp = tb == GK_TRANS ? b + p0 : b + p0 * ldb;
-            cblas_sgemm(CblasRowMajor, ta == GK_TRANS ? CblasTrans : CblasNoTrans,
-                        tb == GK_TRANS ? CblasTrans : CblasNoTrans, (blasint)mi, (blasint)n,
-                        (blasint)kp, alpha, ap, (blasint)lda, bp, (blasint)ldb,
-                        p0 == 0 ? beta : 1.0f, c + i0 * ldc, (blasint)ldc);
-        }
+ * violation by printing. beta = 0 stores zeros without reading C, which may hold NaN.
+ * k > 0: m and k in pieces that fit blasint; pieces of k after the first accumulate into C. */
+#define GK_CPU_GEMM_KERNELS(SUFFIX, T, CBLAS_GEMM)                                               \
+    static void cpu_gemm_k0_##SUFFIX(size_t m, size_t n, T beta, T *c, size_t ldc)               \
+    {                                                                                            \
+        for (size_t i = 0; i < m; i++)                                                           \
+            for (size_t j = 0; j < n; j++)                                                       \
+                c[i * ldc + j] = beta == (T)0 ? (T)0 : beta * c[i * ldc + j];                    \
+    }                                                                                            \
+                                                                                                 \
+    static void cpu_gemm_##SUFFIX(gk_transpose ta, gk_transpose tb, size_t m, size_t n, size_t k,\
+                                  T alpha, const T *a, size_t lda, const T *b, size_t ldb,       \
+                                  T beta, T *c, size_t ldc)                                      \
+    {                                                                                            \
+        size_t piece = GK_BLASINT_MAX;                                                           \
+        for (size_t i0 = 0; i0 < m; i0 += piece) {                                               \
+            size_t mi = m - i0 < piece ? m - i0 : piece;                                         \
+            for (size_t p0 = 0; p0 < k; p0 += piece) {                                           \
+                size_t kp = k - p0 < piece ? k - p0 : piece;                                     \
+                const T *ap = ta == GK_TRANS ? a + p0 * lda + i0 : a + i0 * lda + p0;            \
+                const T *bp = tb == GK_TRANS ? b + p0 : b + p0 * ldb;                            \
+                CBLAS_GEMM(CblasRowMajor, ta == GK_TRANS ? CblasTrans : CblasNoTrans,            \
+                           tb == GK_TRANS ? CblasTrans : CblasNoTrans, (blasint)mi, (blasint)n,  \
+                           (blasint)kp, alpha, ap, (blasint)lda, bp, (blasint)ldb,               \
+                           p0 == 0 ? beta : (T)1, c + i0 * ldc, (blasint)ldc);                   \
+            }                                                                                    \
+        }                                                                                        \
     }
-}
 
-static void cpu_gemm_f64(gk_transpose ta, gk_transpose tb, size_t m, size_t n, size_t k,
-                         double alpha, const double *a, size_t lda, const double *b, size_t ldb,
-                         double beta, double *c, size_t ldc)
-{
-    size_t piece = GK_BLASINT_MAX;
-    for (size_t i0 = 0; i0 < m; i0 += piece) {
-        size_t mi = m - i0 < piece ? m - i0 : piece;
-        for (size_t p0 = 0; p0 < k; p0 += piece) {
-            size_t kp = k - p0 < piece ? k - p0 : piece;
-            const double *ap = ta == GK_TRANS ? a + p0 * lda + i0 : a + i0 * lda + p0;
-            const double *bp = tb == GK_TRANS ? b + p0 : b + p0 * ldb;
-            cblas_dgemm(CblasRowMajor, ta == GK_TRANS ? CblasTrans : CblasNoTrans,
-                        tb == GK_TRANS ? CblasTrans : CblasNoTrans, (blasint)mi, (blasint)n,
-                        (blasint)kp, alpha, ap, (blasint)lda, bp, (blasint)ldb,
-                        p0 == 0 ? beta : 1.0, c + i0 * ldc, (blasint)ldc);
-        }
-    }
-}
+GK_CPU_GEMM_KERNELS(f32, float, cblas_sgemm)
+GK_CPU_GEMM_KERNELS(f64, double, cblas_dgemm)
 
 gk_status gk__cpu_gemm(void *st, gk_dtype t, gk_transpose ta, gk_transpose tb, size_t m, size_t n,
                        size_t k, double alpha, const void *a, size_t lda, const void *b, size_t ldb,
