@@ -57,16 +57,21 @@ static gk_status stage_out(const gk_engine *e, const gk_operand *ops, int n, con
     return GK_OK;
 }
 
-/* The engine of a hybrid context for a call on host data; the primary one otherwise. */
+/* The engine of a hybrid context for a call on host data; the primary one otherwise. Tiny
+ * calls, which the CPU wins outright, are placed before any byte is counted: on them AUTO must
+ * cost no more than a CPU context. */
 static const gk_engine *choose_engine(const gk_context *c, const gk_operand *ops, int n,
                                       const gk_workload *w)
 {
     if (!c->hybrid)
         return &c->primary;
-    double bytes_in = 0.0, bytes_out = 0.0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++)
         if (!ops[i].buf->storage->host)
             return &c->primary;
+    if (gk__cpu_wins_outright(&c->model, w))
+        return &c->secondary;
+    double bytes_in = 0.0, bytes_out = 0.0;
+    for (int i = 0; i < n; i++) {
         double bytes = (double)ops[i].extent * (double)gk__dtype_size(ops[i].buf->dtype);
         if (ops[i].role != GK_ROLE_OUT)
             bytes_in += bytes;

@@ -36,9 +36,17 @@ double gk__predict_gpu(const gk_cost_model *m, const gk_workload *w, double byte
            w->work / m->gpu_rate[w->cls][w->f64];
 }
 
+int gk__cpu_wins_outright(const gk_cost_model *m, const gk_workload *w)
+{
+    /* cpu_call_s + work / rate < gpu_call_s, multiplied through by the (positive) rate. */
+    return w->work < (m->gpu_call_s - m->cpu_call_s) * m->cpu_rate[w->cls][w->f64];
+}
+
 gk_backend gk__place(const gk_cost_model *m, const gk_workload *w, double bytes_in,
                      double bytes_out)
 {
+    if (gk__cpu_wins_outright(m, w))
+        return GK_BACKEND_CPU;
     return gk__predict_gpu(m, w, bytes_in, bytes_out) < gk__predict_cpu(m, w) ? GK_BACKEND_CUDA
                                                                                 : GK_BACKEND_CPU;
 }

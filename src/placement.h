@@ -41,6 +41,11 @@ double gk__predict_cpu(const gk_cost_model *m, const gk_workload *w);
 double gk__predict_gpu(const gk_cost_model *m, const gk_workload *w, double bytes_in,
                        double bytes_out);
 
+/* 1 when the CPU finishes w before the GPU's fixed call cost alone has passed, so the CPU wins
+ * whatever the call moves: a multiply and a compare, no division, which keeps AUTO's decision
+ * on sub-microsecond calls cheaper than the call. */
+int gk__cpu_wins_outright(const gk_cost_model *m, const gk_workload *w);
+
 /* GK_BACKEND_CPU or GK_BACKEND_CUDA, whichever the model predicts finishes first. */
 gk_backend gk__place(const gk_cost_model *m, const gk_workload *w, double bytes_in,
                      double bytes_out);

@@ -64,6 +64,30 @@ static void test_dtype_selects_its_rate(void **state)
     assert_int_equal(gk__place(&m, &f64, 1e6, 1e6), GK_BACKEND_CPU);
 }
 
+/* The shortcut for tiny calls agrees with the full prediction: it claims the CPU only where the
+ * CPU's whole time is under the GPU's fixed call cost (here 1 ms - 1 us at 1e9 units/s: just
+ * under 999000 units), and every call it lets through is decided by the prediction. */
+static void test_outright_cpu_wins_match_the_prediction(void **state)
+{
+    (void)state;
+    gk_cost_model m = injected();
+    gk_workload below = {GK_WORK_STREAM, 0, 998999}, above = {GK_WORK_STREAM, 0, 999001};
+    assert_true(gk__cpu_wins_outright(&m, &below));
+    assert_false(gk__cpu_wins_outright(&m, &above));
+    for (double work = 1; work <= 1e12; work *= 3) {
+        gk_workload w = {GK_WORK_RBF_PAIRS, 0, work};
+        if (gk__cpu_wins_outright(&m, &w)) {
+            /* No transfer at all, and still the GPU is slower. */
+            assert_true(gk__predict_cpu(&m, &w) < gk__predict_gpu(&m, &w, 0.0, 0.0));
+            assert_int_equal(gk__place(&m, &w, 0.0, 0.0), GK_BACKEND_CPU);
+        }
+    }
+    /* A GPU call cheaper than a CPU call: nothing is won outright. */
+    m.gpu_call_s = 0.5e-6;
+    gk_workload tiny = {GK_WORK_STREAM, 0, 1};
+    assert_false(gk__cpu_wins_outright(&m, &tiny));
+}
+
 /* Growing one workload moves it to the GPU once and never back: one crossover. */
 static void test_single_crossover(void **state)
 {
@@ -150,6 +174,7 @@ int main(void)
         cmocka_unit_test(test_predictions_follow_the_table),
         cmocka_unit_test(test_small_work_stays_on_cpu_large_goes_to_gpu),
         cmocka_unit_test(test_dtype_selects_its_rate),
+        cmocka_unit_test(test_outright_cpu_wins_match_the_prediction),
         cmocka_unit_test(test_single_crossover),
         cmocka_unit_test(test_save_then_load_round_trips),
         cmocka_unit_test(test_malformed_file_is_refused),
