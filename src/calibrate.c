@@ -77,8 +77,7 @@ typedef struct cal_buffers {
 
 /* Bytes of each array: the largest operand of any run, in float64. */
 #define CAL_HOST_BYTES ((size_t)CAL_STREAM_N * 8u)
-#define CAL_DEV_BYTES                                                                            \
-    ((size_t)CAL_GEMM_N * CAL_GPU_SCALE * CAL_GEMM_N * CAL_GPU_SCALE * 8u)
+#define CAL_DEV_BYTES ((size_t)CAL_GEMM_N * CAL_GPU_SCALE * CAL_GEMM_N * CAL_GPU_SCALE * 8u)
 
 typedef gk_status (*cal_run)(const gk_engine *e, gk_dtype t, void *const *p, size_t scale);
 
@@ -273,6 +272,8 @@ GK_API gk_status gk_context_calibrate(gk_context *ctx, uint32_t flags)
     if (st != GK_OK)
         return gk__error_in(st, fn);
     ctx->model = m;
+    /* Measurements were against the old model's predictions. */
+    memset(&ctx->history, 0, sizeof ctx->history);
     save(ctx, &m);
     return GK_OK;
 }

@@ -32,6 +32,7 @@ struct gk_context {
     int hybrid;
     gk_engine secondary;
     gk_cost_model model;
+    gk_placement_history history; /* what the model's placements measured */
     gk_backend last_backend;
     uint32_t flags;
 };
@@ -40,8 +41,8 @@ struct gk_context {
 typedef struct gk_storage {
     atomic_uint refs;
     gk_context *ctx;
-    void *ptr;       /* backend memory, or the caller's memory when host is set */
-    int host;        /* 1: caller memory from gk_buffer_wrap_host, never freed by us */
+    void *ptr; /* backend memory, or the caller's memory when host is set */
+    int host;  /* 1: caller memory from gk_buffer_wrap_host, never freed by us */
     size_t bytes;
 } gk_storage;
 
@@ -54,10 +55,9 @@ struct gk_buffer {
 };
 
 /* A backend slot, or NULL when the table is too short to hold it or leaves it empty. */
-#define GK_SLOT(ops, field)                                                                      \
-    ((offsetof(gk_backend_ops, field) + sizeof((ops)->field) <= (ops)->struct_size)              \
-         ? (ops)->field                                                                          \
-         : NULL)
+#define GK_SLOT(ops, field)                                                                        \
+    ((offsetof(gk_backend_ops, field) + sizeof((ops)->field) <= (ops)->struct_size) ? (ops)->field \
+                                                                                    : NULL)
 
 /* --- context.c ---------------------------------------------------------------------------- */
 void gk__context_retain(gk_context *ctx);

@@ -3,6 +3,7 @@
 #include "dispatch.h"
 
 #include <string.h>
+#include <time.h>
 
 /* Device scratch for the host-wrapped operands of one call. */
 typedef struct gk_staging {
@@ -57,12 +58,14 @@ static gk_status stage_out(const gk_engine *e, const gk_operand *ops, int n, con
     return GK_OK;
 }
 
-/* The engine of a hybrid context for a call on host data; the primary one otherwise. Tiny
- * calls, which the CPU wins outright, are placed before any byte is counted: on them AUTO must
- * cost no more than a CPU context. */
-static const gk_engine *choose_engine(const gk_context *c, const gk_operand *ops, int n,
-                                      const gk_workload *w)
+/* The engine of a hybrid context for a call on host data, placed by the model as corrected by
+ * what earlier calls measured; the primary one otherwise (p->predicted_s 0: nothing to learn).
+ * Tiny calls, which the CPU wins outright, are placed before any byte is counted: on them AUTO
+ * must cost no more than a CPU context. */
+static const gk_engine *choose_engine(gk_context *c, const gk_operand *ops, int n,
+                                      const gk_workload *w, gk_placement *p)
 {
+    p->predicted_s = 0.0;
     if (!c->hybrid)
         return &c->primary;
     for (int i = 0; i < n; i++)
@@ -78,16 +81,26 @@ static const gk_engine *choose_engine(const gk_context *c, const gk_operand *ops
         if (ops[i].role != GK_ROLE_IN)
             bytes_out += bytes;
     }
-    return gk__place(&c->model, w, bytes_in, bytes_out) == GK_BACKEND_CPU ? &c->secondary
-                                                                           : &c->primary;
+    *p = gk__place_learned(&c->model, &c->history, w, bytes_in, bytes_out);
+    return p->backend == GK_BACKEND_CPU ? &c->secondary : &c->primary;
+}
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 gk_status gk__dispatch(gk_context *c, const char *fn, const gk_operand *operands, int n,
                        const gk_workload *w, gk_kernel kernel, const void *args)
 {
-    GK_CHECK(n <= GK_MAX_OPERANDS, GK_E_INTERNAL, "%s: %d operands exceed the dispatcher's %d",
-             fn, n, GK_MAX_OPERANDS);
-    const gk_engine *e = choose_engine(c, operands, n, w);
+    GK_CHECK(n <= GK_MAX_OPERANDS, GK_E_INTERNAL, "%s: %d operands exceed the dispatcher's %d", fn,
+             n, GK_MAX_OPERANDS);
+    gk_placement placed;
+    const gk_engine *e = choose_engine(c, operands, n, w, &placed);
+    /* A placed call is timed whole: on the GPU, staging out waits for the kernel. */
+    double start = placed.predicted_s > 0.0 ? now() : 0.0;
     gk_staging staging;
     memset(&staging, 0, sizeof staging);
     void *ptrs[GK_MAX_OPERANDS] = {NULL};
@@ -100,6 +113,8 @@ gk_status gk__dispatch(gk_context *c, const char *fn, const gk_operand *operands
     release_staging(e, &staging, operands, n);
     if (st != GK_OK)
         return gk__error_in(st, fn);
+    if (placed.predicted_s > 0.0)
+        gk__placement_observe(&c->history, w, placed, now() - start);
     c->last_backend = e->ops->kind;
     return GK_OK;
 }

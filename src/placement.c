@@ -2,6 +2,7 @@
 /* placement.c - predicting CPU and GPU time of a host-data call, and the model's cache file. */
 #include "placement.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -42,13 +43,43 @@ int gk__cpu_wins_outright(const gk_cost_model *m, const gk_workload *w)
     return w->work < (m->gpu_call_s - m->cpu_call_s) * m->cpu_rate[w->cls][w->f64];
 }
 
-gk_backend gk__place(const gk_cost_model *m, const gk_workload *w, double bytes_in,
-                     double bytes_out)
+static gk_placement_bucket *bucket_of(gk_placement_history *h, const gk_workload *w)
+{
+    int octave = w->work >= 1.0 ? ilogb(w->work) : 0;
+    if (octave >= GK_WORK_OCTAVES)
+        octave = GK_WORK_OCTAVES - 1;
+    return &h->bucket[w->cls][w->f64 != 0][octave];
+}
+
+gk_placement gk__place_learned(const gk_cost_model *m, gk_placement_history *h,
+                               const gk_workload *w, double bytes_in, double bytes_out)
 {
     if (gk__cpu_wins_outright(m, w))
-        return GK_BACKEND_CPU;
-    return gk__predict_gpu(m, w, bytes_in, bytes_out) < gk__predict_cpu(m, w) ? GK_BACKEND_CUDA
-                                                                                : GK_BACKEND_CPU;
+        return (gk_placement){GK_BACKEND_CPU, 0.0};
+    gk_placement_bucket *b = bucket_of(h, w);
+    double predicted[2] = {gk__predict_cpu(m, w), gk__predict_gpu(m, w, bytes_in, bytes_out)};
+    double expected[2];
+    for (int i = 0; i < 2; i++)
+        expected[i] = predicted[i] * (b->ratio[i] > 0.0f ? b->ratio[i] : 1.0);
+    int best = expected[1] < expected[0], other = !best;
+    b->calls++;
+    if (expected[other] < GK_EXPLORE_BAND * expected[best] &&
+        (b->ratio[other] == 0.0f || b->calls % GK_EXPLORE_EVERY == 0))
+        best = other;
+    return (gk_placement){best ? GK_BACKEND_CUDA : GK_BACKEND_CPU, predicted[best]};
+}
+
+void gk__placement_observe(gk_placement_history *h, const gk_workload *w, gk_placement p,
+                           double seconds)
+{
+    if (!(p.predicted_s > 0.0) || !(seconds >= 0.0))
+        return;
+    /* A geometric running mean: one preempted or page-faulting call moves the estimate by at
+     * most a factor of 4, and a steady ratio is reached within a few calls. */
+    float *ratio = &bucket_of(h, w)->ratio[p.backend == GK_BACKEND_CUDA];
+    double old = *ratio > 0.0f ? *ratio : 1.0, r = seconds / p.predicted_s;
+    r = r < old / 16.0 ? old / 16.0 : r > old * 16.0 ? old * 16.0 : r;
+    *ratio = (float)(*ratio > 0.0f ? sqrt(old * r) : r);
 }
 
 int gk__cost_model_save(const gk_cost_model *m, const char *path)

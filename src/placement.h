@@ -4,31 +4,32 @@
 #define GK_PLACEMENT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "gpukern.h"
 
 /* Classes of work that share a rate; each has its own unit of work (see gk_workload). */
 typedef enum gk_work_class {
-    GK_WORK_STREAM,     /* element-wise, reductions, rng: bytes touched */
-    GK_WORK_EXP,        /* exp: bytes touched */
-    GK_WORK_GEMM,       /* gemm: floating-point operations */
-    GK_WORK_RBF_ROWS,   /* rbf_rows: bytes of a and b */
-    GK_WORK_RBF_PAIRS,  /* rbf_matrix, rbf_matvec: row pairs times features */
+    GK_WORK_STREAM,    /* element-wise, reductions, rng: bytes touched */
+    GK_WORK_EXP,       /* exp: bytes touched */
+    GK_WORK_GEMM,      /* gemm: floating-point operations */
+    GK_WORK_RBF_ROWS,  /* rbf_rows: bytes of a and b */
+    GK_WORK_RBF_PAIRS, /* rbf_matrix, rbf_matvec: row pairs times features */
     GK_WORK_CLASSES
 } gk_work_class;
 
 /* What one call asks of a backend, in the units of its class. */
 typedef struct gk_workload {
     gk_work_class cls;
-    int f64;             /* 1 for float64: rates differ by dtype */
+    int f64; /* 1 for float64: rates differ by dtype */
     double work;
 } gk_workload;
 
 /* Measured (or default) parameters of one host and one device. Rates are units per second. */
 typedef struct gk_cost_model {
     double h2d_bytes_per_s, d2h_bytes_per_s;
-    double gpu_call_s;   /* fixed cost of a device call on host data: staging, launch, wait */
-    double cpu_call_s;   /* fixed cost of a CPU call: the thread team's start */
+    double gpu_call_s; /* fixed cost of a device call on host data: staging, launch, wait */
+    double cpu_call_s; /* fixed cost of a CPU call: the thread team's start */
     double cpu_rate[GK_WORK_CLASSES][2];
     double gpu_rate[GK_WORK_CLASSES][2];
 } gk_cost_model;
@@ -46,9 +47,40 @@ double gk__predict_gpu(const gk_cost_model *m, const gk_workload *w, double byte
  * on sub-microsecond calls cheaper than the call. */
 int gk__cpu_wins_outright(const gk_cost_model *m, const gk_workload *w);
 
-/* GK_BACKEND_CPU or GK_BACKEND_CUDA, whichever the model predicts finishes first. */
-gk_backend gk__place(const gk_cost_model *m, const gk_workload *w, double bytes_in,
-                     double bytes_out);
+/* What an AUTO context has measured, by class of work, dtype and octave of work (the binary
+ * exponent of w->work): per backend, the ratio of a call's measured to predicted seconds (0:
+ * not measured yet), which scales later predictions in the same bucket. The calibration is a
+ * few seconds on quiet buffers; a program's own conditions (pageable copies of its arrays, its
+ * other threads, the clock) can differ enough to move a crossover, and only its calls show it. */
+#define GK_WORK_OCTAVES 64
+typedef struct gk_placement_bucket {
+    float ratio[2]; /* [0] CPU, [1] GPU */
+    uint32_t calls; /* calls the model placed in this bucket */
+} gk_placement_bucket;
+
+typedef struct gk_placement_history {
+    gk_placement_bucket bucket[GK_WORK_CLASSES][2][GK_WORK_OCTAVES];
+} gk_placement_history;
+
+/* A placed call: where it runs, and the model's seconds for it there (0: placed outright, so
+ * nothing to learn from its time). */
+typedef struct gk_placement {
+    gk_backend backend;
+    double predicted_s;
+} gk_placement;
+
+/* Where a call on host data runs: the backend whose measured-corrected prediction is lower.
+ * Where the two are within GK_EXPLORE_BAND of each other, the other backend is tried when it
+ * has no measurement in this bucket and every GK_EXPLORE_EVERY-th call, so that a stale or
+ * unlucky measurement cannot keep a call on the slower device. */
+#define GK_EXPLORE_BAND 1.5
+#define GK_EXPLORE_EVERY 32
+gk_placement gk__place_learned(const gk_cost_model *m, gk_placement_history *h,
+                               const gk_workload *w, double bytes_in, double bytes_out);
+
+/* Records that a call placed as p took seconds. */
+void gk__placement_observe(gk_placement_history *h, const gk_workload *w, gk_placement p,
+                           double seconds);
 
 /* Reads and writes the model as "key value" lines; 0 on failure (missing or malformed). */
 int gk__cost_model_load(gk_cost_model *m, const char *path);

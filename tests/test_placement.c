@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* test_placement.c - AUTO's cost model with injected cost tables: runs without a GPU. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -30,6 +31,14 @@ static gk_cost_model injected(void)
     return m;
 }
 
+/* The model's own choice, before any measurement corrects it. */
+static gk_backend model_choice(const gk_cost_model *m, const gk_workload *w, double bytes_in,
+                               double bytes_out)
+{
+    return gk__predict_gpu(m, w, bytes_in, bytes_out) < gk__predict_cpu(m, w) ? GK_BACKEND_CUDA
+                                                                              : GK_BACKEND_CPU;
+}
+
 static void test_predictions_follow_the_table(void **state)
 {
     (void)state;
@@ -45,13 +54,13 @@ static void test_small_work_stays_on_cpu_large_goes_to_gpu(void **state)
     (void)state;
     gk_cost_model m = injected();
     gk_workload small = {GK_WORK_STREAM, 0, 1e4};
-    assert_int_equal(gk__place(&m, &small, 1e4, 1e4), GK_BACKEND_CPU);
+    assert_int_equal(model_choice(&m, &small, 1e4, 1e4), GK_BACKEND_CPU);
     /* Compute-heavy work with little data: 1e10 units take 10 s on the CPU, 10 ms on the GPU. */
     gk_workload heavy = {GK_WORK_RBF_PAIRS, 0, 1e10};
-    assert_int_equal(gk__place(&m, &heavy, 1e6, 1e6), GK_BACKEND_CUDA);
+    assert_int_equal(model_choice(&m, &heavy, 1e6, 1e6), GK_BACKEND_CUDA);
     /* Streaming work whose transfers cost more than the CPU's pass: stays on the CPU. */
     gk_workload stream = {GK_WORK_STREAM, 0, 3e9};
-    assert_int_equal(gk__place(&m, &stream, 2e9, 1e9), GK_BACKEND_CPU);
+    assert_int_equal(model_choice(&m, &stream, 2e9, 1e9), GK_BACKEND_CPU);
 }
 
 static void test_dtype_selects_its_rate(void **state)
@@ -60,8 +69,8 @@ static void test_dtype_selects_its_rate(void **state)
     gk_cost_model m = injected();
     m.gpu_rate[GK_WORK_GEMM][1] = 1e6; /* a GPU without float64 units */
     gk_workload f32 = {GK_WORK_GEMM, 0, 1e10}, f64 = {GK_WORK_GEMM, 1, 1e10};
-    assert_int_equal(gk__place(&m, &f32, 1e6, 1e6), GK_BACKEND_CUDA);
-    assert_int_equal(gk__place(&m, &f64, 1e6, 1e6), GK_BACKEND_CPU);
+    assert_int_equal(model_choice(&m, &f32, 1e6, 1e6), GK_BACKEND_CUDA);
+    assert_int_equal(model_choice(&m, &f64, 1e6, 1e6), GK_BACKEND_CPU);
 }
 
 /* The shortcut for tiny calls agrees with the full prediction: it claims the CPU only where the
@@ -79,13 +88,97 @@ static void test_outright_cpu_wins_match_the_prediction(void **state)
         if (gk__cpu_wins_outright(&m, &w)) {
             /* No transfer at all, and still the GPU is slower. */
             assert_true(gk__predict_cpu(&m, &w) < gk__predict_gpu(&m, &w, 0.0, 0.0));
-            assert_int_equal(gk__place(&m, &w, 0.0, 0.0), GK_BACKEND_CPU);
+            assert_int_equal(model_choice(&m, &w, 0.0, 0.0), GK_BACKEND_CPU);
         }
     }
     /* A GPU call cheaper than a CPU call: nothing is won outright. */
     m.gpu_call_s = 0.5e-6;
     gk_workload tiny = {GK_WORK_STREAM, 0, 1};
     assert_false(gk__cpu_wins_outright(&m, &tiny));
+}
+
+/* A call the model sends to the GPU, 0.9 s there against 1 s on the CPU (within the band
+ * where the other backend is worth a try). */
+static gk_workload close_call(gk_cost_model *m)
+{
+    *m = injected();
+    m->gpu_call_s = 0.9 - 1e-3 - 1e-6; /* predict_gpu: call + 1 us of copies + 1e-3 s of work */
+    gk_workload w = {GK_WORK_RBF_PAIRS, 0, 1e9 - 1e3};
+    return w;
+}
+
+/* Measurements correct the model: a GPU that turns out 3x slower than predicted loses the
+ * bucket to the CPU, and a CPU measured as predicted keeps it. */
+static void test_measured_times_correct_the_model(void **state)
+{
+    (void)state;
+    gk_cost_model m;
+    gk_workload w = close_call(&m);
+    static gk_placement_history h;
+    memset(&h, 0, sizeof h);
+    /* The first call tries the CPU: within the band and never measured. */
+    gk_placement p = gk__place_learned(&m, &h, &w, 500, 500);
+    assert_int_equal(p.backend, GK_BACKEND_CPU);
+    assert_float_equal(p.predicted_s, gk__predict_cpu(&m, &w), 1e-12);
+    gk__placement_observe(&h, &w, p, p.predicted_s);
+    /* Then the GPU, as the model prefers; it measures 3x its prediction. */
+    p = gk__place_learned(&m, &h, &w, 500, 500);
+    assert_int_equal(p.backend, GK_BACKEND_CUDA);
+    gk__placement_observe(&h, &w, p, 3 * p.predicted_s);
+    /* From now on the CPU, except the periodic retry of the GPU. */
+    int on_gpu = 0;
+    for (int i = 0; i < 4 * GK_EXPLORE_EVERY; i++) {
+        p = gk__place_learned(&m, &h, &w, 500, 500);
+        on_gpu += p.backend == GK_BACKEND_CUDA;
+        gk__placement_observe(&h, &w, p,
+                              p.backend == GK_BACKEND_CUDA ? 3 * p.predicted_s : p.predicted_s);
+    }
+    assert_true(on_gpu <= 4);
+    /* The next octave of work has its own history: tried on the CPU, then on the GPU. */
+    gk_workload bigger = w;
+    bigger.work = 1.1e9;
+    p = gk__place_learned(&m, &h, &bigger, 500, 500);
+    assert_int_equal(p.backend, GK_BACKEND_CPU);
+    gk__placement_observe(&h, &bigger, p, p.predicted_s);
+    assert_int_equal(gk__place_learned(&m, &h, &bigger, 500, 500).backend, GK_BACKEND_CUDA);
+}
+
+/* Far from the crossover nothing is explored, and outright CPU calls are not timed. */
+static void test_clear_calls_are_not_explored(void **state)
+{
+    (void)state;
+    gk_cost_model m = injected();
+    static gk_placement_history h;
+    memset(&h, 0, sizeof h);
+    gk_workload heavy = {GK_WORK_RBF_PAIRS, 0, 1e10}; /* 10 s on the CPU, 13 ms on the GPU */
+    for (int i = 0; i < 2 * GK_EXPLORE_EVERY; i++)
+        assert_int_equal(gk__place_learned(&m, &h, &heavy, 1e6, 1e6).backend, GK_BACKEND_CUDA);
+    gk_workload tiny = {GK_WORK_STREAM, 0, 100};
+    gk_placement p = gk__place_learned(&m, &h, &tiny, 1e2, 1e2);
+    assert_int_equal(p.backend, GK_BACKEND_CPU);
+    assert_true(p.predicted_s == 0.0);
+    gk_placement_history before = h;
+    gk__placement_observe(&h, &tiny, p, 1.0);
+    assert_memory_equal(&before, &h, sizeof h);
+}
+
+/* One outlier moves a bucket's ratio by at most 4x; a steady ratio is learned. */
+static void test_observations_are_damped(void **state)
+{
+    (void)state;
+    static gk_placement_history h;
+    memset(&h, 0, sizeof h);
+    gk_workload w = {GK_WORK_GEMM, 1, 1e6};
+    gk_placement p = {GK_BACKEND_CUDA, 1e-3};
+    gk__placement_observe(&h, &w, p, 1e-3);
+    gk__placement_observe(&h, &w, p, 1.0); /* preempted: 1000x */
+    gk_placement_bucket b = h.bucket[GK_WORK_GEMM][1][ilogb(1e6)];
+    assert_float_equal(b.ratio[1], 4.0, 1e-6);
+    assert_true(b.ratio[0] == 0.0f);
+    for (int i = 0; i < 30; i++)
+        gk__placement_observe(&h, &w, p, 2e-3);
+    b = h.bucket[GK_WORK_GEMM][1][ilogb(1e6)];
+    assert_float_equal(b.ratio[1], 2.0, 1e-3);
 }
 
 /* Growing one workload moves it to the GPU once and never back: one crossover. */
@@ -96,7 +189,7 @@ static void test_single_crossover(void **state)
     int switched = 0;
     for (double n = 16; n <= 65536; n *= 2) {
         gk_workload w = {GK_WORK_RBF_PAIRS, 0, n * n * 20};
-        gk_backend b = gk__place(&m, &w, 2 * n * 20 * 4, n * n * 4);
+        gk_backend b = model_choice(&m, &w, 2 * n * 20 * 4, n * n * 4);
         if (switched)
             assert_int_equal(b, GK_BACKEND_CUDA);
         switched |= b == GK_BACKEND_CUDA;
@@ -162,10 +255,10 @@ static void test_defaults_are_conservative(void **state)
     gk_cost_model m;
     gk__cost_model_defaults(&m);
     gk_workload tiny = {GK_WORK_STREAM, 0, 3 * 1000 * 4};
-    assert_int_equal(gk__place(&m, &tiny, 8000, 4000), GK_BACKEND_CPU);
+    assert_int_equal(model_choice(&m, &tiny, 8000, 4000), GK_BACKEND_CPU);
     gk_workload gemm = {GK_WORK_GEMM, 0, 2.0 * 8192 * 8192 * 8192};
     double bytes = 3.0 * 8192 * 8192 * 4;
-    assert_int_equal(gk__place(&m, &gemm, bytes, bytes / 3), GK_BACKEND_CUDA);
+    assert_int_equal(model_choice(&m, &gemm, bytes, bytes / 3), GK_BACKEND_CUDA);
 }
 
 int main(void)
@@ -176,6 +269,9 @@ int main(void)
         cmocka_unit_test(test_dtype_selects_its_rate),
         cmocka_unit_test(test_outright_cpu_wins_match_the_prediction),
         cmocka_unit_test(test_single_crossover),
+        cmocka_unit_test(test_measured_times_correct_the_model),
+        cmocka_unit_test(test_clear_calls_are_not_explored),
+        cmocka_unit_test(test_observations_are_damped),
         cmocka_unit_test(test_save_then_load_round_trips),
         cmocka_unit_test(test_malformed_file_is_refused),
         cmocka_unit_test(test_defaults_are_conservative),
