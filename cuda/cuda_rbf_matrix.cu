@@ -2,12 +2,48 @@
 /* cuda_rbf_matrix.cu - k[i*n + j] = exp(-gamma ||x_i - y_j||^2), a register-tiled kernel. */
 #include <cmath>
 
+#include "cuda_rbf_center.cuh"
 #include "cuda_rbf_tile.cuh"
+
+/* The direct epilogue: each thread stores its own values (vectors where the rows allow).
+ * Stores stream past L2 (__stcs): the output is written once and would otherwise evict the x
+ * and y rows that every block re-reads. */
+template <typename T, bool CHECK, typename Tile>
+__device__ __forceinline__ void
+cuda_rbf_store_direct(const T (&acc)[cuda_rbf_shape<T>::TM][cuda_rbf_shape<T>::TN], T c,
+                      size_t row0, size_t col0, size_t m, size_t n, T *__restrict__ k,
+                      bool vec_store)
+{
+    const int W = Tile::W;
+    const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+#pragma unroll
+    for (int i = 0; i < cuda_rbf_shape<T>::TM; i++) {
+        size_t row = row0 + Tile::lane_index(i, ty);
+        if (row >= m)
+            continue;
+        T *krow = k + row * n;
+#pragma unroll
+        for (int g = 0; g < cuda_rbf_shape<T>::TN / W; g++) {
+            size_t col = col0 + g * 16 * W + tx * W;
+            T v[W];
+#pragma unroll
+            for (int e = 0; e < W; e++)
+                v[e] = cuda_rbf_value<CHECK>(acc[i][g * W + e], c);
+            if (vec_store && col + W <= n) {
+                __stcs((typename Tile::V::type *)(krow + col), Tile::V::pack(v));
+            } else {
+#pragma unroll
+                for (int e = 0; e < W; e++)
+                    if (col + e < n)
+                        __stcs(krow + col + e, v[e]);
+            }
+        }
+    }
+}
 
 /* One block per 128 x 128 (float64: 64 x 64) output tile; blockIdx.x walks the columns, so
  * consecutive blocks share their x rows in L2, and blockIdx.y strides over row tiles beyond the
- * grid's limit. Stores stream past L2 (__stcs): the output is written once and would otherwise
- * evict the x and y rows that every block re-reads. */
+ * grid's limit. */
 template <typename T, int BK, bool CHECK>
 __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
     cuda_rbf_matrix(size_t m, size_t n, size_t d, T c, const T *__restrict__ x,
@@ -15,8 +51,6 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
 {
     typedef cuda_rbf_shape<T> S;
     typedef cuda_rbf_tile<T, S::TM, S::TN, BK> Tile;
-    typedef typename Tile::V V;
-    const int W = Tile::W;
     __shared__ typename Tile::smem sm;
 
     const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
@@ -24,54 +58,203 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
     const size_t mtiles = (m + Tile::BM - 1) / Tile::BM;
     const size_t nchunks = d == 0 ? 1 : (d + BK - 1) / BK;
 
-    for (size_t rt = blockIdx.y; rt < mtiles; rt += gridDim.y) {
-        const size_t row0 = rt * Tile::BM;
-        T acc[S::TM][S::TN];
-        Tile::template issue<Tile::XPER>(sm.xs[0], x, row0, m, d, 0);
-        Tile::template issue<Tile::YPER>(sm.ys[0], y, col0, n, d, 0);
-        cuda_cp_commit();
-        for (size_t ch = 0; ch < nchunks; ch++) {
-            const int buf = (int)(ch & 1);
-            /* Chunk ch has landed for every thread, and every thread is done with ch - 1,
-             * whose buffer the next copies overwrite. */
-            cuda_cp_wait_all();
-            __syncthreads();
-            if (ch + 1 < nchunks) {
-                Tile::template issue<Tile::XPER>(sm.xs[buf ^ 1], x, row0, m, d, (ch + 1) * BK);
-                Tile::template issue<Tile::YPER>(sm.ys[buf ^ 1], y, col0, n, d, (ch + 1) * BK);
-                cuda_cp_commit();
-            }
-            size_t left = d - ch * BK;
-            int lmax = d == 0 ? 0 : (left < (size_t)BK ? (int)left : BK);
-            Tile::accumulate(acc, sm.xs[buf], sm.ys[buf], lmax, tx, ty, ch == 0);
+    /* The block's work is one stream of steps, (row tile, feature chunk), walked with two
+     * buffers: step s + 1's copies are in flight while step s is computed, across tiles too,
+     * so a tile's epilogue hides the load latency of the next tile's first chunk. */
+    size_t rt = blockIdx.y, ch = 0;
+    int buf = 0;
+    T acc[S::TM][S::TN];
+    Tile::template issue<Tile::XPER>(sm.xs[0], x, rt * Tile::BM, m, d, 0);
+    Tile::template issue<Tile::YPER>(sm.ys[0], y, col0, n, d, 0);
+    cuda_cp_commit();
+    while (rt < mtiles) {
+        size_t next_rt = rt, next_ch = ch + 1;
+        if (next_ch == nchunks) {
+            next_ch = 0;
+            next_rt += gridDim.y;
         }
-
-#pragma unroll
-        for (int i = 0; i < S::TM; i++) {
-            size_t row = row0 + Tile::lane_index(i, ty);
-            if (row >= m)
-                continue;
-            T *krow = k + row * n;
-#pragma unroll
-            for (int g = 0; g < S::TN / W; g++) {
-                size_t col = col0 + g * 16 * W + tx * W;
-                T v[W];
-#pragma unroll
-                for (int e = 0; e < W; e++)
-                    v[e] = cuda_rbf_value<CHECK>(acc[i][g * W + e], c);
-                if (vec_store && col + W <= n) {
-                    __stcs((typename V::type *)(krow + col), V::pack(v));
-                } else {
-#pragma unroll
-                    for (int e = 0; e < W; e++)
-                        if (col + e < n)
-                            __stcs(krow + col + e, v[e]);
-                }
-            }
-        }
-        /* The next row tile's first copies overwrite buffer 0. */
+        /* Step s has landed for every thread, and every thread is done with step s - 1, whose
+         * buffer the next copies overwrite. */
+        cuda_cp_wait_all();
         __syncthreads();
+        if (next_rt < mtiles) {
+            Tile::template issue<Tile::XPER>(sm.xs[buf ^ 1], x, next_rt * Tile::BM, m, d,
+                                             next_ch * BK);
+            Tile::template issue<Tile::YPER>(sm.ys[buf ^ 1], y, col0, n, d, next_ch * BK);
+            cuda_cp_commit();
+        }
+        size_t left = d - ch * BK;
+        int lmax = d == 0 ? 0 : (left < (size_t)BK ? (int)left : BK);
+        Tile::accumulate(acc, sm.xs[buf], sm.ys[buf], lmax, tx, ty, ch == 0);
+        if (next_ch == 0)
+            cuda_rbf_store_direct<T, CHECK, Tile>(acc, c, rt * Tile::BM, col0, m, n, k, vec_store);
+        rt = next_rt;
+        ch = next_ch;
+        buf ^= 1;
     }
+}
+
+/* The inner-product form (float32): ||x_i - y_j||^2 = nx_i + ny_j - 2 x~_i.y~_j on rows
+ * centered by cuda_rbf_center, one FMA per pair and feature where the differences take two.
+ * Its rounding error is at most (2d + 8) u (nx_i + ny_j) (u = 2^-24: the dot product and the
+ * norms d u each, the centering and the final sums a few u), which moves K by at most
+ * gamma times that. A tile takes this form only where that is within GK_RBF_DOT_MAX_ERROR for
+ * its largest norms (bound = (2d + 8) u gamma); other tiles, and every tile of data with
+ * non-finite values, compute differences of the raw rows as cuda_rbf_matrix does. */
+#define GK_RBF_DOT_MAX_ERROR 4e-6f
+
+/* The distance of one pair from differences of the raw rows, in the order the tile sums them,
+ * for the entries the inner-product form cannot resolve. */
+__device__ __noinline__ float cuda_rbf_exact_distance(const float *__restrict__ x,
+                                                      const float *__restrict__ y, size_t d)
+{
+    float s = 0.0f;
+    for (size_t l = 0; l < d; l++) {
+        float t = x[l] - y[l];
+        s = fmaf(t, t, s);
+    }
+    return s;
+}
+
+/* The inner-product epilogue: distances from the norms, clamped at 0, stored as the direct
+ * epilogue stores; then the entries whose computed distance is within its error bound of 0
+ * (identical rows among them, which must give exactly 1) are recomputed from differences and
+ * stored again (rare: a bit mask keeps them, so the tile's registers are free by then). */
+template <typename Tile>
+__device__ __forceinline__ void
+cuda_rbf_store_dot(float (&acc)[8][8], float c, float kdelta, size_t row0, size_t col0, size_t m,
+                   size_t n, size_t d, const float *__restrict__ x, const float *__restrict__ y,
+                   const cuda_rbf_centered &ctr, bool vec_store, float *__restrict__ k)
+{
+    const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+    float ny[8];
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+        size_t col = col0 + Tile::lane_index(j, tx);
+        ny[j] = col < n ? ctr.ny[col] : 0.0f;
+    }
+    unsigned long long redo = 0;
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        size_t row = row0 + Tile::lane_index(i, ty);
+        float nx = row < m ? ctr.nx[row] : 0.0f;
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            float t = nx + ny[j];
+            float dist = fmaxf(fmaf(-2.0f, acc[i][j], t), 0.0f);
+            if (dist <= kdelta * t)
+                redo |= 1ull << (i * 8 + j);
+            acc[i][j] = dist;
+        }
+    }
+    cuda_rbf_store_direct<float, false, Tile>(acc, c, row0, col0, m, n, k, vec_store);
+    while (redo != 0) {
+        int b = __ffsll((long long)redo) - 1;
+        redo &= redo - 1;
+        size_t row = row0 + Tile::lane_index(b / 8, ty), col = col0 + Tile::lane_index(b % 8, tx);
+        if (row < m && col < n)
+            __stcs(k + row * n + col,
+                   cuda_rbf_value<false>(cuda_rbf_exact_distance(x + row * d, y + col * d, d), c));
+    }
+}
+
+/* cuda_rbf_matrix's loop with the form chosen per tile (uniformly for the block: every thread
+ * reads the same two group bounds); c is finite here. */
+__global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
+    cuda_rbf_matrix_dot(size_t m, size_t n, size_t d, float c, float bound, float kdelta,
+                        const float *__restrict__ x, const float *__restrict__ y,
+                        cuda_rbf_centered ctr, float *__restrict__ k, bool vec_store)
+{
+    typedef cuda_rbf_tile<float, 8, 8, GK_RBF_BK> Tile;
+    static_assert(Tile::BM == GK_RBF_GROUP && Tile::BN == GK_RBF_GROUP, "one bound per tile");
+    __shared__ Tile::smem sm;
+
+    const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+    const size_t col0 = (size_t)blockIdx.x * Tile::BN;
+    const size_t mtiles = (m + Tile::BM - 1) / Tile::BM;
+    const size_t nchunks = (d + GK_RBF_BK - 1) / GK_RBF_BK;
+    const float gy = ctr.gy[blockIdx.x];
+
+    size_t rt = blockIdx.y, ch = 0;
+    int buf = 0;
+    bool dot = bound * (ctr.gx[rt] + gy) <= GK_RBF_DOT_MAX_ERROR;
+    float acc[8][8];
+    Tile::issue<Tile::XPER>(sm.xs[0], dot ? ctr.x : x, rt * Tile::BM, m, d, 0);
+    Tile::issue<Tile::YPER>(sm.ys[0], dot ? ctr.y : y, col0, n, d, 0);
+    cuda_cp_commit();
+    while (rt < mtiles) {
+        size_t next_rt = rt, next_ch = ch + 1;
+        bool next_dot = dot;
+        if (next_ch == nchunks) {
+            next_ch = 0;
+            next_rt += gridDim.y;
+            next_dot = next_rt < mtiles && bound * (ctr.gx[next_rt] + gy) <= GK_RBF_DOT_MAX_ERROR;
+        }
+        cuda_cp_wait_all();
+        __syncthreads();
+        if (next_rt < mtiles) {
+            Tile::issue<Tile::XPER>(sm.xs[buf ^ 1], next_dot ? ctr.x : x, next_rt * Tile::BM, m, d,
+                                    next_ch * GK_RBF_BK);
+            Tile::issue<Tile::YPER>(sm.ys[buf ^ 1], next_dot ? ctr.y : y, col0, n, d,
+                                    next_ch * GK_RBF_BK);
+            cuda_cp_commit();
+        }
+        size_t left = d - ch * GK_RBF_BK;
+        int lmax = left < (size_t)GK_RBF_BK ? (int)left : GK_RBF_BK;
+        if (dot)
+            Tile::accumulate_dot(acc, sm.xs[buf], sm.ys[buf], lmax, tx, ty, ch == 0);
+        else
+            Tile::accumulate(acc, sm.xs[buf], sm.ys[buf], lmax, tx, ty, ch == 0);
+        if (next_ch == 0) {
+            if (dot)
+                cuda_rbf_store_dot<Tile>(acc, c, kdelta, rt * Tile::BM, col0, m, n, d, x, y, ctr,
+                                         vec_store, k);
+            else
+                cuda_rbf_store_direct<float, false, Tile>(acc, c, rt * Tile::BM, col0, m, n, k,
+                                                          vec_store);
+        }
+        rt = next_rt;
+        ch = next_ch;
+        buf ^= 1;
+        dot = next_dot;
+    }
+}
+
+/* float32 rbf_matrix in the inner-product form where it can be (see above): 1 when launched
+ * (*r: the status), 0 when the caller should run the differences kernel instead. Only for a
+ * positive, finite gamma (others need no speed and every special case stays in one kernel),
+ * 4 < d <= GK_RBF_DOT_MAX_D, and outputs large enough that the centering launch does not
+ * show. */
+#define GK_RBF_DOT_MIN_ENTRIES (1u << 20)
+/* Above this many features the bound exceeds GK_RBF_DOT_MAX_ERROR for data of ordinary spread
+ * (it grows with d twice: in the factor and in the norms), so every tile would fall back and
+ * the centering pass would be wasted. */
+#define GK_RBF_DOT_MAX_D 128
+static int cuda_rbf_matrix_try_dot(gk_cuda_state *s, size_t m, size_t n, size_t d, double gamma,
+                                   float c, const float *x, const float *y, float *k, dim3 grid,
+                                   bool vec_store, gk_status *r)
+{
+    const char *fn = "gk_rbf_matrix";
+    const double u = 0x1p-24;
+    double kdelta = (2.0 * (double)d + 8.0) * u, bound = kdelta * gamma;
+    size_t groups = (m + GK_RBF_GROUP - 1) / GK_RBF_GROUP + (n + GK_RBF_GROUP - 1) / GK_RBF_GROUP;
+    if (d <= GK_RBF_SMALL_BK || d > GK_RBF_DOT_MAX_D || !(gamma > 0.0) || !std::isfinite(c) ||
+        !(bound < 1.0) || (double)m * (double)n < GK_RBF_DOT_MIN_ENTRIES || groups > 0x7fffffffu)
+        return 0;
+    cuda_rbf_centered ctr;
+    *r = gk__cuda_rbf_center(s, m, n, d, x, y, &ctr, fn);
+    if (*r != GK_OK)
+        return 1;
+    cuda_rbf_matrix_dot<<<grid, GK_CUDA_THREADS, 0, s->stream>>>(
+        m, n, d, c, (float)bound, (float)kdelta, x, y, ctr, k, vec_store);
+    *r = gk__cuda_launched(fn, "cuda_rbf_matrix_dot");
+    return 1;
+}
+static int cuda_rbf_matrix_try_dot(gk_cuda_state *, size_t, size_t, size_t, double, double,
+                                   const double *, const double *, double *, dim3, bool,
+                                   gk_status *)
+{
+    return 0; /* float64: cancellation would cost more accuracy than the FMAs it saves */
 }
 
 template <typename T>
@@ -93,6 +276,8 @@ static gk_status cuda_rbf_matrix_run(gk_cuda_state *s, size_t m, size_t n, size_
     T c = cuda_rbf_constant(gamma, T(0));
     /* The identical-rows test is needed only where 0 * c is NaN. */
     bool check = std::isinf(c); /* NaN gamma must propagate, as on the CPU */
+    if (cuda_rbf_matrix_try_dot(s, m, n, d, gamma, c, x, y, k, grid, vec_store, &r))
+        return r;
     cudaStream_t st = s->stream;
     if (d <= GK_RBF_SMALL_BK && check)
         cuda_rbf_matrix<T, GK_RBF_SMALL_BK, true>

@@ -52,6 +52,17 @@ __device__ __forceinline__ void cuda_cp_async(T *dst, const T *src, bool valid)
                  "r"(valid ? (unsigned int)sizeof(T) : 0u)
                  : "memory");
 }
+/* The same with the byte count in a register: sizeof(T) copies the element, 0 fills it with
+ * zeros (src must still be a mapped address). */
+template <typename T>
+__device__ __forceinline__ void cuda_cp_async_bytes(T *dst, const T *src, unsigned int bytes)
+{
+    unsigned int a = (unsigned int)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(a),
+                 "l"(__cvta_generic_to_global(src)), "n"((int)sizeof(T)), "r"(bytes)
+                 : "memory");
+}
+
 /* Closes the group of copies issued so far. */
 __device__ __forceinline__ void cuda_cp_commit()
 {
@@ -103,20 +114,39 @@ template <typename T, int TM, int TN, int BK> struct cuda_rbf_tile {
     /* Starts asynchronous copies (cp.async, no registers involved) of features [l0, l0 + BK)
      * of rows [row0, row0 + BM or BN) of a row-major matrix of nrows rows of d features into
      * the transposed shared buffer dst; zeros outside the matrix. Thread t copies feature
-     * t % BK of rows t / BK + s * (256 / BK), so consecutive threads read consecutive features
-     * of a row and the loads coalesce. */
+     * t % BK of rows t / BK + s * RS (RS = 256 / BK), so consecutive threads read consecutive
+     * features of a row and the loads coalesce; its addresses are one base pointer plus
+     * multiples of one stride, computed once per call rather than row * d + col per element. */
     template <int PER, int LD>
     static __device__ __forceinline__ void issue(T (*dst)[LD], const T *p, size_t row0,
                                                  size_t nrows, size_t d, size_t l0)
     {
+        enum { RS = GK_CUDA_THREADS / BK };
         const int l = (int)threadIdx.x % BK, r0 = (int)threadIdx.x / BK;
         const size_t col = l0 + l;
+        const bool colok = col < d;
+        /* A thread whose feature is outside the matrix copies zeros from p for every row. */
+        const T *src = colok ? p + (row0 + r0) * d + col : p;
+        const size_t stride = colok ? (size_t)RS * d : 0;
+        T *out = &dst[l][r0];
+        if (row0 + PER * RS <= nrows && stride <= 0xffffffffu / sizeof(T)) {
+            /* Every row inside the matrix and the stride in bytes within 32 bits: each address
+             * is one 32 x 32 -> 64-bit multiply-add off src. */
+            const unsigned int sb = (unsigned int)(stride * sizeof(T));
+            const unsigned int bytes = colok ? (unsigned int)sizeof(T) : 0u;
 #pragma unroll
-        for (int s = 0; s < PER; s++) {
-            const int r = r0 + s * (GK_CUDA_THREADS / BK);
-            const size_t row = row0 + r;
-            const bool ok = col < d && row < nrows;
-            cuda_cp_async(&dst[l][r], ok ? p + row * d + col : p, ok);
+            for (int s = 0; s < PER; s++)
+                cuda_cp_async_bytes(out + s * RS, (const T *)((const char *)src + (size_t)s * sb),
+                                    bytes);
+        } else {
+            /* The last row tile (or column tile) of the matrix: rows past nrows copy zeros. */
+            const size_t left = nrows > row0 ? nrows - row0 : 0;
+#pragma unroll
+            for (int s = 0; s < PER; s++) {
+                const bool ok = colok && (size_t)(r0 + s * RS) < left;
+                cuda_cp_async_bytes(out + s * RS, ok ? src + s * stride : p,
+                                    ok ? (unsigned int)sizeof(T) : 0u);
+            }
         }
     }
 
@@ -171,6 +201,32 @@ template <typename T, int TM, int TN, int BK> struct cuda_rbf_tile {
                     acc[i][j] = fma(t, t, acc[i][j]);
                 }
             }
+        }
+    }
+
+    /* acc[i][j] += sum over the chunk's first lmax features of x_i * y_j (init: from zero):
+     * the inner-product form of rbf_matrix, one FMA per pair and feature where the
+     * differences take two. */
+    static __device__ __forceinline__ void accumulate_dot(T (&acc)[TM][TN], const T (*xs)[XLD],
+                                                          const T (*ys)[YLD], int lmax, int tx,
+                                                          int ty, bool init)
+    {
+        if (init) {
+#pragma unroll
+            for (int i = 0; i < TM; i++)
+#pragma unroll
+                for (int j = 0; j < TN; j++)
+                    acc[i][j] = T(0);
+        }
+#pragma unroll 2
+        for (int l = 0; l < lmax; l++) {
+            T xv[TM], yv[TN];
+            operands(xv, yv, xs[l], ys[l], tx, ty);
+#pragma unroll
+            for (int i = 0; i < TM; i++)
+#pragma unroll
+                for (int j = 0; j < TN; j++)
+                    acc[i][j] = fma(xv[i], yv[j], acc[i][j]);
         }
     }
 };

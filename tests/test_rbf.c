@@ -121,22 +121,28 @@ static const size_t mnd[][3] = {{1, 1, 1},       {7, 1, 3},      {1, 7, 20},    
                                 {7, 1025, 33},   {100, 1025, 1}, {1025, 100, 3}, {33, 33, 256},
                                 {1025, 1025, 3}, {260, 516, 20}};
 
-/* x (m x d) and y (n x d) with y_j = x_i for a few pairs. */
+/* x (m x d) and y (n x d) with y_j = x_i for a few pairs; wide: see matrix_case. */
 static void make_xy(gk_dtype t, size_t m, size_t n, size_t d, double offset, int identical,
-                    void **hx, void **hy)
+                    int wide, void **hx, void **hy)
 {
     *hx = random_rows(t, m, d, offset);
     *hy = random_rows(t, n, d, offset);
+    for (size_t i = 0; wide && i < m && i < 128; i++)
+        for (size_t l = 0; l < d; l++)
+            gk_test_set(t, *hx, i * d + l,
+                        offset + 16.0 * (gk_test_get(t, *hx, i * d + l) - offset));
     if (identical)
         for (size_t j = 0; j < n; j += 5)
             copy_row(t, *hy, j, *hx, (j * 7) % m, d);
 }
 
+/* wide: x's first 128 rows spread 16 times wider than the others, so row tiles of one
+ * rbf_matrix differ in scale (a CUDA tile may then choose another form than its neighbours). */
 static void matrix_case(gk_context *ctx, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
-                        double offset, int identical)
+                        double offset, int identical, int wide)
 {
     void *hx, *hy;
-    make_xy(t, m, n, d, offset, identical, &hx, &hy);
+    make_xy(t, m, n, d, offset, identical, wide, &hx, &hy);
     gk_buffer *x = gk_test_buffer_from(ctx, t, m * d, hx);
     gk_buffer *y = gk_test_buffer_from(ctx, t, n * d, hy);
     gk_buffer *k = gk_test_buffer_const(ctx, t, m * n, GK_TEST_SENTINEL);
@@ -166,7 +172,7 @@ static void matvec_case(gk_context *ctx, gk_dtype t, size_t m, size_t n, size_t 
                         double offset, int identical)
 {
     void *hx, *hy, *hw;
-    make_xy(t, m, n, d, offset, identical, &hx, &hy);
+    make_xy(t, m, n, d, offset, identical, 0, &hx, &hy);
     gk_buffer *x = gk_test_buffer_from(ctx, t, m * d, hx);
     gk_buffer *y = gk_test_buffer_from(ctx, t, n * d, hy);
     gk_buffer *w = gk_test_buffer_random(ctx, t, n, -1, 1, &hw);
@@ -200,11 +206,19 @@ static void test_matrix(void **state)
         for (size_t c = 0; c < sizeof mnd / sizeof mnd[0]; c++)
             for (int off = 0; off < 2; off++)
                 matrix_case(ctx, dtypes[di], mnd[c][0], mnd[c][1], mnd[c][2], pick_gamma(mnd[c][2]),
-                            off ? 1e3 : 0.0, 1);
+                            off ? 1e3 : 0.0, 1, 0);
     /* every feature count on one shape */
     for (size_t di = 0; di < 2; di++)
         for (size_t fi = 0; fi < sizeof dims / sizeof dims[0]; fi++)
-            matrix_case(ctx, dtypes[di], 33, 65, dims[fi], pick_gamma(dims[fi]), 1e3, 1);
+            matrix_case(ctx, dtypes[di], 33, 65, dims[fi], pick_gamma(dims[fi]), 1e3, 1, 0);
+    /* Outputs large enough for the CUDA backend's float32 inner-product form: a gamma that
+     * allows it on every tile, one that allows it on none, and tiles of both kinds in one call. */
+    for (int off = 0; off < 2; off++) {
+        double o = off ? 1e3 : 0.0;
+        matrix_case(ctx, GK_FLOAT32, 1100, 1030, 20, 0.5 / 20, o, 1, 0);
+        matrix_case(ctx, GK_FLOAT32, 1100, 1030, 20, 6.0 / 20, o, 1, 0);
+        matrix_case(ctx, GK_FLOAT32, 1100, 1030, 20, 0.5 / 20, o, 1, 1);
+    }
 }
 
 static void test_matvec(void **state)
@@ -227,10 +241,10 @@ static void test_gamma_values(void **state)
     gk_context *ctx = gk_test_context(state);
     for (size_t di = 0; di < 2; di++) {
         gk_dtype t = dtypes[di];
-        matrix_case(ctx, t, 7, 9, 3, 0.0, 0.0, 1);
-        matrix_case(ctx, t, 7, 9, 3, INFINITY, 0.0, 0);
-        matrix_case(ctx, t, 7, 9, 3, -0.1, 0.0, 1);
-        matrix_case(ctx, t, 7, 9, 3, NAN, 0.0, 0);
+        matrix_case(ctx, t, 7, 9, 3, 0.0, 0.0, 1, 0);
+        matrix_case(ctx, t, 7, 9, 3, INFINITY, 0.0, 0, 0);
+        matrix_case(ctx, t, 7, 9, 3, -0.1, 0.0, 1, 0);
+        matrix_case(ctx, t, 7, 9, 3, NAN, 0.0, 0, 0);
         rows_case(ctx, t, 9, 3, 0.0, 0.0, 1);
         rows_case(ctx, t, 9, 3, INFINITY, 0.0, 0);
         matvec_case(ctx, t, 7, 9, 3, 0.0, 0.0, 1);
