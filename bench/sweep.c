@@ -145,8 +145,8 @@ static void fail(point *p, const char *who, gk_status st)
 
 /* Times one size in every live context on the same host arrays. Warm-up first (it pays for
  * staging allocations, page faults, lazy module loading), then the fastest of a few single
- * calls sizes each context's batch, then repetitions interleaved across the contexts in a
- * rotating order, so a change of load or clock during the point hits every column alike; each
+ * calls sizes each context's batch, then repetitions interleaved across the contexts in
+ * changing orders, so a change of load or clock during the point hits every column alike; each
  * timed batch follows a few untimed calls in the same context. */
 static void measure(point *p, gk_context *const *ctx, gk_buffer *(*b)[BENCH_MAX_OPERANDS])
 {
@@ -175,10 +175,15 @@ static void measure(point *p, gk_context *const *ctx, gk_buffer *(*b)[BENCH_MAX_
     }
     if (nlive == 0)
         return;
+    /* Every order of the contexts in turn, so each follows each other one equally often. */
+    static const int orders[6][NCTX] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
+                                        {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
     int reps = (int)fmin(MAX_REPS, fmax(MIN_REPS, floor(POINT_BUDGET_S / sum)));
     for (int r = 0; r < reps; r++)
-        for (int j = 0; j < nlive; j++) {
-            int k = live[(r + j) % nlive];
+        for (int j = 0; j < NCTX; j++) {
+            if (orders[r % 6][j] >= nlive)
+                continue;
+            int k = live[orders[r % 6][j]];
             if (calls[k] == 0)
                 continue; /* failed earlier in this point */
             /* An untimed eighth of a batch first: the context before this one leaves the

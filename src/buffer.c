@@ -56,6 +56,7 @@ static gk_status new_storage(const char *fn, gk_context *ctx, size_t bytes, void
     s->ptr = host;
     s->bytes = bytes;
     if (host == NULL && bytes > 0) {
+        ctx->device_queued = 1;
         gk_status st = ctx->primary.ops->mem_alloc(ctx->primary.state, bytes, &s->ptr);
         if (st != GK_OK) {
             gk__free(s);
@@ -171,6 +172,7 @@ GK_API gk_status gk_buffer_write(gk_buffer *buf, size_t offset, size_t count, co
         return GK_OK;
     }
     const gk_engine *e = &buf->storage->ctx->primary;
+    buf->storage->ctx->device_queued = 1;
     gk_status st = e->ops->mem_write(e->state, at, src, bytes);
     return st == GK_OK ? GK_OK : gk__error_in(st, fn);
 }
@@ -188,6 +190,7 @@ GK_API gk_status gk_buffer_read(const gk_buffer *buf, size_t offset, size_t coun
         return GK_OK;
     }
     const gk_engine *e = &buf->storage->ctx->primary;
+    buf->storage->ctx->device_queued = 1;
     gk_status st = e->ops->mem_read(e->state, dst, at, bytes);
     return st == GK_OK ? GK_OK : gk__error_in(st, fn);
 }

@@ -202,6 +202,11 @@ GK_API gk_status gk_context_synchronize(gk_context *ctx)
 {
     static const char fn[] = "gk_context_synchronize";
     GK_FORWARD(gk__check_context(fn, ctx));
+    if (ctx->hybrid && !ctx->device_queued)
+        return GK_OK;
     gk_status st = ctx->primary.ops->synchronize(ctx->primary.state);
-    return st == GK_OK ? GK_OK : gk__error_in(st, fn);
+    if (st != GK_OK)
+        return gk__error_in(st, fn);
+    ctx->device_queued = 0;
+    return GK_OK;
 }

@@ -34,6 +34,10 @@ struct gk_context {
     gk_cost_model model;
     gk_placement_history history; /* what the model's placements measured */
     gk_backend last_backend;
+    /* A hybrid context's work on host data is complete when its call returns; only work on
+     * device memory can be pending, so gk_context_synchronize skips the device while this is 0
+     * (it costs tens of microseconds even on an idle stream). */
+    int device_queued;
     uint32_t flags;
 };
 

@@ -99,6 +99,8 @@ gk_status gk__dispatch(gk_context *c, const char *fn, const gk_operand *operands
              n, GK_MAX_OPERANDS);
     gk_placement placed;
     const gk_engine *e = choose_engine(c, operands, n, w, &placed);
+    if (e == &c->primary)
+        c->device_queued = 1;
     /* A placed call is timed whole: on the GPU, staging out waits for the kernel. */
     double start = placed.predicted_s > 0.0 ? now() : 0.0;
     gk_staging staging;

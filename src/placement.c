@@ -51,22 +51,39 @@ static gk_placement_bucket *bucket_of(gk_placement_history *h, const gk_workload
     return &h->bucket[w->cls][w->f64 != 0][octave];
 }
 
+/* A bucket's ratio for backend i; one not measured yet borrows the nearest measured octave's
+ * (within GK_PRIOR_OCTAVES, smaller sizes first: workloads usually grow), since the ratio
+ * changes slowly with size; 0 without any. */
+#define GK_PRIOR_OCTAVES 4
+static double ratio_of(const gk_placement_history *h, const gk_workload *w, int i)
+{
+    const gk_placement_bucket *row = h->bucket[w->cls][w->f64 != 0];
+    int o = (int)(bucket_of((gk_placement_history *)h, w) - row);
+    for (int dist = 0; dist <= GK_PRIOR_OCTAVES; dist++)
+        for (int side = -1; side <= 1; side += 2) {
+            int at = o + side * dist;
+            if (at >= 0 && at < GK_WORK_OCTAVES && row[at].ratio[i] > 0.0f)
+                return row[at].ratio[i];
+        }
+    return 0.0;
+}
+
 gk_placement gk__place_learned(const gk_cost_model *m, gk_placement_history *h,
                                const gk_workload *w, double bytes_in, double bytes_out)
 {
     if (gk__cpu_wins_outright(m, w))
-        return (gk_placement){GK_BACKEND_CPU, 0.0};
+        return (gk_placement){GK_BACKEND_CPU, 0.0, 0};
     gk_placement_bucket *b = bucket_of(h, w);
     double predicted[2] = {gk__predict_cpu(m, w), gk__predict_gpu(m, w, bytes_in, bytes_out)};
-    double expected[2];
+    double ratio[2] = {ratio_of(h, w, 0), ratio_of(h, w, 1)}, expected[2];
     for (int i = 0; i < 2; i++)
-        expected[i] = predicted[i] * (b->ratio[i] > 0.0f ? b->ratio[i] : 1.0);
+        expected[i] = predicted[i] * (ratio[i] > 0.0 ? ratio[i] : 1.0);
     int best = expected[1] < expected[0], other = !best;
     b->calls++;
-    if (expected[other] < GK_EXPLORE_BAND * expected[best] &&
-        (b->ratio[other] == 0.0f || b->calls % GK_EXPLORE_EVERY == 0))
-        best = other;
-    return (gk_placement){best ? GK_BACKEND_CUDA : GK_BACKEND_CPU, predicted[best]};
+    int retry = expected[other] < GK_EXPLORE_BAND * expected[best] &&
+                (ratio[other] == 0.0 || b->calls % GK_EXPLORE_EVERY == 0);
+    int run = retry ? other : best;
+    return (gk_placement){run ? GK_BACKEND_CUDA : GK_BACKEND_CPU, predicted[run], retry};
 }
 
 void gk__placement_observe(gk_placement_history *h, const gk_workload *w, gk_placement p,
@@ -74,12 +91,16 @@ void gk__placement_observe(gk_placement_history *h, const gk_workload *w, gk_pla
 {
     if (!(p.predicted_s > 0.0) || !(seconds >= 0.0))
         return;
-    /* A geometric running mean: one preempted or page-faulting call moves the estimate by at
-     * most a factor of 4, and a steady ratio is reached within a few calls. */
+    /* A geometric running mean weighting each call 1/4: one preempted or page-faulting call
+     * moves the estimate by at most a factor of 2 (observations are clamped to 16x), and a
+     * steady ratio is reached within about ten calls. */
     float *ratio = &bucket_of(h, w)->ratio[p.backend == GK_BACKEND_CUDA];
     double old = *ratio > 0.0f ? *ratio : 1.0, r = seconds / p.predicted_s;
     r = r < old / 16.0 ? old / 16.0 : r > old * 16.0 ? old * 16.0 : r;
-    *ratio = (float)(*ratio > 0.0f ? sqrt(old * r) : r);
+    if (p.retry)
+        *ratio = (float)(r < old ? r : old);
+    else
+        *ratio = (float)(*ratio > 0.0f ? old * pow(r / old, 0.25) : r);
 }
 
 int gk__cost_model_save(const gk_cost_model *m, const char *path)

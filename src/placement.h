@@ -62,23 +62,28 @@ typedef struct gk_placement_history {
     gk_placement_bucket bucket[GK_WORK_CLASSES][2][GK_WORK_OCTAVES];
 } gk_placement_history;
 
-/* A placed call: where it runs, and the model's seconds for it there (0: placed outright, so
- * nothing to learn from its time). */
+/* A placed call: where it runs, the model's seconds for it there (0: placed outright, so
+ * nothing to learn from its time), and whether it is a retry of the backend the estimates do
+ * not prefer. */
 typedef struct gk_placement {
     gk_backend backend;
     double predicted_s;
+    int retry;
 } gk_placement;
 
-/* Where a call on host data runs: the backend whose measured-corrected prediction is lower.
- * Where the two are within GK_EXPLORE_BAND of each other, the other backend is tried when it
- * has no measurement in this bucket and every GK_EXPLORE_EVERY-th call, so that a stale or
- * unlucky measurement cannot keep a call on the slower device. */
+/* Where a call on host data runs: the backend whose measured-corrected prediction is lower
+ * (a bucket not measured yet takes a nearby octave's ratios). Where the two are within
+ * GK_EXPLORE_BAND of each other, the other backend is tried when nothing near has measured it
+ * and every GK_EXPLORE_EVERY-th call, so that a stale or unlucky measurement cannot keep a
+ * call on the slower device. */
 #define GK_EXPLORE_BAND 1.5
 #define GK_EXPLORE_EVERY 32
 gk_placement gk__place_learned(const gk_cost_model *m, gk_placement_history *h,
                                const gk_workload *w, double bytes_in, double bytes_out);
 
-/* Records that a call placed as p took seconds. */
+/* Records that a call placed as p took seconds. A retry can only lower its backend's ratio: a
+ * lone call runs cold (its caches, the CPU's sleeping thread team) and would overstate what
+ * the same backend costs call after call. */
 void gk__placement_observe(gk_placement_history *h, const gk_workload *w, gk_placement p,
                            double seconds);
 

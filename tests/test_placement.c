@@ -134,13 +134,12 @@ static void test_measured_times_correct_the_model(void **state)
                               p.backend == GK_BACKEND_CUDA ? 3 * p.predicted_s : p.predicted_s);
     }
     assert_true(on_gpu <= 4);
-    /* The next octave of work has its own history: tried on the CPU, then on the GPU. */
+    /* The next octave of work starts from these measurements: the CPU, with no retry. */
     gk_workload bigger = w;
     bigger.work = 1.1e9;
     p = gk__place_learned(&m, &h, &bigger, 500, 500);
     assert_int_equal(p.backend, GK_BACKEND_CPU);
-    gk__placement_observe(&h, &bigger, p, p.predicted_s);
-    assert_int_equal(gk__place_learned(&m, &h, &bigger, 500, 500).backend, GK_BACKEND_CUDA);
+    assert_false(p.retry);
 }
 
 /* Far from the crossover nothing is explored, and outright CPU calls are not timed. */
@@ -162,23 +161,85 @@ static void test_clear_calls_are_not_explored(void **state)
     assert_memory_equal(&before, &h, sizeof h);
 }
 
-/* One outlier moves a bucket's ratio by at most 4x; a steady ratio is learned. */
+/* One outlier moves a bucket's ratio by at most 2x; a steady ratio is learned. */
 static void test_observations_are_damped(void **state)
 {
     (void)state;
     static gk_placement_history h;
     memset(&h, 0, sizeof h);
     gk_workload w = {GK_WORK_GEMM, 1, 1e6};
-    gk_placement p = {GK_BACKEND_CUDA, 1e-3};
+    gk_placement p = {GK_BACKEND_CUDA, 1e-3, 0};
     gk__placement_observe(&h, &w, p, 1e-3);
     gk__placement_observe(&h, &w, p, 1.0); /* preempted: 1000x */
     gk_placement_bucket b = h.bucket[GK_WORK_GEMM][1][ilogb(1e6)];
-    assert_float_equal(b.ratio[1], 4.0, 1e-6);
+    assert_float_equal(b.ratio[1], 2.0, 1e-6);
     assert_true(b.ratio[0] == 0.0f);
-    for (int i = 0; i < 30; i++)
-        gk__placement_observe(&h, &w, p, 2e-3);
+    for (int i = 0; i < 60; i++)
+        gk__placement_observe(&h, &w, p, 3e-3);
     b = h.bucket[GK_WORK_GEMM][1][ilogb(1e6)];
-    assert_float_equal(b.ratio[1], 2.0, 1e-3);
+    assert_float_equal(b.ratio[1], 3.0, 1e-3);
+}
+
+/* A retry runs cold: measured slow it leaves the ratio alone (but counts as tried), measured
+ * fast it lowers it; steady calls average. */
+static void test_retries_only_lower_a_ratio(void **state)
+{
+    (void)state;
+    static gk_placement_history h;
+    memset(&h, 0, sizeof h);
+    gk_workload w = {GK_WORK_STREAM, 0, 1e6};
+    const gk_placement_bucket *b = &h.bucket[GK_WORK_STREAM][0][ilogb(1e6)];
+    gk_placement retry = {GK_BACKEND_CPU, 1e-3, 1}, steady = {GK_BACKEND_CPU, 1e-3, 0};
+    gk__placement_observe(&h, &w, retry, 5e-3);
+    assert_float_equal(b->ratio[0], 1.0, 1e-6);
+    gk__placement_observe(&h, &w, retry, 0.5e-3);
+    assert_float_equal(b->ratio[0], 0.5, 1e-6);
+    gk__placement_observe(&h, &w, steady, 2e-3); /* 0.5 * (2 / 0.5)^(1/4) */
+    assert_float_equal(b->ratio[0], 0.5 * sqrt(2.0), 1e-6);
+}
+
+/* The model prefers the GPU by 10 %, the GPU measures 20 % over its prediction and the CPU's
+ * lone tries run cold at 1.5x: AUTO settles on the CPU, which call after call is faster. */
+static void test_cold_retries_do_not_hide_the_faster_backend(void **state)
+{
+    (void)state;
+    gk_cost_model m;
+    gk_workload w = close_call(&m);
+    static gk_placement_history h;
+    memset(&h, 0, sizeof h);
+    int on_cpu = 0;
+    for (int i = 0; i < 4 * GK_EXPLORE_EVERY; i++) {
+        gk_placement p = gk__place_learned(&m, &h, &w, 500, 500);
+        double cost = p.backend == GK_BACKEND_CUDA ? 1.2 : p.retry ? 1.5 : 1.0;
+        gk__placement_observe(&h, &w, p, cost * p.predicted_s);
+        on_cpu += i >= 8 && p.backend == GK_BACKEND_CPU;
+    }
+    /* After the first calls, only the periodic GPU retries leave the CPU. */
+    assert_true(on_cpu >= 4 * GK_EXPLORE_EVERY - 8 - 5);
+}
+
+/* An octave not measured yet starts from its nearest measured neighbour: a GPU found 3x slower
+ * than predicted at one size is not tried first at the next. */
+static void test_new_sizes_borrow_the_nearest_measurement(void **state)
+{
+    (void)state;
+    gk_cost_model m;
+    gk_workload w = close_call(&m);
+    static gk_placement_history h;
+    memset(&h, 0, sizeof h);
+    for (int i = 0; i < 4; i++) {
+        gk_placement p = gk__place_learned(&m, &h, &w, 500, 500);
+        gk__placement_observe(&h, &w, p,
+                              (p.backend == GK_BACKEND_CUDA ? 3.0 : 1.0) * p.predicted_s);
+    }
+    gk_workload next = w;
+    next.work = 2.2e9; /* two octaves up: CPU 2.2 s, GPU 0.9 s predicted, 2.7 s expected */
+    gk_placement p = gk__place_learned(&m, &h, &next, 500, 500);
+    assert_int_equal(p.backend, GK_BACKEND_CPU);
+    assert_false(p.retry);
+    gk_workload far = w;
+    far.work = 64e9; /* six octaves up: no neighbour within reach, the model decides */
+    assert_int_equal(gk__place_learned(&m, &h, &far, 500, 500).backend, GK_BACKEND_CUDA);
 }
 
 /* Growing one workload moves it to the GPU once and never back: one crossover. */
@@ -272,6 +333,9 @@ int main(void)
         cmocka_unit_test(test_measured_times_correct_the_model),
         cmocka_unit_test(test_clear_calls_are_not_explored),
         cmocka_unit_test(test_observations_are_damped),
+        cmocka_unit_test(test_retries_only_lower_a_ratio),
+        cmocka_unit_test(test_new_sizes_borrow_the_nearest_measurement),
+        cmocka_unit_test(test_cold_retries_do_not_hide_the_faster_backend),
         cmocka_unit_test(test_save_then_load_round_trips),
         cmocka_unit_test(test_malformed_file_is_refused),
         cmocka_unit_test(test_defaults_are_conservative),
