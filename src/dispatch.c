@@ -115,8 +115,14 @@ gk_status gk__dispatch(gk_context *c, const char *fn, const gk_operand *operands
     release_staging(e, &staging, operands, n);
     if (st != GK_OK)
         return gk__error_in(st, fn);
-    if (placed.predicted_s > 0.0)
-        gk__placement_observe(&c->history, w, placed, now() - start);
+    if (placed.predicted_s > 0.0) {
+        double took = now() - start;
+        gk__placement_observe(&c->history, w, placed, took);
+        gk__log("%s: AUTO expected %.3g s on the CPU, %.3g s on the GPU; ran on the %s%s: %.3g s",
+                fn, placed.expected_s[0], placed.expected_s[1],
+                placed.backend == GK_BACKEND_CPU ? "CPU" : "GPU", placed.retry ? " (retry)" : "",
+                took);
+    }
     c->last_backend = e->ops->kind;
     return GK_OK;
 }

@@ -51,6 +51,30 @@ static gk_placement_bucket *bucket_of(gk_placement_history *h, const gk_workload
     return &h->bucket[w->cls][w->f64 != 0][octave];
 }
 
+double gk__bucket_ratio(const gk_placement_bucket *b, int i)
+{
+    int n = b->count[i];
+    if (n == 0)
+        return 0.0;
+    float v[GK_RATIO_WINDOW];
+    memcpy(v, b->seen[i], sizeof v);
+    for (int a = 1; a < n; a++)
+        for (int c = a; c > 0 && v[c - 1] > v[c]; c--) {
+            float t = v[c];
+            v[c] = v[c - 1];
+            v[c - 1] = t;
+        }
+    return n % 2 ? v[n / 2] : 0.5 * ((double)v[n / 2 - 1] + v[n / 2]);
+}
+
+static void remember(gk_placement_bucket *b, int i, double r)
+{
+    b->seen[i][b->next[i]] = (float)r;
+    b->next[i] = (uint8_t)((b->next[i] + 1) % GK_RATIO_WINDOW);
+    if (b->count[i] < GK_RATIO_WINDOW)
+        b->count[i]++;
+}
+
 /* A bucket's ratio for backend i; one not measured yet borrows the nearest measured octave's
  * (within GK_PRIOR_OCTAVES, smaller sizes first: workloads usually grow), since the ratio
  * changes slowly with size; 0 without any. */
@@ -62,8 +86,8 @@ static double ratio_of(const gk_placement_history *h, const gk_workload *w, int 
     for (int dist = 0; dist <= GK_PRIOR_OCTAVES; dist++)
         for (int side = -1; side <= 1; side += 2) {
             int at = o + side * dist;
-            if (at >= 0 && at < GK_WORK_OCTAVES && row[at].ratio[i] > 0.0f)
-                return row[at].ratio[i];
+            if (at >= 0 && at < GK_WORK_OCTAVES && row[at].count[i] > 0)
+                return gk__bucket_ratio(&row[at], i);
         }
     return 0.0;
 }
@@ -72,7 +96,7 @@ gk_placement gk__place_learned(const gk_cost_model *m, gk_placement_history *h,
                                const gk_workload *w, double bytes_in, double bytes_out)
 {
     if (gk__cpu_wins_outright(m, w))
-        return (gk_placement){GK_BACKEND_CPU, 0.0, 0};
+        return (gk_placement){GK_BACKEND_CPU, 0.0, 0, {0.0, 0.0}};
     gk_placement_bucket *b = bucket_of(h, w);
     double predicted[2] = {gk__predict_cpu(m, w), gk__predict_gpu(m, w, bytes_in, bytes_out)};
     double ratio[2] = {ratio_of(h, w, 0), ratio_of(h, w, 1)}, expected[2];
@@ -83,7 +107,8 @@ gk_placement gk__place_learned(const gk_cost_model *m, gk_placement_history *h,
     int retry = expected[other] < GK_EXPLORE_BAND * expected[best] &&
                 (ratio[other] == 0.0 || b->calls % GK_EXPLORE_EVERY == 0);
     int run = retry ? other : best;
-    return (gk_placement){run ? GK_BACKEND_CUDA : GK_BACKEND_CPU, predicted[run], retry};
+    return (gk_placement){
+        run ? GK_BACKEND_CUDA : GK_BACKEND_CPU, predicted[run], retry, {expected[0], expected[1]}};
 }
 
 void gk__placement_observe(gk_placement_history *h, const gk_workload *w, gk_placement p,
@@ -91,16 +116,16 @@ void gk__placement_observe(gk_placement_history *h, const gk_workload *w, gk_pla
 {
     if (!(p.predicted_s > 0.0) || !(seconds >= 0.0))
         return;
-    /* A geometric running mean weighting each call 1/4: one preempted or page-faulting call
-     * moves the estimate by at most a factor of 2 (observations are clamped to 16x), and a
-     * steady ratio is reached within about ten calls. */
-    float *ratio = &bucket_of(h, w)->ratio[p.backend == GK_BACKEND_CUDA];
-    double old = *ratio > 0.0f ? *ratio : 1.0, r = seconds / p.predicted_s;
-    r = r < old / 16.0 ? old / 16.0 : r > old * 16.0 ? old * 16.0 : r;
-    if (p.retry)
-        *ratio = (float)(r < old ? r : old);
-    else
-        *ratio = (float)(*ratio > 0.0f ? old * pow(r / old, 0.25) : r);
+    gk_placement_bucket *b = bucket_of(h, w);
+    int i = p.backend == GK_BACKEND_CUDA;
+    double r = seconds / p.predicted_s, now = gk__bucket_ratio(b, i);
+    r = r < 1e-3 ? 1e-3 : r > 1e3 ? 1e3 : r;
+    if (!p.retry)
+        remember(b, i, r);
+    else if (now == 0.0)
+        remember(b, i, r < 1.0 ? r : 1.0); /* tried: at most the model's own figure */
+    else if (r < now)
+        remember(b, i, r);
 }
 
 int gk__cost_model_save(const gk_cost_model *m, const char *path)

@@ -48,19 +48,26 @@ double gk__predict_gpu(const gk_cost_model *m, const gk_workload *w, double byte
 int gk__cpu_wins_outright(const gk_cost_model *m, const gk_workload *w);
 
 /* What an AUTO context has measured, by class of work, dtype and octave of work (the binary
- * exponent of w->work): per backend, the ratio of a call's measured to predicted seconds (0:
- * not measured yet), which scales later predictions in the same bucket. The calibration is a
- * few seconds on quiet buffers; a program's own conditions (pageable copies of its arrays, its
- * other threads, the clock) can differ enough to move a crossover, and only its calls show it. */
+ * exponent of w->work): per backend, the latest ratios of a call's measured to predicted
+ * seconds, whose median scales later predictions in the same bucket. The calibration is a few
+ * seconds on quiet buffers; a program's own conditions (pageable copies of its arrays, its
+ * other threads, the clock) can differ enough to move a crossover, and only its calls show it.
+ * A median, not a mean: copies of pageable memory take twice as long now and then, and one
+ * such call must not send the next thirty calls to the slower device. */
 #define GK_WORK_OCTAVES 64
+#define GK_RATIO_WINDOW 5
 typedef struct gk_placement_bucket {
-    float ratio[2]; /* [0] CPU, [1] GPU */
+    float seen[2][GK_RATIO_WINDOW]; /* [0] CPU, [1] GPU; the latest first filled */
+    uint8_t count[2], next[2];
     uint32_t calls; /* calls the model placed in this bucket */
 } gk_placement_bucket;
 
 typedef struct gk_placement_history {
     gk_placement_bucket bucket[GK_WORK_CLASSES][2][GK_WORK_OCTAVES];
 } gk_placement_history;
+
+/* The median of a bucket's ratios for backend i (0: CPU, 1: GPU); 0 when none was measured. */
+double gk__bucket_ratio(const gk_placement_bucket *b, int i);
 
 /* A placed call: where it runs, the model's seconds for it there (0: placed outright, so
  * nothing to learn from its time), and whether it is a retry of the backend the estimates do
@@ -69,6 +76,7 @@ typedef struct gk_placement {
     gk_backend backend;
     double predicted_s;
     int retry;
+    double expected_s[2]; /* CPU, GPU: the predictions as measurements corrected them */
 } gk_placement;
 
 /* Where a call on host data runs: the backend whose measured-corrected prediction is lower
