@@ -120,7 +120,10 @@ gk_status gk__dispatch(gk_context *c, const char *fn, const gk_operand *operands
         gk__placement_observe(&c->history, w, placed, took);
         gk__log("%s: AUTO expected %.3g s on the CPU, %.3g s on the GPU; ran on the %s%s: %.3g s",
                 fn, placed.expected_s[0], placed.expected_s[1],
-                placed.backend == GK_BACKEND_CPU ? "CPU" : "GPU", placed.retry ? " (retry)" : "",
+                placed.backend == GK_BACKEND_CPU ? "CPU" : "GPU",
+                placed.cold    ? " (retry, cold)"
+                : placed.retry ? " (retry)"
+                               : "",
                 took);
     }
     c->last_backend = e->ops->kind;

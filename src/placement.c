@@ -95,37 +95,41 @@ static double ratio_of(const gk_placement_history *h, const gk_workload *w, int 
 gk_placement gk__place_learned(const gk_cost_model *m, gk_placement_history *h,
                                const gk_workload *w, double bytes_in, double bytes_out)
 {
+    gk_placement p = {GK_BACKEND_CPU, 0.0, 0, 0, {0.0, 0.0}};
     if (gk__cpu_wins_outright(m, w))
-        return (gk_placement){GK_BACKEND_CPU, 0.0, 0, {0.0, 0.0}};
+        return p;
     gk_placement_bucket *b = bucket_of(h, w);
     double predicted[2] = {gk__predict_cpu(m, w), gk__predict_gpu(m, w, bytes_in, bytes_out)};
-    double ratio[2] = {ratio_of(h, w, 0), ratio_of(h, w, 1)}, expected[2];
-    for (int i = 0; i < 2; i++)
-        expected[i] = predicted[i] * (ratio[i] > 0.0 ? ratio[i] : 1.0);
-    int best = expected[1] < expected[0], other = !best;
+    for (int i = 0; i < 2; i++) {
+        double ratio = ratio_of(h, w, i);
+        p.expected_s[i] = predicted[i] * (ratio > 0.0 ? ratio : 1.0);
+    }
+    int best = p.expected_s[1] < p.expected_s[0], other = !best, run = best;
     b->calls++;
-    int retry = expected[other] < GK_EXPLORE_BAND * expected[best] &&
-                (ratio[other] == 0.0 || b->calls % GK_EXPLORE_EVERY == 0);
-    int run = retry ? other : best;
-    return (gk_placement){
-        run ? GK_BACKEND_CUDA : GK_BACKEND_CPU, predicted[run], retry, {expected[0], expected[1]}};
+    if (b->retry_left > 0) {
+        b->retry_left--;
+        run = b->retry_backend;
+        p.retry = 1;
+    } else if (b->count[other] < 2 ? p.expected_s[other] < GK_EXPLORE_NEW_BAND * p.expected_s[best]
+                                   : p.expected_s[other] < GK_EXPLORE_BAND * p.expected_s[best] &&
+                                         b->calls % GK_EXPLORE_EVERY == 0) {
+        b->retry_left = GK_RETRY_CALLS - 1;
+        b->retry_backend = (uint8_t)other;
+        run = other;
+        p.retry = p.cold = 1;
+    }
+    p.backend = run ? GK_BACKEND_CUDA : GK_BACKEND_CPU;
+    p.predicted_s = predicted[run];
+    return p;
 }
 
 void gk__placement_observe(gk_placement_history *h, const gk_workload *w, gk_placement p,
                            double seconds)
 {
-    if (!(p.predicted_s > 0.0) || !(seconds >= 0.0))
+    if (!(p.predicted_s > 0.0) || !(seconds >= 0.0) || p.cold)
         return;
-    gk_placement_bucket *b = bucket_of(h, w);
-    int i = p.backend == GK_BACKEND_CUDA;
-    double r = seconds / p.predicted_s, now = gk__bucket_ratio(b, i);
-    r = r < 1e-3 ? 1e-3 : r > 1e3 ? 1e3 : r;
-    if (!p.retry)
-        remember(b, i, r);
-    else if (now == 0.0)
-        remember(b, i, r < 1.0 ? r : 1.0); /* tried: at most the model's own figure */
-    else if (r < now)
-        remember(b, i, r);
+    double r = seconds / p.predicted_s;
+    remember(bucket_of(h, w), p.backend == GK_BACKEND_CUDA, r < 1e-3 ? 1e-3 : r > 1e3 ? 1e3 : r);
 }
 
 int gk__cost_model_save(const gk_cost_model *m, const char *path)

@@ -59,7 +59,8 @@ int gk__cpu_wins_outright(const gk_cost_model *m, const gk_workload *w);
 typedef struct gk_placement_bucket {
     float seen[2][GK_RATIO_WINDOW]; /* [0] CPU, [1] GPU; the latest first filled */
     uint8_t count[2], next[2];
-    uint32_t calls; /* calls the model placed in this bucket */
+    uint8_t retry_left, retry_backend; /* calls left of a retry in progress, and where */
+    uint32_t calls;                    /* calls the model placed in this bucket */
 } gk_placement_bucket;
 
 typedef struct gk_placement_history {
@@ -70,28 +71,32 @@ typedef struct gk_placement_history {
 double gk__bucket_ratio(const gk_placement_bucket *b, int i);
 
 /* A placed call: where it runs, the model's seconds for it there (0: placed outright, so
- * nothing to learn from its time), and whether it is a retry of the backend the estimates do
- * not prefer. */
+ * nothing to learn from its time), whether it is a retry of the backend the estimates do not
+ * prefer and, if so, whether it is the retry's first (cold) call. */
 typedef struct gk_placement {
     gk_backend backend;
     double predicted_s;
-    int retry;
+    int retry, cold;
     double expected_s[2]; /* CPU, GPU: the predictions as measurements corrected them */
 } gk_placement;
 
 /* Where a call on host data runs: the backend whose measured-corrected prediction is lower
- * (a bucket not measured yet takes a nearby octave's ratios). Where the two are within
- * GK_EXPLORE_BAND of each other, the other backend is tried when nothing near has measured it
- * and every GK_EXPLORE_EVERY-th call, so that a stale or unlucky measurement cannot keep a
- * call on the slower device. */
+ * (a bucket not measured yet takes a nearby octave's ratios). The other backend is retried
+ * for GK_RETRY_CALLS calls in a row while this bucket has fewer than two measurements of it
+ * and its estimate is within GK_EXPLORE_NEW_BAND of the preferred one's, and every
+ * GK_EXPLORE_EVERY-th call while within GK_EXPLORE_BAND, so that a borrowed, stale or unlucky
+ * estimate cannot keep a call on the slower device.
+ * The first call of a retry runs cold (its caches, the CPU's sleeping thread team, the
+ * device's staging memory) and is not kept: it would overstate what the backend costs call
+ * after call. */
+#define GK_EXPLORE_NEW_BAND 3.0
 #define GK_EXPLORE_BAND 1.5
 #define GK_EXPLORE_EVERY 32
+#define GK_RETRY_CALLS 3
 gk_placement gk__place_learned(const gk_cost_model *m, gk_placement_history *h,
                                const gk_workload *w, double bytes_in, double bytes_out);
 
-/* Records that a call placed as p took seconds. A retry can only lower its backend's ratio: a
- * lone call runs cold (its caches, the CPU's sleeping thread team) and would overstate what
- * the same backend costs call after call. */
+/* Records that a call placed as p took seconds. */
 void gk__placement_observe(gk_placement_history *h, const gk_workload *w, gk_placement p,
                            double seconds);
 

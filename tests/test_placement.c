@@ -107,8 +107,16 @@ static gk_workload close_call(gk_cost_model *m)
     return w;
 }
 
+/* The time a simulated call takes: the GPU `gpu` and the CPU `cpu` times its prediction, a
+ * retry's cold first call `cold` times. */
+static double simulated(gk_placement p, double cpu, double gpu, double cold)
+{
+    double factor = p.backend == GK_BACKEND_CUDA ? gpu : cpu;
+    return (p.cold ? cold * factor : factor) * p.predicted_s;
+}
+
 /* Measurements correct the model: a GPU that turns out 3x slower than predicted loses the
- * bucket to the CPU, and a CPU measured as predicted keeps it. */
+ * bucket to the CPU, which then keeps it. */
 static void test_measured_times_correct_the_model(void **state)
 {
     (void)state;
@@ -116,33 +124,63 @@ static void test_measured_times_correct_the_model(void **state)
     gk_workload w = close_call(&m);
     static gk_placement_history h;
     memset(&h, 0, sizeof h);
-    /* The first call tries the CPU: within the band and never measured. */
-    gk_placement p = gk__place_learned(&m, &h, &w, 500, 500);
-    assert_int_equal(p.backend, GK_BACKEND_CPU);
-    assert_float_equal(p.predicted_s, gk__predict_cpu(&m, &w), 1e-12);
-    gk__placement_observe(&h, &w, p, p.predicted_s);
+    /* The first calls retry the CPU, not measured yet and within the band: one cold, two kept. */
+    for (int i = 0; i < GK_RETRY_CALLS; i++) {
+        gk_placement p = gk__place_learned(&m, &h, &w, 500, 500);
+        assert_int_equal(p.backend, GK_BACKEND_CPU);
+        assert_true(p.retry);
+        assert_int_equal(p.cold, i == 0);
+        gk__placement_observe(&h, &w, p, simulated(p, 1.0, 3.0, 2.0));
+    }
     /* Then the GPU, as the model prefers; it measures 3x its prediction. */
-    p = gk__place_learned(&m, &h, &w, 500, 500);
-    assert_int_equal(p.backend, GK_BACKEND_CUDA);
-    gk__placement_observe(&h, &w, p, 3 * p.predicted_s);
-    /* From now on the CPU, except the periodic retry of the GPU. */
     int on_gpu = 0;
     for (int i = 0; i < 4 * GK_EXPLORE_EVERY; i++) {
-        p = gk__place_learned(&m, &h, &w, 500, 500);
-        on_gpu += p.backend == GK_BACKEND_CUDA;
-        gk__placement_observe(&h, &w, p,
-                              p.backend == GK_BACKEND_CUDA ? 3 * p.predicted_s : p.predicted_s);
+        gk_placement p = gk__place_learned(&m, &h, &w, 500, 500);
+        assert_float_equal(p.predicted_s,
+                           p.backend == GK_BACKEND_CUDA ? gk__predict_gpu(&m, &w, 500, 500)
+                                                        : gk__predict_cpu(&m, &w),
+                           1e-12);
+        on_gpu += i >= 4 && p.backend == GK_BACKEND_CUDA;
+        gk__placement_observe(&h, &w, p, simulated(p, 1.0, 3.0, 2.0));
     }
-    assert_true(on_gpu <= 4);
-    /* The next octave of work starts from these measurements: the CPU, with no retry. */
+    /* Expected 2.7 s on the GPU against 1 s: outside the band, never retried. */
+    assert_int_equal(on_gpu, 0);
+    /* The next octave of work starts from these measurements, which prefer the CPU; the GPU,
+     * not measured there and within GK_EXPLORE_NEW_BAND, is retried once. */
     gk_workload bigger = w;
     bigger.work = 1.1e9;
-    p = gk__place_learned(&m, &h, &bigger, 500, 500);
-    assert_int_equal(p.backend, GK_BACKEND_CPU);
-    assert_false(p.retry);
+    gk_placement p = gk__place_learned(&m, &h, &bigger, 500, 500);
+    assert_true(p.expected_s[0] < p.expected_s[1]);
+    assert_int_equal(p.backend, GK_BACKEND_CUDA);
+    assert_true(p.retry && p.cold);
 }
 
-/* Far from the crossover nothing is explored, and outright CPU calls are not timed. */
+/* A neighbour's measurements can mislead: the CPU ran 1.6x its prediction one octave down but
+ * runs 0.75x here. The retry of the CPU at the new size finds it, and AUTO keeps it. */
+static void test_a_misleading_neighbour_is_checked(void **state)
+{
+    (void)state;
+    gk_cost_model m = injected();
+    static gk_placement_history h;
+    memset(&h, 0, sizeof h);
+    gk_workload below = {GK_WORK_RBF_PAIRS, 0, 1e9 - 1e3}; /* CPU 1 s, GPU 0.9 s */
+    for (int i = 0; i < 12; i++) {
+        gk_placement p = gk__place_learned(&m, &h, &below, 0.9e9 - 1e6, 0);
+        gk__placement_observe(&h, &below, p, simulated(p, 1.6, 1.0, 1.5));
+    }
+    gk_workload here = {GK_WORK_RBF_PAIRS, 0, 2.2e9}; /* CPU 2.2 s, GPU 2.0 s predicted */
+    int on_cpu = 0, n = 40;
+    for (int i = 0; i < n; i++) {
+        gk_placement p = gk__place_learned(&m, &h, &here, 2.0e9 - 2.2e6, 0);
+        if (i == 0)
+            assert_true(p.expected_s[1] < p.expected_s[0]); /* borrowed: the GPU looks faster */
+        gk__placement_observe(&h, &here, p, simulated(p, 0.75, 1.0, 1.5));
+        on_cpu += i >= 8 && p.backend == GK_BACKEND_CPU;
+    }
+    assert_true(on_cpu >= n - 8 - 2 * GK_RETRY_CALLS);
+}
+
+/* Far from the crossover nothing is retried, and outright CPU calls are not timed. */
 static void test_clear_calls_are_not_explored(void **state)
 {
     (void)state;
@@ -170,7 +208,7 @@ static void test_one_outlier_is_ignored(void **state)
     memset(&h, 0, sizeof h);
     gk_workload w = {GK_WORK_GEMM, 1, 1e6};
     const gk_placement_bucket *b = &h.bucket[GK_WORK_GEMM][1][ilogb(1e6)];
-    gk_placement p = {GK_BACKEND_CUDA, 1e-3, 0, {0, 0}};
+    gk_placement p = {GK_BACKEND_CUDA, 1e-3, 0, 0, {0, 0}};
     gk__placement_observe(&h, &w, p, 1e-3);
     gk__placement_observe(&h, &w, p, 1e-3);
     gk__placement_observe(&h, &w, p, 1.0); /* preempted: 1000x */
@@ -181,29 +219,25 @@ static void test_one_outlier_is_ignored(void **state)
     assert_float_equal(gk__bucket_ratio(b, 1), 3.0, 1e-6);
 }
 
-/* A retry runs cold: measured slow it leaves the ratio alone (but counts as tried, at most at
- * the model's own figure), measured fast it joins the measurements; steady calls always do. */
-static void test_retries_only_lower_a_ratio(void **state)
+/* A retry's cold first call is not kept; its later calls are. */
+static void test_a_cold_call_is_not_kept(void **state)
 {
     (void)state;
     static gk_placement_history h;
     memset(&h, 0, sizeof h);
     gk_workload w = {GK_WORK_STREAM, 0, 1e6};
     const gk_placement_bucket *b = &h.bucket[GK_WORK_STREAM][0][ilogb(1e6)];
-    gk_placement retry = {GK_BACKEND_CPU, 1e-3, 1, {0, 0}};
-    gk_placement steady = {GK_BACKEND_CPU, 1e-3, 0, {0, 0}};
-    gk__placement_observe(&h, &w, retry, 5e-3);
-    assert_float_equal(gk__bucket_ratio(b, 0), 1.0, 1e-6);
-    gk__placement_observe(&h, &w, retry, 4e-3);
-    assert_float_equal(gk__bucket_ratio(b, 0), 1.0, 1e-6);
-    gk__placement_observe(&h, &w, retry, 0.5e-3); /* kept: {1, 0.5} */
-    assert_float_equal(gk__bucket_ratio(b, 0), 0.75, 1e-6);
-    gk__placement_observe(&h, &w, steady, 2e-3); /* {1, 0.5, 2} */
-    assert_float_equal(gk__bucket_ratio(b, 0), 1.0, 1e-6);
+    gk_placement cold = {GK_BACKEND_CPU, 1e-3, 1, 1, {0, 0}};
+    gk_placement warm = {GK_BACKEND_CPU, 1e-3, 1, 0, {0, 0}};
+    gk__placement_observe(&h, &w, cold, 5e-3);
+    assert_int_equal(b->count[0], 0);
+    gk__placement_observe(&h, &w, warm, 0.5e-3);
+    assert_float_equal(gk__bucket_ratio(b, 0), 0.5, 1e-6);
 }
 
 /* The model prefers the GPU by 10 %, the GPU measures 20 % over its prediction and the CPU's
- * lone tries run cold at 1.5x: AUTO settles on the CPU, which call after call is faster. */
+ * cold calls take 1.5x: AUTO settles on the CPU, which call after call is faster, and retries
+ * the GPU for a few calls every GK_EXPLORE_EVERY. */
 static void test_cold_retries_do_not_hide_the_faster_backend(void **state)
 {
     (void)state;
@@ -211,15 +245,13 @@ static void test_cold_retries_do_not_hide_the_faster_backend(void **state)
     gk_workload w = close_call(&m);
     static gk_placement_history h;
     memset(&h, 0, sizeof h);
-    int on_cpu = 0;
-    for (int i = 0; i < 4 * GK_EXPLORE_EVERY; i++) {
+    int n = 8 * GK_EXPLORE_EVERY, on_cpu = 0;
+    for (int i = 0; i < n; i++) {
         gk_placement p = gk__place_learned(&m, &h, &w, 500, 500);
-        double cost = p.backend == GK_BACKEND_CUDA ? 1.2 : p.retry ? 1.5 : 1.0;
-        gk__placement_observe(&h, &w, p, cost * p.predicted_s);
+        gk__placement_observe(&h, &w, p, simulated(p, 1.0, 1.2, 1.5));
         on_cpu += i >= 8 && p.backend == GK_BACKEND_CPU;
     }
-    /* After the first calls, only the periodic GPU retries leave the CPU. */
-    assert_true(on_cpu >= 4 * GK_EXPLORE_EVERY - 8 - 5);
+    assert_true(on_cpu >= n - 8 - GK_RETRY_CALLS * (n / GK_EXPLORE_EVERY + 1));
 }
 
 /* The H200 host's pageable copies: a staged GPU call takes 1.05 s but every fifth one 2.4 s,
@@ -233,8 +265,8 @@ static void test_occasional_slow_copies_keep_the_gpu(void **state)
     const double in = 1.298e9; /* GPU: 1 ms call + 1.298 s of copies + 1 ms of work */
     static gk_placement_history h;
     memset(&h, 0, sizeof h);
-    int gpu_calls = 0, on_gpu = 0;
-    for (int i = 0; i < 200; i++) {
+    int gpu_calls = 0, on_gpu = 0, n = 8 * GK_EXPLORE_EVERY;
+    for (int i = 0; i < n; i++) {
         gk_placement p = gk__place_learned(&m, &h, &w, in, 0);
         double took = 1.2;
         if (p.backend == GK_BACKEND_CUDA)
@@ -242,11 +274,12 @@ static void test_occasional_slow_copies_keep_the_gpu(void **state)
         gk__placement_observe(&h, &w, p, took);
         on_gpu += i >= 10 && p.backend == GK_BACKEND_CUDA;
     }
-    assert_true(on_gpu >= 180);
+    /* All but the CPU's periodic retries. */
+    assert_true(on_gpu >= n - 10 - GK_RETRY_CALLS * (n / GK_EXPLORE_EVERY + 1));
 }
 
 /* An octave not measured yet starts from its nearest measured neighbour: a GPU found 3x slower
- * than predicted at one size is not tried first at the next. */
+ * than predicted at one size is expected 3x slower at the next. */
 static void test_new_sizes_borrow_the_nearest_measurement(void **state)
 {
     (void)state;
@@ -254,19 +287,20 @@ static void test_new_sizes_borrow_the_nearest_measurement(void **state)
     gk_workload w = close_call(&m);
     static gk_placement_history h;
     memset(&h, 0, sizeof h);
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 8; i++) {
         gk_placement p = gk__place_learned(&m, &h, &w, 500, 500);
-        gk__placement_observe(&h, &w, p,
-                              (p.backend == GK_BACKEND_CUDA ? 3.0 : 1.0) * p.predicted_s);
+        gk__placement_observe(&h, &w, p, simulated(p, 1.0, 3.0, 1.0));
     }
     gk_workload next = w;
-    next.work = 2.2e9; /* two octaves up: CPU 2.2 s, GPU 0.9 s predicted, 2.7 s expected */
+    next.work = 2.2e9; /* two octaves up */
     gk_placement p = gk__place_learned(&m, &h, &next, 500, 500);
-    assert_int_equal(p.backend, GK_BACKEND_CPU);
-    assert_false(p.retry);
+    assert_float_equal(p.expected_s[1], 3.0 * gk__predict_gpu(&m, &next, 500, 500), 1e-9);
+    assert_float_equal(p.expected_s[0], gk__predict_cpu(&m, &next), 1e-9);
     gk_workload far = w;
-    far.work = 64e9; /* six octaves up: no neighbour within reach, the model decides */
-    assert_int_equal(gk__place_learned(&m, &h, &far, 500, 500).backend, GK_BACKEND_CUDA);
+    far.work = 64e9; /* six octaves up: no neighbour within reach, the model as it stands */
+    p = gk__place_learned(&m, &h, &far, 500, 500);
+    assert_float_equal(p.expected_s[1], gk__predict_gpu(&m, &far, 500, 500), 1e-9);
+    assert_int_equal(p.backend, GK_BACKEND_CUDA);
 }
 
 /* Growing one workload moves it to the GPU once and never back: one crossover. */
@@ -361,8 +395,9 @@ int main(void)
         cmocka_unit_test(test_clear_calls_are_not_explored),
         cmocka_unit_test(test_one_outlier_is_ignored),
         cmocka_unit_test(test_occasional_slow_copies_keep_the_gpu),
-        cmocka_unit_test(test_retries_only_lower_a_ratio),
+        cmocka_unit_test(test_a_cold_call_is_not_kept),
         cmocka_unit_test(test_new_sizes_borrow_the_nearest_measurement),
+        cmocka_unit_test(test_a_misleading_neighbour_is_checked),
         cmocka_unit_test(test_cold_retries_do_not_hide_the_faster_backend),
         cmocka_unit_test(test_save_then_load_round_trips),
         cmocka_unit_test(test_malformed_file_is_refused),
