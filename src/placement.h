@@ -67,7 +67,8 @@ typedef struct gk_placement_history {
     gk_placement_bucket bucket[GK_WORK_CLASSES][2][GK_WORK_OCTAVES];
 } gk_placement_history;
 
-/* The median of a bucket's ratios for backend i (0: CPU, 1: GPU); 0 when none was measured. */
+/* The median (of an even count, the lower middle) of a bucket's ratios for backend i (0: CPU,
+ * 1: GPU); 0 when none was measured. */
 double gk__bucket_ratio(const gk_placement_bucket *b, int i);
 
 /* A placed call: where it runs, the model's seconds for it there (0: placed outright, so

@@ -233,6 +233,8 @@ static void test_a_cold_call_is_not_kept(void **state)
     assert_int_equal(b->count[0], 0);
     gk__placement_observe(&h, &w, warm, 0.5e-3);
     assert_float_equal(gk__bucket_ratio(b, 0), 0.5, 1e-6);
+    gk__placement_observe(&h, &w, warm, 2.5e-3); /* {0.5, 2.5}: the lower middle */
+    assert_float_equal(gk__bucket_ratio(b, 0), 0.5, 1e-6);
 }
 
 /* The model prefers the GPU by 10 %, the GPU measures 20 % over its prediction and the CPU's
