@@ -75,8 +75,9 @@ __device__ __forceinline__ void cuda_cp_wait_all()
 }
 
 /* A block of 16 x 16 threads computes a BM x BN tile of squared distances ||x_i - y_j||^2
- * directly from differences (no ||x||^2 + ||y||^2 - 2 x.y, whose cancellation would ruin data
- * far from the origin), TM x TN of them per thread in registers. x and y rows are staged
+ * directly from differences (accumulate: ||x||^2 + ||y||^2 - 2 x.y would cancel on data far
+ * from the origin), or of inner products x_i.y_j (accumulate_dot, for rbf_matrix's centered
+ * form, which bounds that cancellation), TM x TN per thread in registers. x and y rows are staged
  * through shared memory in chunks of BK features, transposed (feature-major) so each thread
  * reads its TM x-values and TN y-values as 16-byte vectors; two buffers let the next chunk be
  * copied in (cp.async) while the current one is used, with one barrier per chunk.
