@@ -163,6 +163,15 @@ template <typename T, int TM, int TN, int BK> struct cuda_rbf_tile {
             V::unpack(*(const typename V::type *)&yl[g * 16 * W + tx * W], yv + g * W);
     }
 
+    static __device__ __forceinline__ void zero(T (&acc)[TM][TN])
+    {
+#pragma unroll
+        for (int i = 0; i < TM; i++)
+#pragma unroll
+            for (int j = 0; j < TN; j++)
+                acc[i][j] = T(0);
+    }
+
     /* acc[i][j] += sum over the chunk's first lmax features of (x_i - y_j)^2; with init, acc
      * starts from this chunk instead (the first feature's square is assigned, which saves
      * zeroing TM x TN registers per tile). */
@@ -184,11 +193,7 @@ template <typename T, int TM, int TN, int BK> struct cuda_rbf_tile {
             }
             l = 1;
         } else if (init) {
-#pragma unroll
-            for (int i = 0; i < TM; i++)
-#pragma unroll
-                for (int j = 0; j < TN; j++)
-                    acc[i][j] = T(0);
+            zero(acc);
         }
 #pragma unroll 2
         for (; l < lmax; l++) {
@@ -212,13 +217,8 @@ template <typename T, int TM, int TN, int BK> struct cuda_rbf_tile {
                                                           const T (*ys)[YLD], int lmax, int tx,
                                                           int ty, bool init)
     {
-        if (init) {
-#pragma unroll
-            for (int i = 0; i < TM; i++)
-#pragma unroll
-                for (int j = 0; j < TN; j++)
-                    acc[i][j] = T(0);
-        }
+        if (init)
+            zero(acc);
 #pragma unroll 2
         for (int l = 0; l < lmax; l++) {
             T xv[TM], yv[TN];
