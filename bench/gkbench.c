@@ -230,18 +230,6 @@ static unsigned long parse_ops(const char *list)
     return mask;
 }
 
-static gk_context *open_backend(gk_backend be, const bench_opts *o)
-{
-    gk_context_options opt;
-    gk_context_options_init(&opt);
-    opt.backend = be;
-    opt.cpu_threads = o->cpu_threads;
-    opt.flags = o->tf32 ? GK_FLAG_ALLOW_TF32 : 0;
-    gk_context *ctx = NULL;
-    GKX_CHECK(gk_context_create_ex(&opt, &ctx));
-    return ctx;
-}
-
 static void write_file(const char *path, const bench_meta *meta, const bench_result *r, size_t n,
                        int json)
 {
@@ -344,7 +332,8 @@ int main(int argc, char **argv)
     double t0 = gkx_now();
     catch_signals();
     for (int b = 0; b < nb && !interrupted; b++) {
-        gk_context *ctx = open_backend(be[b], &o);
+        gk_context *ctx = NULL;
+        GKX_CHECK(gkx_open(be[b], o.cpu_threads, o.tf32, &ctx));
         const char *dev = gk_context_device_name(ctx);
         device_names[be[b]] = gkx_malloc(strlen(dev) + 1);
         strcpy(device_names[be[b]], dev);

@@ -105,13 +105,8 @@ static size_t make_points(int quick, unsigned long ops, point *p)
 
 static gk_context *open_context(gk_backend be, const sweep_opts *o, gk_status *st)
 {
-    gk_context_options opt;
-    gk_context_options_init(&opt);
-    opt.backend = be;
-    opt.cpu_threads = o->cpu_threads;
-    opt.flags = o->tf32 ? GK_FLAG_ALLOW_TF32 : 0;
-    gk_context *ctx = NULL;
-    *st = gk_context_create_ex(&opt, &ctx);
+    gk_context *ctx;
+    *st = gkx_open(be, o->cpu_threads, o->tf32, &ctx);
     return *st == GK_OK ? ctx : NULL;
 }
 

@@ -37,6 +37,18 @@ static inline void *gkx_malloc(size_t bytes)
     return p;
 }
 
+/* A context on backend be with the caller's CPU thread count (0: OpenMP's) and TF32 choice. */
+static inline gk_status gkx_open(gk_backend be, int cpu_threads, int tf32, gk_context **out)
+{
+    gk_context_options opt;
+    gk_context_options_init(&opt);
+    opt.backend = be;
+    opt.cpu_threads = cpu_threads;
+    opt.flags = tf32 ? GK_FLAG_ALLOW_TF32 : 0;
+    *out = NULL;
+    return gk_context_create_ex(&opt, out);
+}
+
 /* Seconds on a clock that never jumps; callers synchronize the context before reading it,
  * because CUDA ops only queue work. */
 static inline double gkx_now(void)

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -25,13 +24,6 @@
 #define CAL_GPU_SCALE 4u
 #define CAL_TRANSFER_BYTES (32u << 20)
 #define CAL_REPEATS 3
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Cache file for this device and host: GK_CALIBRATION=<path>, else under XDG_CACHE_HOME or
  * ~/.cache. 0 when there is none (GK_CALIBRATION=off, or no home). */
@@ -87,10 +79,10 @@ static gk_status time_op(const gk_engine *e, gk_dtype t, void *const *p, cal_run
 {
     *best = 1e30;
     for (int r = 0; r <= CAL_REPEATS; r++) {
-        double start = now();
+        double start = gk__now();
         GK_FORWARD(op(e, t, p, scale));
         GK_FORWARD(e->ops->synchronize(e->state));
-        double elapsed = now() - start;
+        double elapsed = gk__now() - start;
         if (r > 0 && elapsed < *best)
             *best = elapsed;
     }
@@ -173,11 +165,11 @@ static gk_status measure_overheads(gk_context *ctx, cal_buffers *b, gk_cost_mode
     const gk_engine *g = &ctx->primary, *c = &ctx->secondary;
     double best_in = 1e30, best_out = 1e30, best_call = 1e30, best_cpu = 1e30;
     for (int r = 0; r <= CAL_REPEATS; r++) {
-        double t0 = now();
+        double t0 = gk__now();
         GK_FORWARD(g->ops->mem_write(g->state, b->dev[0], b->host[0], CAL_TRANSFER_BYTES));
-        double t1 = now();
+        double t1 = gk__now();
         GK_FORWARD(g->ops->mem_read(g->state, b->host[0], b->dev[0], CAL_TRANSFER_BYTES));
-        double t2 = now();
+        double t2 = gk__now();
         /* What gk__dispatch does for a one-element call on host data. */
         void *tmp = NULL;
         GK_FORWARD(g->ops->mem_alloc(g->state, 4, &tmp));
@@ -188,9 +180,9 @@ static gk_status measure_overheads(gk_context *ctx, cal_buffers *b, gk_cost_mode
             st = g->ops->mem_read(g->state, b->host[2], tmp, 4);
         g->ops->mem_free(g->state, tmp, 4);
         GK_FORWARD(st);
-        double t3 = now();
+        double t3 = gk__now();
         GK_FORWARD(c->ops->add(c->state, GK_FLOAT32, 1, b->host[0], b->host[1], b->host[2]));
-        double t4 = now();
+        double t4 = gk__now();
         if (r == 0)
             continue;
         best_in = t1 - t0 < best_in ? t1 - t0 : best_in;

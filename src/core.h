@@ -72,6 +72,10 @@ void gk__context_release(gk_context *ctx);
  * cache file, else the per-device, per-host file in the XDG cache directory. */
 void gk__load_cost_model(gk_context *ctx);
 
+/* --- clock.c ------------------------------------------------------------------------------ */
+/* Seconds on CLOCK_MONOTONIC: AUTO times its placed calls and its calibration with it. */
+double gk__now(void);
+
 /* --- plugin.c ----------------------------------------------------------------------------- */
 /* The CUDA backend's table if its module loaded and reports a device, else NULL; then, when
  * report is set, the reasons are recorded as this thread's last error, prefixed with fn (AUTO

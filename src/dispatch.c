@@ -3,7 +3,6 @@
 #include "dispatch.h"
 
 #include <string.h>
-#include <time.h>
 
 /* Device scratch for the host-wrapped operands of one call. */
 typedef struct gk_staging {
@@ -85,13 +84,6 @@ static const gk_engine *choose_engine(gk_context *c, const gk_operand *ops, int 
     return p->backend == GK_BACKEND_CPU ? &c->secondary : &c->primary;
 }
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 gk_status gk__dispatch(gk_context *c, const char *fn, const gk_operand *operands, int n,
                        const gk_workload *w, gk_kernel kernel, const void *args)
 {
@@ -102,7 +94,7 @@ gk_status gk__dispatch(gk_context *c, const char *fn, const gk_operand *operands
     if (e == &c->primary)
         c->device_queued = 1;
     /* A placed call is timed whole: on the GPU, staging out waits for the kernel. */
-    double start = placed.predicted_s > 0.0 ? now() : 0.0;
+    double start = placed.predicted_s > 0.0 ? gk__now() : 0.0;
     gk_staging staging;
     memset(&staging, 0, sizeof staging);
     void *ptrs[GK_MAX_OPERANDS] = {NULL};
@@ -116,7 +108,7 @@ gk_status gk__dispatch(gk_context *c, const char *fn, const gk_operand *operands
     if (st != GK_OK)
         return gk__error_in(st, fn);
     if (placed.predicted_s > 0.0) {
-        double took = now() - start;
+        double took = gk__now() - start;
         gk__placement_observe(&c->history, w, placed, took);
         gk__log("%s: AUTO expected %.3g s on the CPU, %.3g s on the GPU; ran on the %s%s: %.3g s",
                 fn, placed.expected_s[0], placed.expected_s[1],

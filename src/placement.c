@@ -43,12 +43,15 @@ int gk__cpu_wins_outright(const gk_cost_model *m, const gk_workload *w)
     return w->work < (m->gpu_call_s - m->cpu_call_s) * m->cpu_rate[w->cls][w->f64];
 }
 
-static gk_placement_bucket *bucket_of(gk_placement_history *h, const gk_workload *w)
+static int octave_of(const gk_workload *w)
 {
     int octave = w->work >= 1.0 ? ilogb(w->work) : 0;
-    if (octave >= GK_WORK_OCTAVES)
-        octave = GK_WORK_OCTAVES - 1;
-    return &h->bucket[w->cls][w->f64 != 0][octave];
+    return octave < GK_WORK_OCTAVES ? octave : GK_WORK_OCTAVES - 1;
+}
+
+static gk_placement_bucket *bucket_of(gk_placement_history *h, const gk_workload *w)
+{
+    return &h->bucket[w->cls][w->f64 != 0][octave_of(w)];
 }
 
 double gk__bucket_ratio(const gk_placement_bucket *b, int i)
@@ -84,7 +87,7 @@ static void remember(gk_placement_bucket *b, int i, double r)
 static double ratio_of(const gk_placement_history *h, const gk_workload *w, int i)
 {
     const gk_placement_bucket *row = h->bucket[w->cls][w->f64 != 0];
-    int o = (int)(bucket_of((gk_placement_history *)h, w) - row);
+    int o = octave_of(w);
     for (int dist = 0; dist <= GK_PRIOR_OCTAVES; dist++)
         for (int side = -1; side <= 1; side += 2) {
             int at = o + side * dist;
