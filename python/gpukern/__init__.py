@@ -19,7 +19,7 @@ from ._core import (
     Status,
     available_backends,
 )
-from ._core import _lib_version
+from ._base import _lib_version
 
 __version__ = "1.0.0"
 #: Version of the loaded libgpukern ("major.minor.patch"), which may be newer than the package.

@@ -1,105 +1,59 @@
 # SPDX-License-Identifier: MIT
-"""Contexts, Arrays and operations: NumPy-facing wrappers around the libgpukern C calls."""
+"""Contexts and their operations: the argument checks and the call path around the C calls."""
 
-import enum
 import math
 import operator
 import threading
-from ctypes import addressof, byref, c_char, c_double, c_void_p
+from ctypes import byref, c_double, c_void_p
 
 import numpy as np
 
 from . import _lib
+from ._array import Array, _new_array
+from ._base import (
+    _BACKEND_NAMES,
+    _BACKENDS,
+    _F32,
+    _F64,
+    _GK_DTYPE,
+    LIB,
+    LIBRARY_PATH,
+    GpukernError,
+    Status,
+    _address,
+    _error,
+    _float_dtype,
+    _gk_add,
+    _gk_axpy,
+    _gk_backend_available,
+    _gk_buffer_create,
+    _gk_buffer_destroy,
+    _gk_buffer_wrap_host,
+    _gk_buffer_write,
+    _gk_dot,
+    _gk_exp,
+    _gk_gemm,
+    _gk_mul,
+    _gk_nrm2,
+    _gk_rbf_matrix,
+    _gk_rbf_matvec,
+    _gk_rbf_rows,
+    _gk_rng_normal,
+    _gk_rng_uniform,
+    _gk_scale,
+    _gk_sub,
+    _gk_sum,
+    _lib_version,
+    _shape,
+    _u64,
+)
 
-LIB, LIBRARY_PATH = _lib.load()
-
-# Module globals rather than attribute lookups on LIB: the hot path pays one dict lookup each.
-_gk_last_error = LIB.gk_last_error
-_gk_backend_available = LIB.gk_backend_available
-_gk_buffer_create = LIB.gk_buffer_create
-_gk_buffer_wrap_host = LIB.gk_buffer_wrap_host
-_gk_buffer_destroy = LIB.gk_buffer_destroy
-_gk_buffer_write = LIB.gk_buffer_write
-_gk_buffer_read = LIB.gk_buffer_read
-_gk_add = LIB.gk_add
-_gk_sub = LIB.gk_sub
-_gk_mul = LIB.gk_mul
-_gk_axpy = LIB.gk_axpy
-_gk_scale = LIB.gk_scale
-_gk_exp = LIB.gk_exp
-_gk_sum = LIB.gk_sum
-_gk_dot = LIB.gk_dot
-_gk_nrm2 = LIB.gk_nrm2
-_gk_gemm = LIB.gk_gemm
-_gk_rbf_rows = LIB.gk_rbf_rows
-_gk_rbf_matrix = LIB.gk_rbf_matrix
-_gk_rbf_matvec = LIB.gk_rbf_matvec
-_gk_rng_uniform = LIB.gk_rng_uniform
-_gk_rng_normal = LIB.gk_rng_normal
-
-_BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2}
-_BACKEND_NAMES = {1: "cpu", 2: "cuda"}
-_F32 = np.dtype(np.float32)
-_F64 = np.dtype(np.float64)
-_GK_DTYPE = {_F32: 1, _F64: 2}
-_U64_MAX = 2**64 - 1
-
-
-class Status(enum.IntEnum):
-    """gk_status: the result of every C call that can fail."""
-
-    OK = 0
-    INVALID_ARGUMENT = 1
-    SHAPE = 2
-    DTYPE = 3
-    CONTEXT_MISMATCH = 4
-    OUT_OF_MEMORY = 5
-    OVERFLOW = 6
-    BACKEND_UNAVAILABLE = 7
-    UNSUPPORTED = 8
-    DEVICE = 9
-    INTERNAL = 10
-
-
-class GpukernError(Exception):
-    """A C call failed: `.status` is its Status, the message is gk_last_error()'s text."""
-
-    def __init__(self, status, message):
-        super().__init__(message)
-        try:
-            self.status = Status(status)
-        except ValueError:
-            self.status = status
-        self.message = message
-
-    def __reduce__(self):
-        # Exceptions pickle their args, which here is the message alone (for str()).
-        return (GpukernError, (int(self.status), self.message))
-
-
-def _error(status):
-    # Must run on the failing thread before its next failing call: gk_last_error is per thread.
-    message = _gk_last_error().decode("utf-8", "replace")
-    if not message:
-        message = LIB.gk_status_string(status).decode("utf-8", "replace")
-    return GpukernError(status, message)
-
-
-def _lib_version():
-    return LIB.gk_version_string().decode()
+__all__ = ["Array", "Context", "GpukernError", "LIBRARY_PATH", "Status", "available_backends"]
 
 
 def available_backends():
     """Names of the backends usable on this machine, e.g. ["cpu"] or ["cpu", "cuda"]."""
     return [name for code, name in sorted(_BACKEND_NAMES.items()) if _gk_backend_available(code)]
-
-
-def _float_dtype(dtype, what):
-    """The native float32/float64 dtype equal to `dtype` up to byte order, else TypeError."""
-    dt = np.dtype(dtype)
-    if dt.kind == "f" and dt.itemsize in (4, 8):
-        return _F32 if dt.itemsize == 4 else _F64
-    raise TypeError("%s: gpukern supports float32 and float64, not %s" % (what, dt))
 
 
 def _operand(a, what):
@@ -145,22 +99,6 @@ def _matrix(a, what):
     return a.shape
 
 
-def _shape(shape):
-    if isinstance(shape, (int, np.integer)):
-        shape = (shape,)
-    shape = tuple(operator.index(s) for s in shape)
-    if any(s < 0 for s in shape):
-        raise ValueError("negative dimension in shape %s" % (shape,))
-    return shape
-
-
-def _u64(value, what):
-    value = operator.index(value)
-    if not 0 <= value <= _U64_MAX:
-        raise ValueError("%s must be in [0, 2**64), got %d" % (what, value))
-    return value
-
-
 def _writes_in_place(dst, dtype, inputs, alias_ok):
     """Whether the C call may write the ndarray dst directly, rather than a copy written back."""
     if dst.dtype != dtype or not dst.flags.c_contiguous:
@@ -172,15 +110,6 @@ def _writes_in_place(dst, dtype, inputs, alias_ok):
             if not (alias_ok and a.ctypes.data == dst.ctypes.data and a.size == dst.size):
                 return False
     return True
-
-
-def _address(host):
-    """The data address of a C-contiguous ndarray."""
-    try:
-        # Half the cost of ndarray.ctypes.data, for the writable, non-empty arrays it accepts.
-        return addressof(c_char.from_buffer(host))
-    except (TypeError, ValueError):
-        return host.ctypes.data
 
 
 _NO_OUTPUT = object()
@@ -297,13 +226,7 @@ class Context:
         status = _gk_buffer_create(self._h, _GK_DTYPE[dtype], size, byref(h))
         if status:
             raise _error(status)
-        a = Array.__new__(Array)
-        a._h = h
-        a._ctx = self
-        a._shape = shape
-        a._dtype = dtype
-        a._size = size
-        return a
+        return _new_array(h, self, shape, dtype, size)
 
     def _wrap(self, host, temps):
         """A temporary buffer over a C-contiguous ndarray, recorded in temps for release."""
@@ -608,69 +531,3 @@ class Context:
         mean = float(mean)
         std = float(std)
         return self._random(lambda c, h, o: _gk_rng_normal(c, seed, offset, mean, std, o), shape, dtype, out)
-
-
-class Array:
-    """An n-dimensional float32/float64 array in the memory of a Context's backend.
-
-    Made by Context.asarray, Context.empty and operations on Arrays. It keeps its Context
-    alive; get() (or numpy.asarray) copies it to a new ndarray.
-    """
-
-    __slots__ = ("_h", "_ctx", "_shape", "_dtype", "_size")
-
-    def __init__(self):
-        raise TypeError("gpukern.Array is made by Context.asarray, Context.empty or an operation")
-
-    @property
-    def shape(self):
-        return self._shape
-
-    @property
-    def dtype(self):
-        return self._dtype
-
-    @property
-    def size(self):
-        return self._size
-
-    @property
-    def ndim(self):
-        return len(self._shape)
-
-    @property
-    def context(self):
-        return self._ctx
-
-    def get(self):
-        """A new ndarray with the contents (waits for queued work on CUDA)."""
-        host = np.empty(self._shape, self._dtype)
-        with self._ctx._lock:
-            status = _gk_buffer_read(self._h, 0, self._size, _address(host))
-            if status:
-                raise _error(status)
-        return host
-
-    def __array__(self, dtype=None, copy=None):
-        if copy is False:
-            raise ValueError("a gpukern.Array cannot be seen as an ndarray without a copy")
-        host = self.get()
-        return host if dtype is None else host.astype(dtype, copy=False)
-
-    def __repr__(self):
-        return "gpukern.Array(shape=%s, dtype=%s, backend=%r)" % (self._shape, self._dtype, self._ctx._backend)
-
-    def __del__(self, _destroy=_gk_buffer_destroy):
-        # Bound as a default: module globals may be gone when this runs at interpreter exit.
-        h = getattr(self, "_h", None)
-        if h is None:
-            return
-        ctx = self._ctx
-        lock = ctx._lock
-        if lock.acquire(False):
-            try:
-                _destroy(h)
-            finally:
-                lock.release()
-        else:
-            ctx._pending.append(h)

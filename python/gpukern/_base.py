@@ -1,0 +1,120 @@
+# SPDX-License-Identifier: MIT
+"""The loaded library, its errors, and the dtype and shape checks that every module shares."""
+
+import enum
+import operator
+from ctypes import addressof, c_char
+
+import numpy as np
+
+from . import _lib
+
+LIB, LIBRARY_PATH = _lib.load()
+
+# Module globals rather than attribute lookups on LIB: the hot path pays one dict lookup each.
+_gk_last_error = LIB.gk_last_error
+_gk_backend_available = LIB.gk_backend_available
+_gk_buffer_create = LIB.gk_buffer_create
+_gk_buffer_wrap_host = LIB.gk_buffer_wrap_host
+_gk_buffer_destroy = LIB.gk_buffer_destroy
+_gk_buffer_write = LIB.gk_buffer_write
+_gk_buffer_read = LIB.gk_buffer_read
+_gk_add = LIB.gk_add
+_gk_sub = LIB.gk_sub
+_gk_mul = LIB.gk_mul
+_gk_axpy = LIB.gk_axpy
+_gk_scale = LIB.gk_scale
+_gk_exp = LIB.gk_exp
+_gk_sum = LIB.gk_sum
+_gk_dot = LIB.gk_dot
+_gk_nrm2 = LIB.gk_nrm2
+_gk_gemm = LIB.gk_gemm
+_gk_rbf_rows = LIB.gk_rbf_rows
+_gk_rbf_matrix = LIB.gk_rbf_matrix
+_gk_rbf_matvec = LIB.gk_rbf_matvec
+_gk_rng_uniform = LIB.gk_rng_uniform
+_gk_rng_normal = LIB.gk_rng_normal
+
+_BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2}
+_BACKEND_NAMES = {1: "cpu", 2: "cuda"}
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+_GK_DTYPE = {_F32: 1, _F64: 2}
+_U64_MAX = 2**64 - 1
+
+
+class Status(enum.IntEnum):
+    """gk_status: the result of every C call that can fail."""
+
+    OK = 0
+    INVALID_ARGUMENT = 1
+    SHAPE = 2
+    DTYPE = 3
+    CONTEXT_MISMATCH = 4
+    OUT_OF_MEMORY = 5
+    OVERFLOW = 6
+    BACKEND_UNAVAILABLE = 7
+    UNSUPPORTED = 8
+    DEVICE = 9
+    INTERNAL = 10
+
+
+class GpukernError(Exception):
+    """A C call failed: `.status` is its Status, the message is gk_last_error()'s text."""
+
+    def __init__(self, status, message):
+        super().__init__(message)
+        try:
+            self.status = Status(status)
+        except ValueError:
+            self.status = status
+        self.message = message
+
+    def __reduce__(self):
+        # Exceptions pickle their args, which here is the message alone (for str()).
+        return (GpukernError, (int(self.status), self.message))
+
+
+def _error(status):
+    # Must run on the failing thread before its next failing call: gk_last_error is per thread.
+    message = _gk_last_error().decode("utf-8", "replace")
+    if not message:
+        message = LIB.gk_status_string(status).decode("utf-8", "replace")
+    return GpukernError(status, message)
+
+
+def _lib_version():
+    return LIB.gk_version_string().decode()
+
+
+def _float_dtype(dtype, what):
+    """The native float32/float64 dtype equal to `dtype` up to byte order, else TypeError."""
+    dt = np.dtype(dtype)
+    if dt.kind == "f" and dt.itemsize in (4, 8):
+        return _F32 if dt.itemsize == 4 else _F64
+    raise TypeError("%s: gpukern supports float32 and float64, not %s" % (what, dt))
+
+
+def _shape(shape):
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    shape = tuple(operator.index(s) for s in shape)
+    if any(s < 0 for s in shape):
+        raise ValueError("negative dimension in shape %s" % (shape,))
+    return shape
+
+
+def _u64(value, what):
+    value = operator.index(value)
+    if not 0 <= value <= _U64_MAX:
+        raise ValueError("%s must be in [0, 2**64), got %d" % (what, value))
+    return value
+
+
+def _address(host):
+    """The data address of a C-contiguous ndarray."""
+    try:
+        # Half the cost of ndarray.ctypes.data, for the writable, non-empty arrays it accepts.
+        return addressof(c_char.from_buffer(host))
+    except (TypeError, ValueError):
+        return host.ctypes.data
