@@ -37,6 +37,9 @@ static const gk_backend_ops gk_cuda_ops = {
     gk__cuda_rbf_matvec,
     gk__cuda_rng_uniform,
     gk__cuda_rng_normal,
+    gk__cuda_mem_check_device,
+    gk__cuda_set_stream,
+    gk__cuda_stream,
 };
 
 extern "C" __attribute__((visibility("default"))) gk_status

@@ -8,8 +8,9 @@
 /* Blocks of 2^GK_CUDA_CACHE_MIN_SHIFT .. 2^GK_CUDA_CACHE_MAX_SHIFT bytes are cached, up to
  * GK_CUDA_CACHE_DEPTH per size class: NumPy-style code (c = a + b on small arrays) creates
  * and destroys a buffer per call, and cudaMallocFromPoolAsync + cudaFreeAsync then cost more
- * than the kernel. Reuse needs no event: a context runs everything on its one stream, so work
- * queued on a block before it was freed finishes before work queued after its reuse. */
+ * than the kernel. Reuse needs no event: a context runs everything on its current stream, and a
+ * switch of streams makes the new one wait for the old, so work queued on a block before it
+ * was freed finishes before work queued after its reuse. */
 #define GK_CUDA_CACHE_MIN_SHIFT 8
 #define GK_CUDA_CACHE_MAX_SHIFT 20
 #define GK_CUDA_CACHE_CLASSES (GK_CUDA_CACHE_MAX_SHIFT - GK_CUDA_CACHE_MIN_SHIFT + 1)

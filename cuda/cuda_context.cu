@@ -29,8 +29,11 @@ gk_status gk__cuda_device_count(int *count)
  * can be done about them while tearing down, and they must not leak into later checks. */
 static void gk_cuda_state_free(gk_cuda_state *s)
 {
+    /* The caller's stream, if one is set, is waited for and left alone from here on: the
+     * frees below go on the context's own stream. */
     if (s->stream != NULL)
         (void)cudaStreamSynchronize(s->stream);
+    s->stream = s->own_stream;
     gk__cuda_cache_flush(s);
     if (s->blas != NULL)
         (void)cublasDestroy(s->blas);
@@ -42,8 +45,10 @@ static void gk_cuda_state_free(gk_cuda_state *s)
         (void)cudaFreeHost(s->pinned);
     if (s->staging_free != NULL)
         (void)cudaEventDestroy(s->staging_free);
-    if (s->stream != NULL)
-        (void)cudaStreamDestroy(s->stream);
+    if (s->switched != NULL)
+        (void)cudaEventDestroy(s->switched);
+    if (s->own_stream != NULL)
+        (void)cudaStreamDestroy(s->own_stream);
     /* Memory still outstanding in the pool is released once it is freed. */
     if (s->pool != NULL)
         (void)cudaMemPoolDestroy(s->pool);
@@ -129,36 +134,29 @@ static gk_status gk_cuda_make_scratch(gk_cuda_state *s)
 gk_status gk__cuda_context_create(const gk_backend_config *cfg, void **out)
 {
     const char *fn = "gk_context_create";
-    int count = 0;
-    gk_status r = gk__cuda_device_count(&count);
-    if (r != GK_OK)
-        return r;
-    if (cfg->device < 0 || cfg->device >= count)
-        return gk__cuda_error(GK_E_INVALID_ARGUMENT,
-                              "%s: device (%d) is not a CUDA device ordinal (%d device%s present)",
-                              fn, (int)cfg->device, count, count == 1 ? "" : "s");
-
+    /* The core checked cfg->device against the device count (src/interop.c). */
     gk_cuda_state *s = gk__cuda_fault() ? NULL : (gk_cuda_state *)calloc(1, sizeof *s);
     if (s == NULL)
         return gk__cuda_error(GK_E_OUT_OF_MEMORY, "%s: out of host memory for the CUDA state", fn);
     s->device = cfg->device;
     s->flags = cfg->flags;
 
-    r = gk__cuda_check(cudaSetDevice(s->device), fn, "cudaSetDevice");
+    gk_status r = gk__cuda_check(cudaSetDevice(s->device), fn, "cudaSetDevice");
     if (r == GK_OK) {
         cudaDeviceProp prop;
         r = gk__cuda_check(cudaGetDeviceProperties(&prop, s->device), fn,
                            "cudaGetDeviceProperties");
         if (r == GK_OK) {
-            snprintf(s->name, sizeof s->name, "%s", prop.name);
+            snprintf(s->name, sizeof s->name, "%.200s (CUDA device %d)", prop.name, s->device);
             s->sm_count = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
         }
     }
     /* Non-blocking: the legacy default stream of other libraries in the process must not
      * serialize with this context's work. */
     if (r == GK_OK)
-        r = gk__cuda_check(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), fn,
+        r = gk__cuda_check(cudaStreamCreateWithFlags(&s->own_stream, cudaStreamNonBlocking), fn,
                            "cudaStreamCreateWithFlags");
+    s->stream = s->own_stream;
     if (r == GK_OK)
         r = gk_cuda_make_pool(s);
     if (r == GK_OK)

@@ -28,7 +28,11 @@ typedef struct gk_cuda_state {
     int device;
     int sm_count;
     uint32_t flags;
+    /* Where all work is queued: own_stream, or the caller's since gk_context_set_stream. */
     cudaStream_t stream;
+    cudaStream_t own_stream;
+    /* Recorded on the old stream at a switch, waited for by the new one (made at the first). */
+    cudaEvent_t switched;
     cublasHandle_t blas;
     /* Stream-ordered allocations come from a pool of the context's own, so that freeing and
      * re-allocating large buffers does not return memory to the driver at every sync; NULL
@@ -134,6 +138,10 @@ gk_status gk__cuda_rbf_matrix(void *st, gk_dtype t, size_t m, size_t n, size_t d
                               const void *x, const void *y, void *k);
 gk_status gk__cuda_rbf_matvec(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
                               const void *x, const void *y, const void *w, void *out);
+
+gk_status gk__cuda_mem_check_device(void *st, const void *ptr, size_t bytes);
+gk_status gk__cuda_set_stream(void *st, void *stream);
+void *gk__cuda_stream(void *st);
 
 gk_status gk__cuda_rng_uniform(void *st, gk_dtype t, size_t n, uint64_t seed, uint64_t offset,
                                void *x);

@@ -104,7 +104,7 @@ typedef struct gk_context gk_context;
 typedef struct gk_context_options {
     uint32_t struct_size; /* sizeof(gk_context_options) as the caller knows it */
     int32_t backend;      /* a gk_backend; default GK_BACKEND_AUTO */
-    int32_t device;       /* CUDA device ordinal; default 0 */
+    int32_t device;       /* device ordinal, below gk_device_count(backend); default 0 */
     int32_t cpu_threads;  /* threads for CPU ops; 0 (default) = OpenMP's default */
     uint32_t flags;       /* GK_FLAG_*; default 0 */
 } gk_context_options;
@@ -121,8 +121,9 @@ GK_API gk_status gk_context_create(gk_backend b, gk_context **out);
 
 /* Creates a context from options. A struct_size smaller than this library's (an older caller)
  * gets defaults for the missing fields; a larger one is GK_E_INVALID_ARGUMENT, as are a
- * struct_size below that of the first two fields, a negative device or cpu_threads, a CUDA
- * device ordinal at or past the number of devices, and unknown flags. Other statuses as
+ * struct_size below that of the first two fields, a negative device or cpu_threads, a device
+ * ordinal at or past gk_device_count() of the backend chosen (the CPU has device 0 only; AUTO
+ * falling back to the CPU ignores the ordinal), and unknown flags. Other statuses as
  * gk_context_create. */
 GK_API gk_status gk_context_create_ex(const gk_context_options *o, gk_context **out);
 
@@ -135,7 +136,8 @@ GK_API gk_backend gk_context_backend(const gk_context *ctx);
 /* The backend that ran the context's last operation (GK_BACKEND_AUTO before any). */
 GK_API gk_backend gk_context_last_backend(const gk_context *ctx);
 
-/* A human-readable device name ("NVIDIA H200", "CPU (16 threads)"); "" for NULL. */
+/* A human-readable device name that says which device: "NVIDIA H200 (CUDA device 0)",
+ * "CPU (16 threads)"; "" for NULL. */
 GK_API const char *gk_context_device_name(const gk_context *ctx);
 
 /* Waits for all queued work of the context. Returns GK_OK, GK_E_INVALID_ARGUMENT, GK_E_DEVICE
@@ -293,6 +295,77 @@ GK_API gk_status gk_rng_uniform(gk_context *c, uint64_t seed, uint64_t offset, g
 /* Normal values mean + stddev * z, z standard normal by Box-Muller. */
 GK_API gk_status gk_rng_normal(gk_context *c, uint64_t seed, uint64_t offset, double mean,
                                double stddev, gk_buffer *x);
+
+/* ==========================================================================================
+ * Interop (since 1.2): other libraries' device memory and CUDA streams, without copies
+ *
+ * A program that already holds device arrays (cudaMalloc, PyTorch, CuPy) and a CUDA stream
+ * hands them to libgpukern as they are, and hands results on by address. Pointers and streams
+ * pass as void * so that this header needs no CUDA types: device_ptr is a CUDA device pointer,
+ * cuda_stream a cudaStream_t, both of the context's GPU.
+ * ======================================================================================== */
+
+/* Number of usable devices of backend b, the valid gk_context_options.device ordinals being
+ * 0 .. count - 1. GK_BACKEND_CUDA: the GPUs the CUDA module sees (CUDA_VISIBLE_DEVICES
+ * applies), or 0 with gk_last_error() saying why (no module, no driver, no device).
+ * GK_BACKEND_CPU: 1. GK_BACKEND_AUTO: the count of the backend an AUTO context would run on
+ * (GK_BACKEND honoured). An unknown b: 0, with gk_last_error() naming it. Thread-safe. */
+GK_API int gk_device_count(gk_backend b);
+
+/* Wraps count elements of dtype t at device_ptr, memory of the context's GPU that the caller
+ * allocated (cudaMalloc, cudaMallocAsync, cudaMallocManaged, a framework's allocator),
+ * without copying. The library never frees it: it must stay allocated while any handle on it
+ * (the buffer or a view of it) lives and until the work queued on it has completed. Views,
+ * lifetimes and the overlap rules are those of gk_buffer_create's buffers, and operations on
+ * it do not wait either. device_ptr must be aligned to the element size; it may be NULL only
+ * if count is 0, and with count 0 it is not examined. cudaPointerGetAttributes must report
+ * both the first and the last element as memory of the context's device (or managed memory):
+ * host memory, pinned or not (wrap it with gk_buffer_wrap_host), unregistered pointers and
+ * another GPU's memory are GK_E_INVALID_ARGUMENT, with a message naming the pointer, what it
+ * points to and the devices. Does not wait.
+ * Returns GK_OK, GK_E_INVALID_ARGUMENT (also ctx or out NULL or not handles, a bad dtype, a
+ * misaligned or NULL pointer), GK_E_OVERFLOW (count * element size wraps), GK_E_UNSUPPORTED
+ * (a CPU context, which has no device memory; a CUDA module older than 1.2),
+ * GK_E_OUT_OF_MEMORY (the handle), GK_E_DEVICE. */
+GK_API gk_status gk_buffer_wrap_device(gk_context *ctx, gk_dtype t, size_t count,
+                                       void *device_ptr, gk_buffer **out);
+
+/* Where the buffer's element 0 is, the view's offset applied, for handing data to other
+ * libraries: a device pointer for the device buffers of a CUDA context (created or wrapped
+ * with gk_buffer_wrap_device), a host pointer for the buffers of a CPU context and for
+ * gk_buffer_wrap_host buffers on any context. NULL for a buffer of no elements, for NULL and for
+ * a handle that is not a live buffer. The address is valid
+ * while any handle on the memory lives. Does not wait: on CUDA, work queued on the buffer may
+ * still be running; order other work after it on gk_context_stream() or call
+ * gk_context_synchronize() first. */
+GK_API void *gk_buffer_data(const gk_buffer *buf);
+
+/* Makes a CUDA context queue all its later device work on cuda_stream (a cudaStream_t of the
+ * context's GPU, cudaStreamLegacy and cudaStreamPerThread included): operations, cuBLAS calls,
+ * the copies of gk_buffer_write and gk_buffer_read, the staging of host-wrapped operands and
+ * stream-ordered allocations and frees. NULL returns the context to its own stream (it does
+ * not mean the legacy default stream). Ordering, as for cublasSetStream:
+ * - work the context queued before the switch comes before work it queues after: the new
+ *   stream waits on the device for an event recorded on the old one; the call does not wait;
+ * - work the caller queues on the same stream is ordered with the context's by the stream
+ *   alone: a kernel queued before a gk_ call sees memory as that kernel left it, one queued
+ *   after sees the call's results, with no synchronization;
+ * - work on other streams is not ordered with the context's: use events or
+ *   gk_context_synchronize(). A buffer destroyed is freed in order on the context's current
+ *   stream, so memory the caller still uses on another stream must be waited for first;
+ * - calls that wait (gk_buffer_read, reductions, gk_context_synchronize, operations with
+ *   host-wrapped operands, gk_buffer_write of more than 1 MiB) wait for the whole stream,
+ *   the caller's work queued on it included.
+ * The stream must stay valid until the context is switched to another stream or destroyed
+ * (gk_context_destroy waits for it). Returns GK_OK, GK_E_INVALID_ARGUMENT (ctx NULL or not a
+ * context; a stream of another device), GK_E_UNSUPPORTED (a CPU context; a CUDA module older
+ * than 1.2), GK_E_DEVICE (not a usable stream: the runtime's message). */
+GK_API gk_status gk_context_set_stream(gk_context *ctx, void *cuda_stream);
+
+/* The cudaStream_t a CUDA context queues its work on now: the one set with
+ * gk_context_set_stream, else its own (valid while the context lives). NULL for a CPU context,
+ * and for NULL or a handle that is not a context. Does not wait. */
+GK_API void *gk_context_stream(const gk_context *ctx);
 
 #ifdef __cplusplus
 }

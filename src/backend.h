@@ -95,6 +95,15 @@ typedef struct gk_backend_ops {
                              void *x);
     gk_status (*rng_normal)(void *st, gk_dtype t, size_t n, uint64_t seed, uint64_t offset,
                             double mean, double stddev, void *x);
+
+    /* Since 1.2 (interop). GK_OK when [ptr, ptr + bytes) is memory of the context's device,
+     * else GK_E_INVALID_ARGUMENT saying what ptr points to; bytes > 0. */
+    gk_status (*mem_check_device)(void *st, const void *ptr, size_t bytes);
+    /* Queues the context's later work on stream (a cudaStream_t; NULL: the context's own),
+     * ordered after the work it queued before; does not wait. */
+    gk_status (*set_stream)(void *st, void *stream);
+    /* The stream the context queues its work on now. */
+    void *(*stream)(void *st);
 } gk_backend_ops;
 
 /* The one symbol a backend module exports. It checks abi_version, keeps svc, and hands back

@@ -25,7 +25,7 @@ static void storage_release(gk_storage *s)
     if (atomic_fetch_sub(&s->refs, 1) != 1)
         return;
     gk_context *ctx = s->ctx;
-    if (!s->host && s->ptr != NULL)
+    if (!s->host && !s->borrowed && s->ptr != NULL)
         ctx->primary.ops->mem_free(ctx->primary.state, s->ptr, s->bytes);
     gk__free(s);
     gk__context_release(ctx);
@@ -193,4 +193,18 @@ GK_API gk_status gk_buffer_read(const gk_buffer *buf, size_t offset, size_t coun
     buf->storage->ctx->device_queued = 1;
     gk_status st = e->ops->mem_read(e->state, dst, at, bytes);
     return st == GK_OK ? GK_OK : gk__error_in(st, fn);
+}
+
+gk_status gk__buffer_borrow(const char *fn, gk_context *ctx, gk_dtype t, size_t count, void *ptr,
+                            gk_buffer **out)
+{
+    gk_storage *s = NULL;
+    GK_FORWARD(new_storage(fn, ctx, count * gk__dtype_size(t), ptr, &s));
+    /* Caller memory like a host wrapper's, but device memory: no staging, never freed. */
+    s->host = 0;
+    s->borrowed = 1;
+    gk_status st = new_handle(fn, s, t, 0, count, out);
+    if (st != GK_OK)
+        storage_release(s);
+    return st;
 }

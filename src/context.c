@@ -61,8 +61,8 @@ static gk_status read_options(const char *fn, const gk_context_options *o, gk_co
 
 /* AUTO becomes what GK_BACKEND says, else CUDA when usable, else CPU; *hybrid is set when AUTO
  * chose CUDA, so the context keeps the CPU backend too. */
-static gk_status resolve_backend(const char *fn, gk_backend requested, const gk_backend_ops **ops,
-                                 int *hybrid)
+gk_status gk__resolve_backend(const char *fn, gk_backend requested, const gk_backend_ops **ops,
+                              int *hybrid)
 {
     *hybrid = 0;
     if (requested == GK_BACKEND_AUTO) {
@@ -99,7 +99,8 @@ static gk_status create_context(const char *fn, const gk_context_options *o, gk_
 {
     const gk_backend_ops *ops = NULL;
     int hybrid = 0;
-    GK_FORWARD(resolve_backend(fn, (gk_backend)o->backend, &ops, &hybrid));
+    GK_FORWARD(gk__resolve_backend(fn, (gk_backend)o->backend, &ops, &hybrid));
+    GK_FORWARD(gk__check_device(fn, ops, (gk_backend)o->backend, o->device));
     gk_context *ctx = gk__calloc(1, sizeof *ctx);
     GK_CHECK(ctx != NULL, GK_E_OUT_OF_MEMORY, "%s: cannot allocate a context", fn);
     gk_backend_config cfg = {o->device, o->cpu_threads, o->flags};
@@ -202,7 +203,7 @@ GK_API gk_status gk_context_synchronize(gk_context *ctx)
 {
     static const char fn[] = "gk_context_synchronize";
     GK_FORWARD(gk__check_context(fn, ctx));
-    if (ctx->hybrid && !ctx->device_queued)
+    if (ctx->hybrid && !ctx->device_queued && !ctx->caller_stream)
         return GK_OK;
     gk_status st = ctx->primary.ops->synchronize(ctx->primary.state);
     if (st != GK_OK)

@@ -39,6 +39,9 @@ struct gk_context {
      * (it costs tens of microseconds even on an idle stream). */
     int device_queued;
     uint32_t flags;
+    /* 1 while the caller's CUDA stream is set (gk_context_set_stream): synchronize waits for
+     * it even when the context queued nothing, since the caller's own work is on it. */
+    int caller_stream;
 };
 
 /* Memory shared by a buffer and its views; freed with the last of them. */
@@ -47,6 +50,7 @@ typedef struct gk_storage {
     gk_context *ctx;
     void *ptr; /* backend memory, or the caller's memory when host is set */
     int host;  /* 1: caller memory from gk_buffer_wrap_host, never freed by us */
+    int borrowed; /* 1: caller device memory from gk_buffer_wrap_device, never freed by us */
     size_t bytes;
 } gk_storage;
 
@@ -66,6 +70,16 @@ struct gk_buffer {
 /* --- context.c ---------------------------------------------------------------------------- */
 void gk__context_retain(gk_context *ctx);
 void gk__context_release(gk_context *ctx);
+/* The table a context asked for backend `requested` runs on (AUTO: GK_BACKEND, else CUDA when
+ * usable, else CPU); *hybrid is set when AUTO chose CUDA and keeps the CPU backend too. */
+gk_status gk__resolve_backend(const char *fn, gk_backend requested, const gk_backend_ops **ops,
+                              int *hybrid);
+
+/* --- interop.c ---------------------------------------------------------------------------- */
+/* options->device is an ordinal below gk_device_count of the backend chosen (ignored by AUTO
+ * falling back to the CPU). */
+gk_status gk__check_device(const char *fn, const gk_backend_ops *ops, gk_backend requested,
+                           int32_t device);
 
 /* --- calibrate.c -------------------------------------------------------------------------- */
 /* Loads the context's cost model: GK_CALIBRATION=off gives the defaults, a path names the
@@ -86,5 +100,9 @@ const gk_backend_ops *gk__cuda_backend(const char *fn, int report);
 size_t gk__dtype_size(gk_dtype t);
 /* Address of the buffer's element 0 in its storage's memory (NULL for empty storage). */
 void *gk__buffer_data(const gk_buffer *b);
+/* A buffer over count elements of caller-owned device memory at ptr (already checked), which
+ * is never freed (gk_buffer_wrap_device). */
+gk_status gk__buffer_borrow(const char *fn, gk_context *ctx, gk_dtype t, size_t count, void *ptr,
+                            gk_buffer **out);
 
 #endif /* GK_CORE_H */
