@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Checks libgpukern's ABI: exported symbols == abi/symbols.txt == the header's GK_API functions;
-# each symbol has the version node the linker script gives it, the GPUKERN_1.0 node holds exactly
-# the frozen abi/GPUKERN_1.0.txt; SONAME libgpukern.so.1; no link-time dependency on CUDA.
+# each symbol has the version node the linker script gives it, each released node holds exactly
+# its frozen list abi/GPUKERN_1.<minor>.txt; SONAME libgpukern.so.1; no link-time dependency on CUDA.
 # usage: check_abi.sh <libgpukern.so> <abi dir> <gpukern.h> <gpukern.map> <nm> <readelf>
 set -u
 lib=$1 abi=$2 header=$3 map=$4 nm=$5 readelf=$6
@@ -35,9 +35,12 @@ awk '
 "$readelf" --dyn-syms -W "$lib" | awk '$7 != "UND" && $8 ~ /^gk_/ { print $8 }' | sort \
   >"$tmp/lib_versions"
 compare "$tmp/script_versions" "$tmp/lib_versions" "symbol versions differ from $map"
-sed 's/$/@@GPUKERN_1.0/' "$abi/GPUKERN_1.0.txt" | sort >"$tmp/frozen"
-grep '@@GPUKERN_1\.0$' "$tmp/lib_versions" >"$tmp/lib_1_0"
-compare "$tmp/frozen" "$tmp/lib_1_0" "the released GPUKERN_1.0 node changed"
+for frozen in "$abi"/GPUKERN_1.*.txt; do
+  node=$(basename "$frozen" .txt)
+  sed "s/\$/@@$node/" "$frozen" | sort >"$tmp/frozen"
+  grep "@@$node\$" "$tmp/lib_versions" >"$tmp/lib_node" || true
+  compare "$tmp/frozen" "$tmp/lib_node" "the released $node node changed"
+done
 if grep -v '@@GPUKERN_1\.[0-9][0-9]*$' "$tmp/lib_versions" >"$tmp/odd"; then
   fail "symbols outside the GPUKERN_1.x nodes:"; cat "$tmp/odd"
 fi
