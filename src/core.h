@@ -48,8 +48,8 @@ struct gk_context {
 typedef struct gk_storage {
     atomic_uint refs;
     gk_context *ctx;
-    void *ptr; /* backend memory, or the caller's memory when host is set */
-    int host;  /* 1: caller memory from gk_buffer_wrap_host, never freed by us */
+    void *ptr;    /* backend memory, or the caller's memory when host or borrowed is set */
+    int host;     /* 1: caller memory from gk_buffer_wrap_host, never freed by us */
     int borrowed; /* 1: caller device memory from gk_buffer_wrap_device, never freed by us */
     size_t bytes;
 } gk_storage;

@@ -99,7 +99,7 @@ GK_API gk_status gk_context_set_stream(gk_context *ctx, void *cuda_stream)
     GK_FORWARD(gk__check_context(fn, ctx));
     const gk_engine *e = &ctx->primary;
     GK_CHECK(e->ops->kind != GK_BACKEND_CPU, GK_E_UNSUPPORTED,
-             "%s: a CPU context has no CUDA stream (cuda_stream %p)", fn, cuda_stream);
+             "%s: a CPU context has no CUDA stream", fn);
     if (GK_SLOT(e->ops, set_stream) == NULL)
         return gk__unsupported(fn, e->ops, "set_stream");
     gk_status st = e->ops->set_stream(e->state, cuda_stream);

@@ -100,8 +100,8 @@ static void generate(void)
           "`x`, `y`, `z` hold\n10 float32, `d` 10 float64, `s` 5 float32; `o` belongs to "
           "another context; `v` is a view\nof `x`.\n\n"
           "The CPU cannot provoke `GK_E_DEVICE` (a CUDA runtime or kernel failure, with the\n"
-          "runtime's text), `GK_E_UNSUPPORTED` (a backend table lacking an operation) or\n"
-          "`GK_E_INTERNAL` (a bug). `GK_E_OUT_OF_MEMORY` comes from any allocation that fails "
+          "runtime's text) or `GK_E_INTERNAL` (a bug); its `GK_E_UNSUPPORTED` rows are interop\n"
+          "calls that need a GPU. `GK_E_OUT_OF_MEMORY` comes from any allocation that fails "
           "(the\ncontext stays usable): `tests/fault` makes each one fail in turn.\n",
           out);
 
@@ -128,6 +128,10 @@ static void generate(void)
     gk_context_options_init(&o_);
     o_.device = -1;
     row("gk_context_create_ex", "`device` -1", gk_context_create_ex(&o_, &made));
+    gk_context_options_init(&o_);
+    o_.backend = GK_BACKEND_CPU;
+    o_.device = 1;
+    row("gk_context_create_ex", "`device` 1 on the CPU backend", gk_context_create_ex(&o_, &made));
     gk_context_options_init(&o_);
     o_.cpu_threads = -2;
     row("gk_context_create_ex", "`cpu_threads` -2", gk_context_create_ex(&o_, &made));
@@ -219,6 +223,24 @@ static void generate(void)
     row("gk_rng_uniform", "`offset` 2^64 - 4 with 10 elements",
         gk_rng_uniform(c, 1, UINT64_MAX - 3, x));
     row("gk_rng_normal", "`x` = `o`", gk_rng_normal(c, 1, 0, 0.0, 1.0, o));
+
+    section("Interop (since 1.2)");
+    row("gk_device_count", "`b` = 7 (returns 0)",
+        gk_device_count((gk_backend)7) > 0 ? GK_OK : GK_E_INVALID_ARGUMENT);
+    row_first_line("gk_device_count", "`GK_BACKEND_CUDA` without a usable GPU (returns 0)",
+                   gk_device_count(GK_BACKEND_CUDA) > 0 ? GK_OK : GK_E_BACKEND_UNAVAILABLE);
+    row("gk_buffer_wrap_device", "context NULL",
+        gk_buffer_wrap_device(NULL, GK_FLOAT32, 4, host, &b));
+    row("gk_buffer_wrap_device", "`t` = 3", gk_buffer_wrap_device(c, (gk_dtype)3, 4, host, &b));
+    row("gk_buffer_wrap_device", "`out` NULL", gk_buffer_wrap_device(c, GK_FLOAT32, 4, host, NULL));
+    row("gk_buffer_wrap_device", "`count` SIZE_MAX",
+        gk_buffer_wrap_device(c, GK_FLOAT64, SIZE_MAX, host, &b));
+    row("gk_buffer_wrap_device", "`device_ptr` NULL, `count` 5",
+        gk_buffer_wrap_device(c, GK_FLOAT32, 5, NULL, &b));
+    row("gk_buffer_wrap_device", "a CPU context",
+        gk_buffer_wrap_device(c, GK_FLOAT32, 4, host, &b));
+    row("gk_context_set_stream", "context NULL", gk_context_set_stream(NULL, NULL));
+    row("gk_context_set_stream", "a CPU context", gk_context_set_stream(c, NULL));
 
     gk_buffer *all[] = {x, y, z, d, s, o, v};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* interop_cuda.h - what the interop test does as a CUDA program would: its own memory, stream, kernels. */
+/* interop_cuda.h - the interop test acting as a CUDA program: its memory, streams, kernels. */
 #ifndef GK_INTEROP_CUDA_H
 #define GK_INTEROP_CUDA_H
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test_interop.c - 1.2 interop: device counts, wrapped device memory, data addresses, caller streams. */
+/* test_interop.c - 1.2 interop: device counts, wrapped device memory, addresses, streams. */
 #include "gk_test.h"
 
 #include <stdint.h>
@@ -413,8 +413,8 @@ static void test_cuda_wrap_device_refused(void **state)
     /* a range that starts in device memory but runs far past its allocation */
     float *d = gkt_cuda_malloc(256);
     assert_non_null(d);
-    GK_EXPECT(gk_buffer_wrap_device(ctx, GK_FLOAT32, (size_t)1 << 40, d, &b),
-              GK_E_INVALID_ARGUMENT, fn);
+    GK_EXPECT(gk_buffer_wrap_device(ctx, GK_FLOAT32, (size_t)1 << 40, d, &b), GK_E_INVALID_ARGUMENT,
+              fn);
     expect_message("last byte of the last element");
     print_message("past the end: %s\n", gk_last_error());
     GK_EXPECT(gk_buffer_wrap_device(ctx, GK_FLOAT64, 4, (char *)d + 4, &b), GK_E_INVALID_ARGUMENT,
@@ -443,8 +443,7 @@ static void test_cuda_wrap_device_refused(void **state)
         assert_true(gkt_cuda_set_device(0));
         assert_non_null(other);
         b = BUF_SENTINEL;
-        GK_EXPECT(gk_buffer_wrap_device(ctx, GK_FLOAT32, 64, other, &b), GK_E_INVALID_ARGUMENT,
-                  fn);
+        GK_EXPECT(gk_buffer_wrap_device(ctx, GK_FLOAT32, 64, other, &b), GK_E_INVALID_ARGUMENT, fn);
         expect_message("is memory of CUDA device 1, not of the context's CUDA device 0");
         assert_ptr_equal(b, BUF_SENTINEL);
         assert_true(gkt_cuda_set_device(1));
