@@ -44,6 +44,8 @@
 #define ALLOWED_SIZED_OP (ALLOWED_OP | S(GK_E_OVERFLOW))
 #define ALLOWED_RNG                                                                                \
     (OK_INV | S(GK_E_OVERFLOW) | S(GK_E_CONTEXT_MISMATCH) | S(GK_E_OUT_OF_MEMORY) | S(GK_E_DEVICE))
+#define ALLOWED_WRAP_DEVICE (ALLOWED_WRAP | S(GK_E_UNSUPPORTED) | S(GK_E_DEVICE))
+#define ALLOWED_STREAM (OK_INV | S(GK_E_UNSUPPORTED) | S(GK_E_DEVICE))
 
 /* A zeroed object that is neither a context nor a buffer: a foreign pointer. */
 static _Alignas(64) unsigned char foreign[64];
@@ -502,6 +504,52 @@ static void op_rng(reader *r, pool *p)
         CALL_OUT("gk_rng_normal", ALLOWED_RNG, x, gk_rng_normal(c, seed, offset, mean, stddev, x));
 }
 
+/* The 1.2 interop calls. Contexts here are CPU contexts, which have no device memory and no
+ * stream: every wrap of device memory and every stream must be refused, and a buffer's address
+ * must be where its elements are. */
+static void op_interop(reader *r, pool *p)
+{
+    uint8_t how = take8(r);
+    if (how % 4 == 0) {
+        gk_context *c = take_ctx(r, p);
+        gk_dtype t = take_dtype(r);
+        size_t n = take_count(r);
+        void *ptr = how & 4 ? NULL : (void *)p->scratch;
+        gk_buffer *b = (gk_buffer *)(void *)foreign;
+        gk_status st = gk_buffer_wrap_device(c, t, n, ptr, how & 8 ? NULL : &b);
+        check_status("gk_buffer_wrap_device", st, ALLOWED_WRAP_DEVICE);
+        if (st == GK_OK)
+            fail("gk_buffer_wrap_device", "wrapped host memory on a CPU context", st);
+        if (b != (gk_buffer *)(void *)foreign)
+            fail("gk_buffer_wrap_device", "failed but set *out", st);
+    } else if (how % 4 == 1) {
+        const gk_buffer *b = take_buf(r, p);
+        const unsigned char *d = gk_buffer_data(b);
+        if (!live_buffer(b, p) || gk_buffer_count(b) == 0) {
+            if (d != NULL)
+                fail("gk_buffer_data", "gave an address for no elements", GK_OK);
+            return;
+        }
+        unsigned char first[8];
+        if (d == NULL || gk_buffer_read(b, 0, 1, first) != GK_OK ||
+            memcmp(first, d, gk_buffer_dtype(b) == GK_FLOAT32 ? 4 : 8) != 0)
+            fail("gk_buffer_data", "is not where the buffer's first element is", GK_OK);
+    } else if (how % 4 == 2) {
+        gk_context *c = take_ctx(r, p);
+        gk_status st = gk_context_set_stream(c, how & 4 ? NULL : (void *)foreign);
+        check_status("gk_context_set_stream", st, ALLOWED_STREAM);
+        if (st == GK_OK)
+            fail("gk_context_set_stream", "set a stream on a CPU context", st);
+        if (gk_context_stream(c) != NULL)
+            fail("gk_context_stream", "a CPU context has a stream", GK_OK);
+    } else {
+        int b = (int)(how >> 2) % 5 - 1;
+        int n = gk_device_count((gk_backend)b);
+        if (n < 0 || (b == GK_BACKEND_CPU && n != 1) || ((b < 0 || b > 2) && n != 0))
+            fail("gk_device_count", "returned a count its documentation rules out", GK_OK);
+    }
+}
+
 typedef void (*op_fn)(reader *r, pool *p);
 
 static const op_fn ops[] = {
@@ -524,6 +572,7 @@ static const op_fn ops[] = {
     op_rbf,
     op_rbf,
     op_rng,
+    op_interop,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
