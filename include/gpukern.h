@@ -356,8 +356,9 @@ GK_API void *gk_buffer_data(const gk_buffer *buf);
  * - calls that wait (gk_buffer_read, reductions, gk_context_synchronize, operations with
  *   host-wrapped operands, gk_buffer_write of more than 1 MiB) wait for the whole stream,
  *   the caller's work queued on it included.
- * The stream must stay valid until the context is switched to another stream or destroyed
- * (gk_context_destroy waits for it). Returns GK_OK, GK_E_INVALID_ARGUMENT (ctx NULL or not a
+ * The stream must stay valid until the context is switched to another stream or destroyed:
+ * gk_context_destroy waits for it and returns the context to its own stream, on which buffers
+ * that outlive the handle are read, written and freed. Returns GK_OK, GK_E_INVALID_ARGUMENT (ctx NULL or not a
  * context; a stream of another device), GK_E_UNSUPPORTED (a CPU context; a CUDA module older
  * than 1.2), GK_E_DEVICE (not a usable stream: the runtime's message). */
 GK_API gk_status gk_context_set_stream(gk_context *ctx, void *cuda_stream);

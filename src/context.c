@@ -172,6 +172,7 @@ GK_API void gk_context_destroy(gk_context *ctx)
 {
     if (ctx == NULL || ctx->magic != GK_CONTEXT_MAGIC)
         return;
+    gk__context_leave_stream(ctx);
     /* Queued work finishes before the handle goes; a fault has no caller left to report to. */
     if (ctx->primary.ops->synchronize != NULL)
         ctx->primary.ops->synchronize(ctx->primary.state);

@@ -80,6 +80,9 @@ gk_status gk__resolve_backend(const char *fn, gk_backend requested, const gk_bac
  * falling back to the CPU). */
 gk_status gk__check_device(const char *fn, const gk_backend_ops *ops, gk_backend requested,
                            int32_t device);
+/* Returns a context on the caller's stream to its own (at gk_context_destroy: the caller may
+ * destroy its stream then, while buffers still keep the context's state). */
+void gk__context_leave_stream(gk_context *ctx);
 
 /* --- calibrate.c -------------------------------------------------------------------------- */
 /* Loads the context's cost model: GK_CALIBRATION=off gives the defaults, a path names the

@@ -112,6 +112,16 @@ GK_API gk_status gk_context_set_stream(gk_context *ctx, void *cuda_stream)
     return GK_OK;
 }
 
+void gk__context_leave_stream(gk_context *ctx)
+{
+    if (!ctx->caller_stream)
+        return;
+    /* Later copies and frees go on the context's own stream, which the switch orders after the
+     * caller's; a failure here has no caller left to report to. */
+    (void)ctx->primary.ops->set_stream(ctx->primary.state, NULL);
+    ctx->caller_stream = 0;
+}
+
 GK_API void *gk_context_stream(const gk_context *ctx)
 {
     if (ctx == NULL || ctx->magic != GK_CONTEXT_MAGIC)

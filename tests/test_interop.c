@@ -536,12 +536,19 @@ static void test_cuda_user_stream(void **state)
     GK_CHECK_OK(gk_mul(ctx, mine, x, y));
     GK_CHECK_OK(gk_buffer_read(y, 0, n, got));
     assert_true(got[0] == 20.0f && got[n - 1] == 20.0f);
-    gk_buffer *all[] = {x, y, a, b, c, hb, mine};
+    gk_buffer *all[] = {x, y, a, b, c, hb};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         gk_buffer_destroy(all[i]);
     gk_context_destroy(ctx);
     ((gk_test_backend *)*state)->ctx = NULL;
     assert_true(gkt_cuda_stream_destroy(stream));
+    /* a buffer outlives the handle and the caller's stream: it works on the context's own */
+    float *fresh = gk_test_const_array(GK_FLOAT32, n, -1.25);
+    GK_CHECK_OK(gk_buffer_write(mine, 0, n, fresh));
+    GK_CHECK_OK(gk_buffer_read(mine, 0, n, got));
+    assert_memory_equal(got, fresh, n * sizeof(float));
+    gk_buffer_destroy(mine);
+    free(fresh);
     assert_true(gkt_cuda_free(dx));
     assert_true(gkt_cuda_free(dy));
     free(got);
