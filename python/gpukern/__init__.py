@@ -18,6 +18,7 @@ from ._core import (
     GpukernError,
     Status,
     available_backends,
+    from_dlpack,
 )
 from ._base import _lib_version
 
@@ -31,6 +32,7 @@ __all__ = [
     "GpukernError",
     "Status",
     "available_backends",
+    "from_dlpack",
     "library_path",
     "library_version",
 ]

@@ -1,9 +1,49 @@
 # SPDX-License-Identifier: MIT
-"""gpukern.Array: an n-dimensional array in the memory of a Context's backend."""
+"""gpukern.Array: an n-dimensional array in the memory of a Context's backend.
+
+It behaves as NumPy and CuPy arrays do as far as the C API reaches: arithmetic with Arrays of
+the same shape and with Python scalars, @ through gemm (a 2-D .T is a transposed operand, not a
+copy), reductions, contiguous views by basic indexing, and zero-copy export through DLPack and
+the array interfaces. What the C API cannot do raises an error that names the alternative.
+"""
+
+import math
+import numbers
+import operator
+from ctypes import byref, c_void_p
 
 import numpy as np
 
-from ._base import _address, _error, _gk_buffer_destroy, _gk_buffer_read
+from . import _dlpack
+from ._base import (
+    _F64,
+    _address,
+    _error,
+    _float_dtype,
+    _gk_add,
+    _gk_buffer_data,
+    _gk_buffer_destroy,
+    _gk_buffer_read,
+    _gk_buffer_view,
+    _gk_buffer_write,
+    _gk_context_stream,
+    _gk_copy,
+    _gk_fill,
+    _gk_mul,
+    _gk_scale,
+    _gk_sub,
+    _lib_version,
+)
+
+_ALTERNATIVES = (
+    "do it on the host (numpy.asarray(a) gives the values) or with torch/cupy on the same "
+    "memory (torch.from_dlpack(a), cupy.from_dlpack(a): no copy), then ctx.asarray(result)"
+)
+_NO_COMPARE = (
+    "gpukern.Array has no comparisons: the C API has no element-wise comparison, and an array "
+    "is not one truth value; compare values on the host, e.g. numpy.array_equal(numpy.asarray(a), "
+    "numpy.asarray(b)), or " + _ALTERNATIVES
+)
 
 
 def _new_array(h, ctx, shape, dtype, size):
@@ -14,20 +54,72 @@ def _new_array(h, ctx, shape, dtype, size):
     a._shape = shape
     a._dtype = dtype
     a._size = size
+    a._t = False
     return a
+
+
+def _is_scalar(x):
+    return isinstance(x, numbers.Real) and not isinstance(x, Array)
+
+
+def _broadcast_error(a, b):
+    return ValueError(
+        "shapes %s and %s differ: gpukern broadcasts only Python scalars (the C API's element-wise "
+        "ops take equal element counts); expand the operand first, e.g. "
+        "ctx.asarray(numpy.broadcast_to(b, %s)), or %s" % (a, b, a, _ALTERNATIVES)
+    )
+
+
+def _pair_error(x, y):
+    """Why two Arrays cannot be combined element-wise, or None if they can."""
+    if y._shape != x._shape:
+        return _broadcast_error(x._shape, y._shape)
+    if y._dtype is not x._dtype:
+        return TypeError(
+            "the operands are %s and %s: gpukern does not promote; convert one with "
+            ".astype(numpy.%s)" % (x._dtype, y._dtype, _F64.name)
+        )
+    if y._t is not x._t:
+        return ValueError(
+            "one operand is a transposed view (.T) and the other is not: their elements are in "
+            "different orders, which the element-wise C calls cannot pair; use .T only as an "
+            "operand of @ / matmul / gemm, or make a row-major copy: ctx.asarray(numpy.asarray(a.T))"
+        )
+    return None
+
+
+def _reciprocals(s, dtype):
+    """Factors whose product, applied with gk_scale, divides by the scalar s (two when 1/s overflows)."""
+    s = float(dtype.type(s))  # NumPy rounds a Python scalar to the array's dtype first
+    if s == 0.0:
+        return (math.copysign(math.inf, s),)
+    r = 1.0 / s
+    if math.isfinite(s) and abs(r) > np.finfo(dtype).max:
+        return (1.0 / (s * 2.0**64), 2.0**64)
+    return (r,)
 
 
 class Array:
     """An n-dimensional float32/float64 array in the memory of a Context's backend.
 
-    Made by Context.asarray, Context.empty and operations on Arrays. It keeps its Context
-    alive; get() (or numpy.asarray) copies it to a new ndarray.
+    Made by Context.asarray, Context.empty, gpukern.from_dlpack and operations. It keeps its
+    Context alive; get() (or numpy.asarray) copies it to a new ndarray, and on a CPU context
+    numpy.asarray(a) is a view of the same memory.
     """
 
-    __slots__ = ("_h", "_ctx", "_shape", "_dtype", "_size")
+    # _t: a 2-D transposed view (elements stored as the row-major shape[::-1]); _keep: the owner
+    # of memory gpukern did not allocate (a DLPack tensor, an ndarray), shared by its views;
+    # _origin: the foreign array an op's out= wraps, which the op returns.
+    __slots__ = ("_h", "_ctx", "_shape", "_dtype", "_size", "_t", "_keep", "_seed", "_origin", "__weakref__")
+
+    # NumPy defers to Array's own operators (ndarray + Array is Array.__radd__), instead of
+    # converting the Array through __array__ and returning an ndarray.
+    __array_ufunc__ = None
 
     def __init__(self):
-        raise TypeError("gpukern.Array is made by Context.asarray, Context.empty or an operation")
+        raise TypeError("gpukern.Array is made by Context.asarray, Context.empty, gpukern.from_dlpack or an operation")
+
+    # -- attributes ------------------------------------------------------------------------------
 
     @property
     def shape(self):
@@ -46,26 +138,599 @@ class Array:
         return len(self._shape)
 
     @property
+    def itemsize(self):
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self._size * self._dtype.itemsize
+
+    @property
+    def strides(self):
+        """Bytes between neighbours along each axis, as ndarray.strides."""
+        return tuple(s * self._dtype.itemsize for s in self._element_strides())
+
+    @property
     def context(self):
         return self._ctx
 
+    @property
+    def device(self):
+        """Where the memory is: "cpu" or "cuda:N"."""
+        ctx = self._ctx
+        return "cpu" if ctx._backend == "cpu" else "cuda:%d" % ctx._device
+
+    @property
+    def seed(self):
+        """The seed that Context.uniform / normal drew the values with (None for other Arrays)."""
+        return getattr(self, "_seed", None)
+
+    @property
+    def T(self):
+        """The transpose, sharing memory: a 2-D result is a transposed operand of @ and gemm."""
+        shape = self._shape
+        if len(shape) < 2:
+            return self
+        if len(shape) > 2:
+            raise ValueError(
+                "a.T of a %d-D Array would need strided memory, which the C API cannot address; "
+                "transpose on the host: ctx.asarray(numpy.asarray(a).T)" % len(shape)
+            )
+        r, c = shape
+        v = self._view(0, (c, r), self._size)
+        # A matrix with a single row or column has the same element order either way.
+        v._t = r > 1 and c > 1 and not self._t
+        return v
+
+    def _element_strides(self):
+        shape = self._shape
+        if self._t:
+            return (1, shape[0])
+        strides = []
+        step = 1
+        for n in reversed(shape):
+            strides.append(step)
+            step *= n
+        return tuple(reversed(strides))
+
+    # -- memory ----------------------------------------------------------------------------------
+
+    def _view(self, offset, shape, count):
+        """A new Array sharing count elements from offset (gk_buffer_view)."""
+        h = c_void_p()
+        status = _gk_buffer_view(self._h, offset, count, byref(h))
+        if status:
+            raise _error(status)
+        v = _new_array(h, self._ctx, shape, self._dtype, count)
+        keep = getattr(self, "_keep", None)
+        if keep is not None:
+            v._keep = keep
+        return v
+
+    def _data(self):
+        if _gk_buffer_data is None:
+            raise BufferError("libgpukern %s predates gk_buffer_data (1.2): its memory cannot be "
+                              "shared; use get() for a copy" % _lib_version())
+        return _gk_buffer_data(self._h) or 0
+
     def get(self):
         """A new ndarray with the contents (waits for queued work on CUDA)."""
-        host = np.empty(self._shape, self._dtype)
+        stored = self._shape[::-1] if self._t else self._shape
+        host = np.empty(stored, self._dtype)
         with self._ctx._lock:
             status = _gk_buffer_read(self._h, 0, self._size, _address(host))
             if status:
                 raise _error(status)
-        return host
+        return host.T if self._t else host
+
+    def copy(self):
+        """A new Array with the same values, in new memory of the same context."""
+        ctx = self._ctx
+        with ctx._lock:
+            ch = ctx._live()
+            z = ctx._alloc(self._shape, self._size, self._dtype)
+            status = _gk_copy(ch, self._h, z._h)
+            if status:
+                raise _error(status)
+        z._t = self._t
+        return z
+
+    __copy__ = copy
+
+    def __deepcopy__(self, memo):
+        return self.copy()
+
+    def astype(self, dtype, copy=True):
+        """The values as float32 or float64 (converted through the host: the C API has no cast)."""
+        dt = _float_dtype(dtype, "astype's dtype")
+        if dt is self._dtype:
+            return self.copy() if copy else self
+        return self._ctx.asarray(self.get().astype(dt))
+
+    def reshape(self, *shape, order="C"):
+        """A view with another shape (one dimension may be -1), as ndarray.reshape of C-order data."""
+        if order != "C":
+            raise ValueError("reshape: gpukern stores row-major (order='C') data only, not order=%r" % (order,))
+        if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
+            shape = shape[0]
+        shape = tuple(operator.index(s) for s in shape)
+        unknown = [i for i, s in enumerate(shape) if s == -1]
+        if len(unknown) > 1 or any(s < -1 for s in shape):
+            raise ValueError("reshape: bad shape %s (one dimension may be -1, none other negative)" % (shape,))
+        known = math.prod(s for s in shape if s != -1)
+        if unknown:
+            if known == 0 or self._size % known:
+                raise ValueError("cannot reshape array of size %d into shape %s" % (self._size, shape))
+            shape = shape[: unknown[0]] + (self._size // known,) + shape[unknown[0] + 1:]
+        if math.prod(shape) != self._size:
+            raise ValueError("cannot reshape array of size %d into shape %s" % (self._size, shape))
+        if self._t:
+            raise ValueError(
+                "reshape of a transposed view: its elements are not in row-major order, and the C API "
+                "cannot reorder them; reshape the original, or copy through the host: "
+                "ctx.asarray(numpy.asarray(a).reshape(%s))" % (shape,)
+            )
+        return self._view(0, shape, self._size)
+
+    def ravel(self):
+        """A 1-D view (of row-major data)."""
+        return self.reshape(-1)
+
+    def flatten(self):
+        """A 1-D copy."""
+        return self.reshape(-1).copy()
+
+    # -- reductions and products -----------------------------------------------------------------
+
+    def sum(self, axis=None):
+        """The sum of all elements (a NumPy scalar of the dtype), or along the first or last axis."""
+        if axis is None:
+            return self._dtype.type(self._ctx.sum(self))
+        nd = len(self._shape)
+        axis = operator.index(axis)
+        if not -nd <= axis < nd:
+            raise ValueError("axis %d is out of bounds for an array of dimension %d" % (axis, nd))
+        axis %= nd
+        if nd == 1:
+            return self.sum()
+        # Row and column sums are products with a vector of ones (gemm), on contiguous data.
+        ctx = self._ctx
+        if nd == 2:
+            m = self
+        elif axis == 0:
+            m = self.reshape(self._shape[0], -1)
+        elif axis == nd - 1:
+            m = self.reshape(-1, self._shape[-1])
+        else:
+            raise ValueError(
+                "sum(axis=%d) of a %d-D Array would need strided access; the C API sums over all "
+                "elements, and the first or last axis through gemm; %s" % (axis, nd, _ALTERNATIVES)
+            )
+        n = m._shape[0] if axis == 0 else m._shape[1]
+        ones = ctx.empty(n, self._dtype)
+        ones.fill(1.0)
+        r = ctx.matmul(ones, m) if axis == 0 else ctx.matmul(m, ones)
+        rest = self._shape[1:] if axis == 0 else self._shape[:-1]
+        return r if r._shape == rest else r.reshape(rest)
+
+    def dot(self, other):
+        """Inner product of two 1-D operands (a NumPy scalar), else matmul, as ndarray.dot."""
+        if len(self._shape) == 1 and len(getattr(other, "shape", ())) == 1:
+            return self._dtype.type(self._ctx.dot(self, other))
+        return self._ctx.matmul(self, other)
+
+    def norm(self):
+        """The Euclidean (Frobenius) norm of all elements, as a NumPy scalar of the dtype."""
+        return self._dtype.type(self._ctx.nrm2(self))
+
+    def fill(self, value):
+        """Sets every element to value, in place."""
+        ctx = self._ctx
+        with ctx._lock:
+            status = _gk_fill(ctx._live(), float(value), self._h)
+            if status:
+                raise _error(status)
+
+    def __matmul__(self, other):
+        if _is_scalar(other):
+            raise ValueError("matmul: a scalar operand is not allowed, use * instead")
+        return self._ctx.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        if _is_scalar(other):
+            raise ValueError("matmul: a scalar operand is not allowed, use * instead")
+        return self._ctx.matmul(other, self)
+
+    # -- arithmetic ------------------------------------------------------------------------------
+
+    def __add__(self, other):
+        # The lean path: two C calls, nothing checked twice (issue 14: <= 10 us a call).
+        if type(other) is Array and other._shape == self._shape and other._dtype is self._dtype and other._t is self._t:
+            ctx = self._ctx
+            with ctx._lock:
+                ch = ctx._h
+                if ch is None:
+                    ctx._live()
+                z = ctx._alloc(self._shape, self._size, self._dtype)
+                status = _gk_add(ch, self._h, other._h, z._h)
+                if status:
+                    raise _error(status)
+            if self._t:
+                z._t = True
+            return z
+        return self._binary(other, "add", False)
+
+    def __sub__(self, other):
+        if type(other) is Array and other._shape == self._shape and other._dtype is self._dtype and other._t is self._t:
+            ctx = self._ctx
+            with ctx._lock:
+                ch = ctx._h
+                if ch is None:
+                    ctx._live()
+                z = ctx._alloc(self._shape, self._size, self._dtype)
+                status = _gk_sub(ch, self._h, other._h, z._h)
+                if status:
+                    raise _error(status)
+            if self._t:
+                z._t = True
+            return z
+        return self._binary(other, "sub", False)
+
+    def __mul__(self, other):
+        if type(other) is Array and other._shape == self._shape and other._dtype is self._dtype and other._t is self._t:
+            ctx = self._ctx
+            with ctx._lock:
+                ch = ctx._h
+                if ch is None:
+                    ctx._live()
+                z = ctx._alloc(self._shape, self._size, self._dtype)
+                status = _gk_mul(ch, self._h, other._h, z._h)
+                if status:
+                    raise _error(status)
+            if self._t:
+                z._t = True
+            return z
+        return self._binary(other, "mul", False)
+
+    def __truediv__(self, other):
+        return self._binary(other, "div", False)
+
+    def __radd__(self, other):
+        return self._binary(other, "add", True)
+
+    def __rsub__(self, other):
+        return self._binary(other, "sub", True)
+
+    def __rmul__(self, other):
+        return self._binary(other, "mul", True)
+
+    def __rtruediv__(self, other):
+        return self._binary(other, "div", True)
+
+    def __iadd__(self, other):
+        return self._binary(other, "add", False, self)
+
+    def __isub__(self, other):
+        return self._binary(other, "sub", False, self)
+
+    def __imul__(self, other):
+        return self._binary(other, "mul", False, self)
+
+    def __itruediv__(self, other):
+        return self._binary(other, "div", False, self)
+
+    def __neg__(self):
+        z = self.copy()
+        ctx = self._ctx
+        with ctx._lock:
+            status = _gk_scale(ctx._live(), -1.0, z._h)
+            if status:
+                raise _error(status)
+        return z
+
+    def __pos__(self):
+        return self.copy()
+
+    def _binary(self, other, op, reflected, out=None):
+        """self (op) other, or other (op) self if reflected; written into out (self) if given."""
+        if _is_scalar(other):
+            return self._scalar(float(other), op, reflected, out)
+        if isinstance(other, (list, tuple)):
+            raise TypeError("gpukern.Array %s a %s: make it an array first, ctx.asarray(...)"
+                            % (op, type(other).__name__))
+        if type(other) is Array:
+            error = _pair_error(self, other)
+            if error is not None:
+                raise error
+        elif not (isinstance(other, np.ndarray) or hasattr(other, "__dlpack__")
+                  or hasattr(other, "__cuda_array_interface__") or hasattr(other, "__array_interface__")):
+            return NotImplemented
+        if op == "div":
+            raise TypeError(
+                "gpukern.Array / array: the C API has no element-wise division (only division by a "
+                "Python scalar, which is a scale); " + _ALTERNATIVES
+            )
+        x, y = (other, self) if reflected else (self, other)
+        fn = getattr(self._ctx, op)
+        return fn(x, y) if out is None else fn(x, y, out=out)
+
+    def _scalar(self, s, op, reflected, out):
+        """self (op) s through fill / copy / scale: NumPy's result for a scalar rounded to the dtype."""
+        if op == "div":
+            if reflected:
+                raise TypeError(
+                    "scalar / gpukern.Array: the C API has no element-wise reciprocal or division; "
+                    + _ALTERNATIVES
+                )
+            factors = _reciprocals(s, self._dtype)
+        ctx = self._ctx
+        with ctx._lock:
+            ch = ctx._live()
+            z = out if out is not None else ctx._alloc(self._shape, self._size, self._dtype)
+            if op == "add" or op == "sub":
+                # z = s, then z = x + z (or x - z, z - x): one rounding, as NumPy's.
+                t = ctx._alloc(self._shape, self._size, self._dtype) if z is self else z
+                status = _gk_fill(ch, s, t._h)
+                if not status:
+                    if op == "add":
+                        status = _gk_add(ch, self._h, t._h, z._h)
+                    elif reflected:
+                        status = _gk_sub(ch, t._h, self._h, z._h)
+                    else:
+                        status = _gk_sub(ch, self._h, t._h, z._h)
+            else:
+                status = 0 if z is self else _gk_copy(ch, self._h, z._h)
+                for f in (s,) if op == "mul" else factors:
+                    status = status or _gk_scale(ch, f, z._h)
+            if status:
+                raise _error(status)
+        if self._t:
+            z._t = True
+        return z
+
+    # Comparisons are not defined: one bool would be wrong, and there is no element-wise C call.
+    def _no_compare(self, other):
+        raise TypeError(_NO_COMPARE)
+
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _no_compare
+    __hash__ = None
+
+    # -- Python protocols ------------------------------------------------------------------------
+
+    def __len__(self):
+        if not self._shape:
+            raise TypeError("len() of unsized object")
+        return self._shape[0]
+
+    def __iter__(self):
+        if not self._shape:
+            raise TypeError("iteration over a 0-d array")
+        if len(self._shape) == 1:
+            return iter(self.get())
+        return (self[i] for i in range(self._shape[0]))
+
+    def _item(self):
+        if self._size != 1:
+            raise ValueError("only arrays of one element can be converted to Python scalars "
+                             "(this one has shape %s)" % (self._shape,))
+        return self.get().reshape(())[()]
+
+    def __bool__(self):
+        if self._size != 1:
+            raise ValueError("the truth value of an array with %d elements is ambiguous" % self._size)
+        return bool(self._item())
+
+    def __float__(self):
+        return float(self._item())
+
+    def __int__(self):
+        return int(self._item())
+
+    def item(self):
+        """The one element as a Python float."""
+        return float(self._item())
+
+    def tolist(self):
+        return self.get().tolist()
+
+    # -- indexing --------------------------------------------------------------------------------
+
+    def _locate(self, key):
+        """(offset, shape) of the contiguous run of elements that a basic index selects."""
+        shape = self._shape
+        if not isinstance(key, tuple):
+            key = (key,)
+        if self._t:
+            if all(k is Ellipsis or (isinstance(k, slice) and k == slice(None)) for k in key):
+                return 0, shape
+            raise IndexError(
+                "indexing a transposed view (.T) would select strided memory, which the C API cannot "
+                "address; index the original (a[...] before .T), or copy through the host: "
+                "ctx.asarray(numpy.asarray(a.T)[...])"
+            )
+        ellipses = [i for i, k in enumerate(key) if k is Ellipsis]
+        if len(ellipses) > 1:
+            raise IndexError("an index can only have a single ellipsis ('...')")
+        if ellipses:
+            i = ellipses[0]
+            key = key[:i] + (slice(None),) * (len(shape) - len(key) + 1) + key[i + 1:]
+        if len(key) > len(shape):
+            raise IndexError("too many indices for array: array is %d-dimensional, but %d were indexed"
+                             % (len(shape), len(key)))
+        strides = self._element_strides()
+        offset = 0
+        out = []
+        spread = False  # a kept axis longer than 1 has been seen: later axes must be whole
+        for axis, k in enumerate(key):
+            n = shape[axis]
+            if isinstance(k, numbers.Integral) and not isinstance(k, (bool, np.bool_)):
+                i = operator.index(k)
+                if i < 0:
+                    i += n
+                if not 0 <= i < n:
+                    raise IndexError("index %d is out of bounds for axis %d with size %d" % (k, axis, n))
+                if spread and n > 1:
+                    raise IndexError(self._strided_message(key))
+                offset += i * strides[axis]
+            elif isinstance(k, slice):
+                start, stop, step = k.indices(n)
+                if step != 1:
+                    raise IndexError(self._strided_message(key))
+                length = max(0, stop - start)
+                if spread and length != n:
+                    raise IndexError(self._strided_message(key))
+                offset += start * strides[axis] if length else 0
+                out.append(length)
+                spread = spread or length > 1
+            elif k is None:
+                raise IndexError("numpy.newaxis (None) in an index is not supported; add axes with .reshape(...)")
+            else:
+                raise IndexError(
+                    "gpukern.Array takes basic indices only (integers, slices with step 1, ...): fancy "
+                    "indexing with a %s has no C API; %s" % (type(k).__name__, _ALTERNATIVES)
+                )
+        return offset, tuple(out) + shape[len(key):]
+
+    @staticmethod
+    def _strided_message(key):
+        return (
+            "the index %r selects strided memory, which the C API cannot address: a view is a "
+            "contiguous run (integers and step-1 slices on the leading axes, whole axes after "
+            "them); copy through the host: ctx.asarray(numpy.asarray(a)[...])" % (key,)
+        )
+
+    def __getitem__(self, key):
+        offset, shape = self._locate(key)
+        if not shape and self._shape:
+            value = np.empty(1, self._dtype)
+            with self._ctx._lock:
+                status = _gk_buffer_read(self._h, offset, 1, _address(value))
+                if status:
+                    raise _error(status)
+            return value[0]
+        count = math.prod(shape)
+        if self._t:
+            v = self._view(0, self._shape, self._size)
+            v._t = True
+            return v
+        return self._view(offset if count else 0, shape, count)
+
+    def __setitem__(self, key, value):
+        offset, shape = self._locate(key)
+        count = math.prod(shape)
+        if self._t:
+            raise IndexError("assigning into a transposed view (.T) is not supported; assign into the original")
+        ctx = self._ctx
+        if _is_scalar(value):
+            with ctx._lock:
+                ch = ctx._live()
+                target = self._view(offset if count else 0, shape, count)
+                status = _gk_fill(ch, float(value), target._h)
+                if status:
+                    raise _error(status)
+            return
+        if type(value) is Array:
+            if value._shape != shape:
+                raise _broadcast_error(shape, value._shape)
+            if value._dtype is not self._dtype or value._t:
+                raise _pair_error(self._view(offset, shape, count), value)
+            with ctx._lock:
+                ch = ctx._live()
+                target = self._view(offset if count else 0, shape, count)
+                status = _gk_copy(ch, value._h, target._h)
+                if status:
+                    raise _error(status)
+            return
+        host = np.asarray(value)
+        if host.dtype.kind not in "fiub":
+            raise TypeError("cannot assign a %s into a gpukern.Array" % (host.dtype,))
+        host = np.ascontiguousarray(np.broadcast_to(host, shape), dtype=self._dtype)
+        with ctx._lock:
+            status = _gk_buffer_write(self._h, offset, count, _address(host))
+            if status:
+                raise _error(status)
+
+    # -- interop: NumPy, the CUDA array interface, DLPack ----------------------------------------
 
     def __array__(self, dtype=None, copy=None):
         if copy is False:
-            raise ValueError("a gpukern.Array cannot be seen as an ndarray without a copy")
+            raise ValueError(
+                "a gpukern.Array in CUDA memory cannot be an ndarray without a copy; share it with "
+                "torch.from_dlpack(a) or cupy.from_dlpack(a) instead (an Array of a CPU context is "
+                "an ndarray without a copy: numpy.asarray(a))"
+            )
         host = self.get()
         return host if dtype is None else host.astype(dtype, copy=False)
 
+    def _interface(self, ptr):
+        strides = None if not self._t else tuple(s * self._dtype.itemsize for s in self._element_strides())
+        return {"shape": self._shape, "typestr": self._dtype.str, "data": (ptr, False),
+                "strides": strides, "version": 3}
+
+    @property
+    def __array_interface__(self):
+        """NumPy's array interface, for Arrays of a CPU context: numpy.asarray(a) shares memory."""
+        if self._ctx._backend != "cpu":
+            raise AttributeError("a gpukern.Array in CUDA memory has no __array_interface__ "
+                                 "(it has __cuda_array_interface__ and __dlpack__)")
+        if _gk_buffer_data is None:
+            raise AttributeError("libgpukern %s predates gk_buffer_data (1.2)" % _lib_version())
+        return self._interface(self._data())
+
+    @property
+    def __cuda_array_interface__(self):
+        """The CUDA array interface (version 3) of an Array in CUDA memory, with its stream."""
+        ctx = self._ctx
+        if ctx._backend != "cuda":
+            raise AttributeError("a gpukern.Array of a CPU context has no __cuda_array_interface__ "
+                                 "(it has __array_interface__ and __dlpack__)")
+        if _gk_buffer_data is None:
+            raise AttributeError("libgpukern %s predates gk_buffer_data (1.2)" % _lib_version())
+        d = self._interface(self._data())
+        # Consumers order their work after the context's queued work on this stream.
+        d["stream"] = _gk_context_stream(ctx._live()) or 1
+        return d
+
+    def __dlpack_device__(self):
+        ctx = self._ctx
+        if ctx._backend == "cpu":
+            return (_dlpack.KDL_CPU, 0)
+        return (_dlpack.KDL_CUDA, ctx._device)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """A DLPack capsule over the Array's memory: versioned (DLPack 1.0) if max_version allows.
+
+        stream is the consumer's CUDA stream (None: the legacy default stream; -1: none): its
+        later work is ordered after the context's queued work, on the device, without waiting.
+        """
+        device = self.__dlpack_device__()
+        if dl_device is not None and tuple(dl_device) != device:
+            raise BufferError("a gpukern.Array on %s cannot be exported to %s without a copy "
+                              "between devices" % (_dlpack.device_name(*device), _dlpack.device_name(*dl_device)))
+        src = self.copy() if copy else self
+        if device[0] == _dlpack.KDL_CUDA:
+            if stream == 0:
+                raise BufferError("__dlpack__(stream=0) is ambiguous for CUDA: pass 1 for the legacy "
+                                  "default stream, 2 for the per-thread one")
+            if stream != -1:
+                self._ctx._order_stream(1 if stream is None else stream)
+        elif stream is not None:
+            raise BufferError("__dlpack__(stream=%r) on a CPU Array: CPU memory has no streams" % (stream,))
+        versioned = max_version is not None and max_version[0] >= 1
+        return _dlpack.export(src, src._data(), device, src._dtype.itemsize * 8, src._shape,
+                              src._element_strides(), versioned)
+
+    # -- printing and lifetime -------------------------------------------------------------------
+
     def __repr__(self):
-        return "gpukern.Array(shape=%s, dtype=%s, backend=%r)" % (self._shape, self._dtype, self._ctx._backend)
+        host = self.get()
+        prefix = "gpukern.Array("
+        body = np.array2string(host, separator=", ", prefix=prefix)
+        shape = ", shape=%s" % (self._shape,) if self._size == 0 and self._shape != (0,) else ""
+        return "%s%s%s, dtype=%s, device=%r)" % (prefix, body, shape, self._dtype.name, self.device)
+
+    def __str__(self):
+        return str(self.get())
 
     def __del__(self, _destroy=_gk_buffer_destroy):
         # Bound as a default: module globals may be gone when this runs at interpreter exit.

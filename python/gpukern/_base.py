@@ -19,6 +19,9 @@ _gk_buffer_wrap_host = LIB.gk_buffer_wrap_host
 _gk_buffer_destroy = LIB.gk_buffer_destroy
 _gk_buffer_write = LIB.gk_buffer_write
 _gk_buffer_read = LIB.gk_buffer_read
+_gk_buffer_view = LIB.gk_buffer_view
+_gk_fill = LIB.gk_fill
+_gk_copy = LIB.gk_copy
 _gk_add = LIB.gk_add
 _gk_sub = LIB.gk_sub
 _gk_mul = LIB.gk_mul
@@ -34,6 +37,11 @@ _gk_rbf_matrix = LIB.gk_rbf_matrix
 _gk_rbf_matvec = LIB.gk_rbf_matvec
 _gk_rng_uniform = LIB.gk_rng_uniform
 _gk_rng_normal = LIB.gk_rng_normal
+# 1.2 (interop); None with an older library, whose Arrays then export no memory addresses.
+_gk_buffer_data = getattr(LIB, "gk_buffer_data", None)
+_gk_buffer_wrap_device = getattr(LIB, "gk_buffer_wrap_device", None)
+_gk_context_stream = getattr(LIB, "gk_context_stream", None)
+_gk_context_set_stream = getattr(LIB, "gk_context_set_stream", None)
 
 _BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2}
 _BACKEND_NAMES = {1: "cpu", 2: "cuda"}
@@ -92,7 +100,17 @@ def _float_dtype(dtype, what):
     dt = np.dtype(dtype)
     if dt.kind == "f" and dt.itemsize in (4, 8):
         return _F32 if dt.itemsize == 4 else _F64
-    raise TypeError("%s: gpukern supports float32 and float64, not %s" % (what, dt))
+    raise TypeError(_dtype_message(what, dt.name))
+
+
+def _dtype_message(what, name):
+    """Why a dtype is refused, and what to do instead."""
+    if name.startswith(("int", "uint", "bool")):
+        kind = "no integer or boolean dtypes (the C API computes in float32 and float64)"
+    else:
+        kind = "float32 and float64 only"
+    return "%s is %s: gpukern has %s; convert it first, e.g. numpy.asarray(x, dtype=numpy.float32), " \
+        "ctx.asarray(x, dtype=numpy.float32) or, for a tensor, x.float()" % (what, name, kind)
 
 
 def _shape(shape):

@@ -3,12 +3,13 @@
 
 import math
 import operator
+import os
 import threading
 from ctypes import byref, c_double, c_void_p
 
 import numpy as np
 
-from . import _lib
+from . import _dlpack, _interop, _lib
 from ._array import Array, _new_array
 from ._base import (
     _BACKEND_NAMES,
@@ -30,6 +31,8 @@ from ._base import (
     _gk_buffer_destroy,
     _gk_buffer_wrap_host,
     _gk_buffer_write,
+    _gk_context_set_stream,
+    _gk_context_stream,
     _gk_dot,
     _gk_exp,
     _gk_gemm,
@@ -48,7 +51,7 @@ from ._base import (
     _u64,
 )
 
-__all__ = ["Array", "Context", "GpukernError", "LIBRARY_PATH", "Status", "available_backends"]
+__all__ = ["Array", "Context", "GpukernError", "LIBRARY_PATH", "Status", "available_backends", "from_dlpack"]
 
 
 def available_backends():
@@ -56,28 +59,48 @@ def available_backends():
     return [name for code, name in sorted(_BACKEND_NAMES.items()) if _gk_backend_available(code)]
 
 
-def _operand(a, what):
-    """An input as an Array or a C-contiguous native-float ndarray (copied once if need be)."""
-    if type(a) is Array:
-        return a
-    if isinstance(a, np.ndarray):
-        dt = a.dtype
-        if dt is not _F32 and dt is not _F64:
-            dt = _float_dtype(dt, what)
-        return np.asarray(a, dtype=dt, order="C")
-    raise TypeError("%s must be a numpy.ndarray or a gpukern.Array, not %s" % (what, type(a).__name__))
+_TRANSPOSED = (
+    "%s is a transposed view (.T): its elements are not in row-major order; transposed operands "
+    "are taken by @ / matmul / gemm and by element-wise ops on operands all transposed alike; "
+    "pass the original, or a row-major copy (tensor.contiguous(), ctx.asarray(numpy.asarray(x)))"
+)
 
 
-def _target(a, shape, dtype, what):
+def _operand(a, what, ctx, t_ok=False):
+    """An input as an Array or a C-contiguous native-float ndarray (copied once if need be).
+
+    Other libraries' arrays (DLPack, __cuda_array_interface__) become Arrays over their memory
+    where the context computes, host ones on a CUDA context ndarrays; a transposed view is
+    refused unless t_ok.
+    """
+    if type(a) is not Array:
+        if isinstance(a, np.ndarray):
+            dt = a.dtype
+            if dt is not _F32 and dt is not _F64:
+                dt = _float_dtype(dt, what)
+            return np.asarray(a, dtype=dt, order="C")
+        a = _interop.convert(ctx, a, what, host_ok=True, read_only_ok=True)
+        if type(a) is np.ndarray:
+            return _operand(a, what, ctx)
+    if a._t and not t_ok:
+        raise ValueError(_TRANSPOSED % what)
+    return a
+
+
+def _target(ctx, a, shape, dtype, what, t=False):
     """Checks an operand the call writes (out=, axpy's y, scale's x, gemm's c)."""
     if type(a) is Array:
         dt = a._dtype
+        if a._t is not t:
+            raise ValueError(_TRANSPOSED % what if a._t else "%s is not transposed like the operands" % what)
     elif isinstance(a, np.ndarray):
         dt = _float_dtype(a.dtype, what)
         if not a.flags.writeable:
             raise ValueError("%s is read-only" % what)
     else:
-        raise TypeError("%s must be a numpy.ndarray or a gpukern.Array, not %s" % (what, type(a).__name__))
+        wrapped = _interop.convert(ctx, a, what, host_ok=False, read_only_ok=False)
+        wrapped._origin = a
+        return _target(ctx, wrapped, shape, dtype, what, t)
     if dt != dtype:
         raise TypeError("%s is %s but the operands are %s" % (what, dt, dtype))
     if a.shape != shape:
@@ -85,18 +108,52 @@ def _target(a, shape, dtype, what):
     return a
 
 
+def _transposed(operands, names):
+    """Whether the Array operands of an element-wise op are all transposed views (all or none)."""
+    flags = [type(a) is Array and a._t for a in operands]
+    if any(flags) and not all(flags):
+        raise ValueError(_TRANSPOSED % names[flags.index(True)])
+    return flags[0]
+
+
 def _same_dtype(operands, names):
     dt = operands[0].dtype
     for a, name in zip(operands[1:], names[1:]):
         if a.dtype != dt:
-            raise TypeError("%s is %s but %s is %s" % (names[0], dt, name, a.dtype))
+            raise TypeError("%s is %s but %s is %s: gpukern does not promote; convert one first "
+                            "(.astype(numpy.float64))" % (names[0], dt, name, a.dtype))
     return dt
 
 
+def _same_shape(x, y, names=("x", "y")):
+    if x.shape != y.shape:
+        raise ValueError(
+            "%s has shape %s but %s has shape %s: gpukern does not broadcast (only Python scalars, "
+            "with Array operators); expand it first, e.g. numpy.broadcast_to"
+            % (names[0], x.shape, names[1], y.shape)
+        )
+
+
+def _dims(shape, what):
+    if len(shape) != 2:
+        raise ValueError("%s must be 2-D, got shape %s" % (what, shape))
+    return shape
+
+
 def _matrix(a, what):
-    if len(a.shape) != 2:
-        raise ValueError("%s must be 2-D, got shape %s" % (what, a.shape))
-    return a.shape
+    return _dims(a.shape, what)
+
+
+def _gemm_operand(a, what, ctx):
+    """(operand, logical shape, stored transposed) of a matmul/gemm input, without copies.
+
+    A transposed Array, and a Fortran-ordered 2-D ndarray (the transpose of a C-ordered one),
+    are passed to gemm as transposed operands.
+    """
+    if isinstance(a, np.ndarray) and a.ndim == 2 and a.flags.f_contiguous and not a.flags.c_contiguous:
+        return _operand(a.T, what, ctx), a.shape, True
+    a = _operand(a, what, ctx, t_ok=True)
+    return a, a.shape, type(a) is Array and a._t
 
 
 def _writes_in_place(dst, dtype, inputs, alias_ok):
@@ -112,7 +169,71 @@ def _writes_in_place(dst, dtype, inputs, alias_ok):
     return True
 
 
+def _gamma(gamma, d):
+    """gamma, or scikit-learn's default 1 / n_features when None."""
+    if gamma is None:
+        return 1.0 / d if d else 1.0
+    return float(gamma)
+
+
+def _seed(seed):
+    """seed, or a fresh one from the OS when None."""
+    if seed is None:
+        return int.from_bytes(os.urandom(8), "little")
+    return _u64(seed, "seed")
+
+
+def _stream_handle(stream):
+    """A CUDA stream as its integer handle: an int, torch.cuda.Stream (.cuda_stream) or CuPy's (.ptr)."""
+    for attr in ("cuda_stream", "ptr"):
+        value = getattr(stream, attr, None)
+        if value is not None:
+            return operator.index(value)
+    return operator.index(stream)
+
+
 _NO_OUTPUT = object()
+_default_contexts = {}
+_default_lock = threading.Lock()
+
+
+def _default_context(obj):
+    """The shared Context for where obj lives (from_dlpack without ctx)."""
+    if not hasattr(obj, "__dlpack_device__"):
+        if hasattr(obj, "__cuda_array_interface__"):
+            raise ValueError("from_dlpack(%s): its device is not known (no __dlpack_device__); "
+                             "pass ctx=" % type(obj).__name__)
+        key = ("cpu", 0)
+    else:
+        device_type, device_id = obj.__dlpack_device__()
+        if device_type in (_dlpack.KDL_CPU, _dlpack.KDL_CUDA_HOST):
+            key = ("cpu", 0)
+        elif device_type == _dlpack.KDL_CUDA:
+            key = ("cuda", device_id)
+        else:
+            raise ValueError("from_dlpack: %s is on %s; gpukern computes on the CPU and CUDA GPUs"
+                             % (type(obj).__name__, _dlpack.device_name(device_type, device_id)))
+    with _default_lock:
+        ctx = _default_contexts.get(key)
+        if ctx is None:
+            ctx = _default_contexts[key] = Context(key[0], key[1])
+        return ctx
+
+
+def from_dlpack(obj, ctx=None):
+    """An Array over obj's memory, without a copy: any object exporting DLPack or the CUDA array
+    interface (torch.Tensor, cupy.ndarray, numpy.ndarray, gpukern.Array).
+
+    ctx: the Context to compute with, which must be where obj lives (other devices raise
+    ValueError); None takes a shared Context of obj's device. The producer's queued work is
+    ordered before the context's later work on the device.
+    """
+    if type(obj) is Array and (ctx is None or obj._ctx is ctx):
+        return obj
+    if ctx is None:
+        ctx = _default_context(obj)
+    return _interop.convert(ctx, obj, "from_dlpack's argument", host_ok=False, read_only_ok=False)
+
 
 
 class Context:
@@ -139,6 +260,7 @@ class Context:
         LIB.gk_context_options_init(byref(opts))
         opts.backend = _BACKENDS[backend]
         opts.device = device
+        self._device = device
         h = c_void_p()
         status = LIB.gk_context_create_ex(byref(opts), byref(h))
         if status:
@@ -245,14 +367,39 @@ class Context:
             self._live()
             return self._alloc(shape, math.prod(shape), dtype)
 
-    def asarray(self, a, dtype=None):
-        """`a` (an ndarray or anything numpy.asarray takes) copied into the context's memory."""
+    def asarray(self, a, dtype=None, copy=None):
+        """`a` as an Array of this context: NumPy arrays, torch/CuPy tensors, anything array-like.
+
+        Without a copy (copy=None, the default) where a lives where the context computes and
+        its dtype and layout fit, else copied; copy=True always copies, copy=False raises
+        ValueError rather than copy. Host data on a CUDA context is copied to the device.
+        """
+        want = None if dtype is None else _float_dtype(dtype, "dtype")
+        if type(a) is not Array and not isinstance(a, np.ndarray) and (
+                hasattr(a, "__dlpack__") or hasattr(a, "__cuda_array_interface__")):
+            a = _interop.convert(self, a, "asarray's argument", host_ok=True, read_only_ok=copy is not False)
         if type(a) is Array:
-            if a._ctx is self and (dtype is None or _float_dtype(dtype, "dtype") is a._dtype):
-                return a
+            if a._ctx is self:
+                if want is None or want is a._dtype:
+                    return a.copy() if copy else a
+                if copy is False:
+                    raise ValueError("asarray(copy=False): converting %s to %s needs a copy" % (a._dtype, want))
+                return a.astype(want)
+            if copy is False:
+                raise ValueError("asarray(copy=False): an Array of another context needs a copy")
             a = a.get()
         host = np.asarray(a)
-        dtype = _float_dtype(host.dtype if dtype is None else dtype, "asarray")
+        dtype = _float_dtype(host.dtype if want is None else want, "asarray's argument")
+        if self._backend == "cpu" and copy is not True and host.dtype == dtype:
+            arr = _interop.wrap_ndarray(self, host, "asarray's argument")
+            if arr is not None:
+                return arr
+        if copy is False:
+            raise ValueError(
+                "asarray(copy=False): this %s (dtype %s, strides %s, %s) needs a copy on a %s context"
+                % (type(a).__name__, host.dtype, host.strides,
+                   "writable" if host.flags.writeable else "read-only", self._backend)
+            )
         host = np.asarray(host, dtype=dtype, order="C")
         with self._lock:
             self._live()
@@ -262,15 +409,64 @@ class Context:
                 raise _error(status)
         return arr
 
+    # -- streams ---------------------------------------------------------------------------------
+
+    @property
+    def stream(self):
+        """The CUDA stream the context queues work on, as an integer handle (None on the CPU)."""
+        if self._backend != "cuda" or _gk_context_stream is None:
+            return None
+        with self._lock:
+            return _gk_context_stream(self._live())
+
+    def set_stream(self, stream):
+        """Queues the context's later work on a CUDA stream: an integer handle, torch.cuda.Stream
+        or cupy.cuda.Stream; None returns to the context's own. Work queued before comes first.
+        Keep the stream alive while the context uses it.
+        """
+        if self._backend != "cuda":
+            raise ValueError("set_stream: a CPU context has no streams")
+        if _gk_context_set_stream is None:
+            raise NotImplementedError("libgpukern %s lacks gk_context_set_stream (1.2)" % _lib_version())
+        handle = None if stream is None else _stream_handle(stream)
+        with self._lock:
+            status = _gk_context_set_stream(self._live(), handle)
+            if status:
+                raise _error(status)
+            self._user_stream = (stream, handle)
+
+    def _stream_handle(self):
+        """The current stream's handle, as DLPack names streams (1: the legacy default)."""
+        return _gk_context_stream(self._live()) or 1
+
+    def _join_stream(self, stream):
+        """Orders the context's later work after `stream`'s queued work, and that stream's later
+        work after the context's: two stream switches, each an event the new stream waits for."""
+        if _gk_context_set_stream is None:
+            raise NotImplementedError("libgpukern %s lacks gk_context_set_stream (1.2)" % _lib_version())
+        with self._lock:
+            ch = self._live()
+            if stream == _gk_context_stream(ch):
+                return
+            current = getattr(self, "_user_stream", (None, None))[1]
+            status = _gk_context_set_stream(ch, stream)
+            if not status:
+                status = _gk_context_set_stream(ch, current)
+            if status:
+                raise _error(status)
+
+    _order_stream = _join_stream
+
     # -- the general call path ------------------------------------------------------------------
 
-    def _call(self, invoke, inputs, shape, dtype, out=None, *, alias_ok=False, reads_out=False):
+    def _call(self, invoke, inputs, shape, dtype, out=None, *, alias_ok=False, reads_out=False, t=False):
         """Runs invoke(ctx, input handles, output handle) and returns the output.
 
         inputs are what _operand returns. out is None (a new result: an Array if any input is
         one, else an ndarray), a checked target Array or ndarray (written, and read first if
         reads_out), or _NO_OUTPUT. Host ndarrays are wrapped for the call only; a target
         ndarray that cannot be written in place gets a contiguous copy written back after.
+        A new Array result is a transposed view if t.
         """
         temps = []
         back = None
@@ -283,12 +479,13 @@ class Context:
                 elif out is None:
                     if any(type(a) is Array for a in inputs):
                         result = self._alloc(shape, math.prod(shape), dtype)
+                        result._t = t
                         oh = result._h
                     else:
                         result = np.empty(shape, dtype)
                         oh = self._wrap(result, temps)
                 elif type(out) is Array:
-                    result = out
+                    result = getattr(out, "_origin", out)
                     oh = out._h
                 else:
                     result = out
@@ -312,27 +509,30 @@ class Context:
             # The lean path for device data: one C call (two without out=), no host staging.
             shape = x._shape
             if y._shape != shape:
-                raise ValueError("x has shape %s but y has shape %s" % (shape, y._shape))
+                _same_shape(x, y)
             dtype = x._dtype
             if y._dtype is not dtype:
-                raise TypeError("x is %s but y is %s" % (dtype, y._dtype))
+                _same_dtype((x, y), ("x", "y"))
+            t = _transposed((x, y), ("x", "y"))
             if out is not None:
-                _target(out, shape, dtype, "out")
+                _target(self, out, shape, dtype, "out", t)
             with self._lock:
                 ch = self._live()
                 z = self._alloc(shape, x._size, dtype) if out is None else out
                 status = fn(ch, x._h, y._h, z._h)
                 if status:
                     raise _error(status)
+            if t and out is None:
+                z._t = True
             return z
-        x = _operand(x, "x")
-        y = _operand(y, "y")
+        x = _operand(x, "x", self, t_ok=True)
+        y = _operand(y, "y", self, t_ok=True)
         dtype = _same_dtype((x, y), ("x", "y"))
-        if x.shape != y.shape:
-            raise ValueError("x has shape %s but y has shape %s" % (x.shape, y.shape))
+        _same_shape(x, y)
+        t = _transposed((x, y), ("x", "y"))
         if out is not None:
-            out = _target(out, x.shape, dtype, "out")
-        return self._call(lambda c, h, o: fn(c, h[0], h[1], o), (x, y), x.shape, dtype, out, alias_ok=True)
+            out = _target(self, out, x.shape, dtype, "out", t)
+        return self._call(lambda c, h, o: fn(c, h[0], h[1], o), (x, y), x.shape, dtype, out, alias_ok=True, t=t)
 
     # -- element-wise -----------------------------------------------------------------------------
 
@@ -350,27 +550,38 @@ class Context:
 
     def exp(self, x, out=None):
         """exp(x), element-wise."""
-        x = _operand(x, "x")
+        x = _operand(x, "x", self, t_ok=True)
         dtype = x.dtype
+        t = _transposed((x,), ("x",))
         if out is not None:
-            out = _target(out, x.shape, dtype, "out")
-        return self._call(lambda c, h, o: _gk_exp(c, h[0], o), (x,), x.shape, dtype, out, alias_ok=True)
+            out = _target(self, out, x.shape, dtype, "out", t)
+        return self._call(lambda c, h, o: _gk_exp(c, h[0], o), (x,), x.shape, dtype, out, alias_ok=True, t=t)
 
     def axpy(self, alpha, x, y):
-        """y += alpha * x, in place (y an Array or a writable ndarray); returns y."""
-        x = _operand(x, "x")
-        y = _target(y, x.shape, x.dtype, "y")
+        """y += alpha * x, in place (y an Array, a writable ndarray or tensor); returns y."""
+        x = _operand(x, "x", self, t_ok=True)
+        t = _transposed((x,), ("x",))
+        y = _target(self, y, x.shape, x.dtype, "y", t)
         alpha = float(alpha)
         return self._call(
             lambda c, h, o: _gk_axpy(c, alpha, h[0], o), (x,), x.shape, x.dtype, y, alias_ok=True, reads_out=True
         )
 
     def scale(self, alpha, x):
-        """x *= alpha, in place (x an Array or a writable ndarray); returns x."""
-        if type(x) is not Array and not isinstance(x, np.ndarray):
-            raise TypeError("x must be a numpy.ndarray or a gpukern.Array, not %s" % type(x).__name__)
-        dtype = x.dtype if type(x) is Array else _float_dtype(x.dtype, "x")
-        x = _target(x, x.shape, dtype, "x")
+        """x *= alpha, in place (x an Array, a writable ndarray or tensor); returns x."""
+        if type(x) is Array:
+            dtype = x._dtype
+            t = x._t
+        elif isinstance(x, np.ndarray):
+            dtype = _float_dtype(x.dtype, "x")
+            t = False
+        else:
+            wrapped = _interop.convert(self, x, "x", host_ok=False, read_only_ok=False)
+            wrapped._origin = x
+            x = wrapped
+            dtype = x._dtype
+            t = x._t
+        x = _target(self, x, x.shape, dtype, "x", t)
         alpha = float(alpha)
         return self._call(lambda c, h, o: _gk_scale(c, alpha, o), (), x.shape, dtype, x, reads_out=True)
 
@@ -383,19 +594,19 @@ class Context:
 
     def sum(self, x):
         """The sum of all elements, as a Python float (float32 data is summed in double)."""
-        return self._reduce(_gk_sum, (_operand(x, "x"),))
+        return self._reduce(_gk_sum, (_operand(x, "x", self, t_ok=True),))
 
     def nrm2(self, x):
         """sqrt(sum(x**2)) over all elements, without overflow or underflow, as a float."""
-        return self._reduce(_gk_nrm2, (_operand(x, "x"),))
+        return self._reduce(_gk_nrm2, (_operand(x, "x", self, t_ok=True),))
 
     def dot(self, x, y):
         """sum(x * y) over all elements of two equally shaped operands, as a float."""
-        x = _operand(x, "x")
-        y = _operand(y, "y")
+        x = _operand(x, "x", self, t_ok=True)
+        y = _operand(y, "y", self, t_ok=True)
         _same_dtype((x, y), ("x", "y"))
-        if x.shape != y.shape:
-            raise ValueError("x has shape %s but y has shape %s" % (x.shape, y.shape))
+        _same_shape(x, y)
+        _transposed((x, y), ("x", "y"))
         return self._reduce(_gk_dot, (x, y))
 
     # -- matrix multiplication -------------------------------------------------------------------
@@ -403,90 +614,108 @@ class Context:
     def gemm(self, a, b, c=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False):
         """alpha * op(a) @ op(b) + beta * c, op = transpose if trans_*.
 
-        With c given, the result is written into c (an Array or a writable ndarray), which is
-        returned; without, a new result is returned and beta does not matter.
+        With c given, the result is written into c (an Array, a writable ndarray or tensor),
+        which is returned; without, a new result is returned and beta does not matter.
+        Transposed views (a.T) are passed as transposed operands, without a copy.
         """
-        a = _operand(a, "a")
-        b = _operand(b, "b")
+        a, sa, sta = _gemm_operand(a, "a", self)
+        b, sb, stb = _gemm_operand(b, "b", self)
         dtype = _same_dtype((a, b), ("a", "b"))
-        ra, ca = _matrix(a, "a")
-        rb, cb = _matrix(b, "b")
+        ra, ca = _dims(sa, "a")
+        rb, cb = _dims(sb, "b")
         m, k = (ca, ra) if trans_a else (ra, ca)
         kb, n = (cb, rb) if trans_b else (rb, cb)
         if k != kb:
             raise ValueError("op(a) is %d x %d but op(b) is %d x %d" % (m, k, kb, n))
-        ta = 1 if trans_a else 0
-        tb = 1 if trans_b else 0
+        # gemm sees the stored (row-major) matrices: a transposed view flips the flag.
+        ta = int(bool(trans_a) != sta)
+        tb = int(bool(trans_b) != stb)
+        lda = ra if sta else ca
+        ldb = rb if stb else cb
         alpha = float(alpha)
         beta = float(beta) if c is not None else 0.0
         if c is not None:
-            c = _target(c, (m, n), dtype, "c")
+            c = _target(self, c, (m, n), dtype, "c")
 
         def invoke(ch, h, o):
-            return _gk_gemm(ch, ta, tb, m, n, k, alpha, h[0], ca, h[1], cb, beta, o, n)
+            return _gk_gemm(ch, ta, tb, m, n, k, alpha, h[0], lda, h[1], ldb, beta, o, n)
 
         return self._call(invoke, (a, b), (m, n), dtype, c, reads_out=beta != 0.0)
 
     def matmul(self, a, b, out=None):
-        """a @ b for 1-D or 2-D operands, with NumPy's rules for vectors (vector @ vector is 0-d)."""
-        a = _operand(a, "a")
-        b = _operand(b, "b")
+        """a @ b for 1-D or 2-D operands, with NumPy's rules for vectors (vector @ vector is 0-d).
+
+        Transposed views (a.T) are passed to gemm as transposed operands, without a copy.
+        """
+        a, sa, ta = _gemm_operand(a, "a", self)
+        b, sb, tb = _gemm_operand(b, "b", self)
         dtype = _same_dtype((a, b), ("a", "b"))
-        if not (1 <= len(a.shape) <= 2 and 1 <= len(b.shape) <= 2):
-            raise ValueError("matmul takes 1-D or 2-D operands, got shapes %s and %s" % (a.shape, b.shape))
+        if not (1 <= len(sa) <= 2 and 1 <= len(sb) <= 2):
+            raise ValueError("matmul takes 1-D or 2-D operands, got shapes %s and %s" % (sa, sb))
         # A vector is a 1 x k row on the left and a k x 1 column on the right; the result drops
         # the dimension that was added, as in numpy.matmul.
-        m, k = a.shape if len(a.shape) == 2 else (1, a.shape[0])
-        kb, n = b.shape if len(b.shape) == 2 else (b.shape[0], 1)
+        m, k = sa if len(sa) == 2 else (1, sa[0])
+        kb, n = sb if len(sb) == 2 else (sb[0], 1)
         if k != kb:
-            raise ValueError("matmul: shapes %s and %s do not align" % (a.shape, b.shape))
-        shape = (m,) * (len(a.shape) - 1) + (n,) * (len(b.shape) - 1)
+            raise ValueError("matmul: shapes %s and %s do not align" % (sa, sb))
+        shape = (m,) * (len(sa) - 1) + (n,) * (len(sb) - 1)
         if out is not None:
-            out = _target(out, shape, dtype, "out")
-        lda = k
-        ldb = n
+            out = _target(self, out, shape, dtype, "out")
+        lda = m if ta else k
+        ldb = k if tb else n
+        ta = int(ta)
+        tb = int(tb)
 
         def invoke(ch, h, o):
-            return _gk_gemm(ch, 0, 0, m, n, k, 1.0, h[0], lda, h[1], ldb, 0.0, o, n)
+            return _gk_gemm(ch, ta, tb, m, n, k, 1.0, h[0], lda, h[1], ldb, 0.0, o, n)
 
         return self._call(invoke, (a, b), shape, dtype, out)
 
     # -- Gaussian kernels -------------------------------------------------------------------------
 
-    def rbf_rows(self, a, b, gamma, out=None):
-        """k[i] = exp(-gamma * ||a[i] - b[i]||^2) for two n x d operands; k has n elements."""
-        a = _operand(a, "a")
-        b = _operand(b, "b")
+    def rbf_rows(self, a, b, gamma=None, out=None):
+        """k[i] = exp(-gamma * ||a[i] - b[i]||^2) for two n x d operands; k has n elements.
+
+        gamma=None is 1 / d (scikit-learn's default).
+        """
+        a = _operand(a, "a", self)
+        b = _operand(b, "b", self)
         dtype = _same_dtype((a, b), ("a", "b"))
         n, d = _matrix(a, "a")
         if b.shape != a.shape:
             raise ValueError("a has shape %s but b has shape %s" % (a.shape, b.shape))
         if out is not None:
-            out = _target(out, (n,), dtype, "out")
-        gamma = float(gamma)
+            out = _target(self, out, (n,), dtype, "out")
+        gamma = _gamma(gamma, d)
         return self._call(lambda c, h, o: _gk_rbf_rows(c, n, d, gamma, h[0], h[1], o), (a, b), (n,), dtype, out)
 
-    def rbf_matrix(self, x, y, gamma, out=None):
-        """k[i, j] = exp(-gamma * ||x[i] - y[j]||^2) for x m x d and y n x d; k is m x n."""
-        x = _operand(x, "x")
-        y = _operand(y, "y")
+    def rbf_matrix(self, x, y, gamma=None, out=None):
+        """k[i, j] = exp(-gamma * ||x[i] - y[j]||^2) for x m x d and y n x d; k is m x n.
+
+        gamma=None is 1 / d (scikit-learn's rbf_kernel default).
+        """
+        x = _operand(x, "x", self)
+        y = _operand(y, "y", self)
         dtype = _same_dtype((x, y), ("x", "y"))
         m, d = _matrix(x, "x")
         n, dy = _matrix(y, "y")
         if dy != d:
             raise ValueError("x has %d features per row but y has %d" % (d, dy))
         if out is not None:
-            out = _target(out, (m, n), dtype, "out")
-        gamma = float(gamma)
+            out = _target(self, out, (m, n), dtype, "out")
+        gamma = _gamma(gamma, d)
         return self._call(
             lambda c, h, o: _gk_rbf_matrix(c, m, n, d, gamma, h[0], h[1], o), (x, y), (m, n), dtype, out
         )
 
-    def rbf_matvec(self, x, y, w, gamma, out=None):
-        """rbf_matrix(x, y, gamma) @ w without forming the matrix; the result has m elements."""
-        x = _operand(x, "x")
-        y = _operand(y, "y")
-        w = _operand(w, "w")
+    def rbf_matvec(self, x, y, w, gamma=None, out=None):
+        """rbf_matrix(x, y, gamma) @ w without forming the matrix; the result has m elements.
+
+        gamma=None is 1 / d.
+        """
+        x = _operand(x, "x", self)
+        y = _operand(y, "y", self)
+        w = _operand(w, "w", self)
         dtype = _same_dtype((x, y, w), ("x", "y", "w"))
         m, d = _matrix(x, "x")
         n, dy = _matrix(y, "y")
@@ -495,15 +724,15 @@ class Context:
         if w.shape != (n,):
             raise ValueError("w has shape %s, expected (%d,) (one weight per row of y)" % (w.shape, n))
         if out is not None:
-            out = _target(out, (m,), dtype, "out")
-        gamma = float(gamma)
+            out = _target(self, out, (m,), dtype, "out")
+        gamma = _gamma(gamma, d)
         return self._call(
             lambda c, h, o: _gk_rbf_matvec(c, m, n, d, gamma, h[0], h[1], h[2], o), (x, y, w), (m,), dtype, out
         )
 
     # -- random numbers ----------------------------------------------------------------------------
 
-    def _random(self, invoke, shape, dtype, out):
+    def _random(self, invoke, shape, dtype, out, seed):
         shape = _shape(shape)
         dtype = _float_dtype(dtype, "dtype")
         if out is None:
@@ -512,22 +741,28 @@ class Context:
                 self._live()
                 out = self._alloc(shape, math.prod(shape), dtype)
         else:
-            out = _target(out, shape, dtype, "out")
-        return self._call(invoke, (), shape, dtype, out)
+            out = _target(self, out, shape, dtype, "out")
+        result = self._call(invoke, (), shape, dtype, out)
+        if type(out) is Array:
+            out._seed = seed
+        return result
 
-    def uniform(self, shape, seed, offset=0, dtype=np.float32, out=None):
+    def uniform(self, shape, seed=None, offset=0, dtype=np.float32, out=None):
         """Uniform values in [0, 1): element i is Philox value offset + i of `seed`.
 
         Returns a new Array (or fills and returns out); the stream is the same on every backend.
+        seed=None draws a fresh seed, kept on the Array as .seed to reproduce the values.
         """
-        seed = _u64(seed, "seed")
+        seed = _seed(seed)
         offset = _u64(offset, "offset")
-        return self._random(lambda c, h, o: _gk_rng_uniform(c, seed, offset, o), shape, dtype, out)
+        return self._random(lambda c, h, o: _gk_rng_uniform(c, seed, offset, o), shape, dtype, out, seed)
 
-    def normal(self, shape, seed, offset=0, mean=0.0, std=1.0, dtype=np.float32, out=None):
+    def normal(self, shape, seed=None, offset=0, mean=0.0, std=1.0, dtype=np.float32, out=None):
         """Normal values mean + std * z (Box-Muller over the uniform stream); see uniform."""
-        seed = _u64(seed, "seed")
+        seed = _seed(seed)
         offset = _u64(offset, "offset")
         mean = float(mean)
         std = float(std)
-        return self._random(lambda c, h, o: _gk_rng_normal(c, seed, offset, mean, std, o), shape, dtype, out)
+        return self._random(
+            lambda c, h, o: _gk_rng_normal(c, seed, offset, mean, std, o), shape, dtype, out, seed
+        )

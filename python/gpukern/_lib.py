@@ -79,6 +79,10 @@ PROTOTYPES = {
 # Appended by later 1.x releases (a new version node each): bound when the library has them.
 LATER_PROTOTYPES = {
     "gk_context_calibrate": (_I, [_P, ctypes.c_uint32]),  # 1.1
+    "gk_buffer_wrap_device": (_I, [_P, _I, _S, _P, _PP]),  # 1.2
+    "gk_buffer_data": (_P, [_P]),  # 1.2
+    "gk_context_set_stream": (_I, [_P, _P]),  # 1.2
+    "gk_context_stream": (_P, [_P]),  # 1.2
 }
 
 

@@ -112,7 +112,7 @@ def test_threads_sharing_one_context(backend):
             try:
                 a = ctx.asarray(base)
                 for i in range(200):
-                    r = ctx.axpy(float(k), a, ctx.asarray(base))
+                    r = ctx.axpy(float(k), a, ctx.asarray(base, copy=True))
                     if i % 50 == 0:
                         np.testing.assert_array_equal(r.get(), base * (1 + k))
                         gc.collect()  # free other threads' Arrays while they hold the lock
