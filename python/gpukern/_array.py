@@ -94,7 +94,7 @@ def _reciprocals(s, dtype):
     if s == 0.0:
         return (math.copysign(math.inf, s),)
     r = 1.0 / s
-    if math.isfinite(s) and abs(r) > np.finfo(dtype).max:
+    if math.isfinite(s) and abs(r) > float(np.finfo(dtype).max):
         return (1.0 / (s * 2.0**64), 2.0**64)
     return (r,)
 
@@ -601,7 +601,7 @@ class Array:
 
     def __getitem__(self, key):
         offset, shape = self._locate(key)
-        if not shape and self._shape:
+        if not shape and key is not Ellipsis:
             value = np.empty(1, self._dtype)
             with self._ctx._lock:
                 status = _gk_buffer_read(self._h, offset, 1, _address(value))
@@ -726,7 +726,8 @@ class Array:
         host = self.get()
         prefix = "gpukern.Array("
         body = np.array2string(host, separator=", ", prefix=prefix)
-        shape = ", shape=%s" % (self._shape,) if self._size == 0 and self._shape != (0,) else ""
+        # NumPy names the shape where the values do not show it (empty or summarized arrays).
+        shape = ", shape=%s" % (self._shape,) if "shape=" in np.array_repr(host) else ""
         return "%s%s%s, dtype=%s, device=%r)" % (prefix, body, shape, self._dtype.name, self.device)
 
     def __str__(self):
