@@ -555,6 +555,45 @@ static void test_cuda_user_stream(void **state)
     free(host);
 }
 
+/* An AUTO context on a GPU host keeps the CPU too; device memory still runs on the GPU, on the
+ * caller's stream, and synchronize waits for that stream even when the context queued nothing
+ * since its last wait (the caller's own kernels are on it). */
+static void test_cuda_auto_context(void **state)
+{
+    (void)cuda_context(state);
+    gk_context *ctx = NULL;
+    GK_CHECK_OK(gk_context_create(GK_BACKEND_AUTO, &ctx));
+    if (gk_context_backend(ctx) != GK_BACKEND_CUDA) {
+        gk_context_destroy(ctx);
+        print_message("[ SKIP WHY ] AUTO chose the CPU (GK_BACKEND=%s)\n",
+                      getenv("GK_BACKEND") ? getenv("GK_BACKEND") : "");
+        skip();
+    }
+    void *stream = gkt_cuda_stream_create();
+    assert_non_null(stream);
+    GK_CHECK_OK(gk_context_set_stream(ctx, stream));
+    const size_t n = 1000;
+    float *dx = gkt_cuda_malloc(n * sizeof(float));
+    assert_non_null(dx);
+    gk_buffer *x = NULL;
+    GK_CHECK_OK(gk_buffer_wrap_device(ctx, GK_FLOAT32, n, dx, &x));
+    assert_true(gkt_cuda_fill_late(stream, dx, n, 2.0f, 50));
+    GK_CHECK_OK(gk_scale(ctx, 0.5, x));
+    assert_int_equal(gk_context_last_backend(ctx), GK_BACKEND_CUDA);
+    double sum = 0;
+    GK_CHECK_OK(gk_sum(ctx, x, &sum));
+    assert_true(sum == (double)n);
+    GK_CHECK_OK(gk_context_synchronize(ctx));
+    assert_true(gkt_cuda_fill_late(stream, dx, n, 3.0f, 50));
+    GK_CHECK_OK(gk_context_synchronize(ctx));
+    if (!gkt_cuda_stream_idle(stream))
+        GK_FAIL("gk_context_synchronize returned before the caller's kernel on its stream ended");
+    gk_buffer_destroy(x);
+    gk_context_destroy(ctx);
+    assert_true(gkt_cuda_stream_destroy(stream));
+    assert_true(gkt_cuda_free(dx));
+}
+
 #else
 
 static gk_context *cuda_context(void **state)
@@ -581,6 +620,11 @@ static void test_cuda_user_stream(void **state)
     (void)cuda_context(state);
 }
 
+static void test_cuda_auto_context(void **state)
+{
+    (void)cuda_context(state);
+}
+
 #endif
 
 int main(void)
@@ -598,6 +642,8 @@ int main(void)
         cmocka_unit_test_prestate_setup_teardown(test_cuda_wrap_device_refused, gk_test_setup,
                                                  gk_test_teardown, &gk_test_cuda),
         cmocka_unit_test_prestate_setup_teardown(test_cuda_user_stream, gk_test_setup,
+                                                 gk_test_teardown, &gk_test_cuda),
+        cmocka_unit_test_prestate_setup_teardown(test_cuda_auto_context, gk_test_setup,
                                                  gk_test_teardown, &gk_test_cuda),
     };
     return cmocka_run_group_tests_name("interop", tests, gk_test_group_setup, NULL);
