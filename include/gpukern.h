@@ -319,25 +319,25 @@ GK_API int gk_device_count(gk_backend b);
  * lifetimes and the overlap rules are those of gk_buffer_create's buffers, and operations on
  * it do not wait either. device_ptr must be aligned to the element size; it may be NULL only
  * if count is 0, and with count 0 it is not examined. cudaPointerGetAttributes must report
- * both the first and the last element as memory of the context's device (or managed memory):
- * host memory, pinned or not (wrap it with gk_buffer_wrap_host), unregistered pointers and
- * another GPU's memory are GK_E_INVALID_ARGUMENT, with a message naming the pointer, what it
- * points to and the devices. Does not wait.
+ * the first and the last byte of the range as memory of the context's device (or managed
+ * memory): host memory, pinned or not (wrap it with gk_buffer_wrap_host), unregistered
+ * pointers, a range running past its allocation into unmapped addresses and another GPU's
+ * memory are GK_E_INVALID_ARGUMENT, with a message naming the pointer, what it points to and
+ * the devices. Does not wait.
  * Returns GK_OK, GK_E_INVALID_ARGUMENT (also ctx or out NULL or not handles, a bad dtype, a
  * misaligned or NULL pointer), GK_E_OVERFLOW (count * element size wraps), GK_E_UNSUPPORTED
  * (a CPU context, which has no device memory; a CUDA module older than 1.2),
- * GK_E_OUT_OF_MEMORY (the handle), GK_E_DEVICE. */
+ * GK_E_OUT_OF_MEMORY (the handle). */
 GK_API gk_status gk_buffer_wrap_device(gk_context *ctx, gk_dtype t, size_t count,
                                        void *device_ptr, gk_buffer **out);
 
 /* Where the buffer's element 0 is, the view's offset applied, for handing data to other
  * libraries: a device pointer for the device buffers of a CUDA context (created or wrapped
  * with gk_buffer_wrap_device), a host pointer for the buffers of a CPU context and for
- * gk_buffer_wrap_host buffers on any context. NULL for a buffer of no elements, for NULL and for
- * a handle that is not a live buffer. The address is valid
- * while any handle on the memory lives. Does not wait: on CUDA, work queued on the buffer may
- * still be running; order other work after it on gk_context_stream() or call
- * gk_context_synchronize() first. */
+ * gk_buffer_wrap_host buffers on any context. NULL for a buffer of no elements, for NULL and
+ * for a handle that is not a live buffer. The address is valid while any handle on the memory
+ * lives. Does not wait: on CUDA, work queued on the buffer may still be running; order other
+ * work after it on gk_context_stream() or call gk_context_synchronize() first. */
 GK_API void *gk_buffer_data(const gk_buffer *buf);
 
 /* Makes a CUDA context queue all its later device work on cuda_stream (a cudaStream_t of the
@@ -358,9 +358,10 @@ GK_API void *gk_buffer_data(const gk_buffer *buf);
  *   the caller's work queued on it included.
  * The stream must stay valid until the context is switched to another stream or destroyed:
  * gk_context_destroy waits for it and returns the context to its own stream, on which buffers
- * that outlive the handle are read, written and freed. Returns GK_OK, GK_E_INVALID_ARGUMENT (ctx NULL or not a
- * context; a stream of another device), GK_E_UNSUPPORTED (a CPU context; a CUDA module older
- * than 1.2), GK_E_DEVICE (not a usable stream: the runtime's message). */
+ * that outlive the handle are read, written and freed.
+ * Returns GK_OK, GK_E_INVALID_ARGUMENT (ctx NULL or not a context; a stream of another
+ * device), GK_E_UNSUPPORTED (a CPU context; a CUDA module older than 1.2), GK_E_DEVICE (not a
+ * usable stream: the runtime's message). */
 GK_API gk_status gk_context_set_stream(gk_context *ctx, void *cuda_stream);
 
 /* The cudaStream_t a CUDA context queues its work on now: the one set with
