@@ -16,16 +16,15 @@
  * this size the team's wake-up costs more than it saves. */
 #define GK_CPU_PAR_MIN_BYTES ((size_t)1 << 20)
 
-gk_status gk__cpu_bad_dtype(const char *fn, gk_dtype t)
+gk_status gk__cpu_bad_dtype(gk_dtype t)
 {
     return gk__error(GK_E_INTERNAL,
-                     "%s: the CPU backend got dtype %d, which the core should have rejected", fn,
-                     (int)t);
+                     "the CPU backend got dtype %d, which the core should have rejected", (int)t);
 }
 
 void gk__cpu_memcpy(int threads, void *dst, const void *src, size_t bytes)
 {
-    if (bytes == 0 || dst == src)
+    if (dst == src)
         return;
     if (threads <= 1 || bytes < GK_CPU_PAR_MIN_BYTES) {
         memcpy(dst, src, bytes);
@@ -57,8 +56,7 @@ static gk_status cpu_context_create(const gk_backend_config *cfg, void **st)
     gk_cpu_state *s = gk__malloc(sizeof *s);
     if (s == NULL)
         return gk__error(GK_E_OUT_OF_MEMORY,
-                         "gk_context_create: cannot allocate %zu bytes for the CPU backend's state",
-                         sizeof *s);
+                         "cannot allocate %zu bytes for the CPU backend's state", sizeof *s);
     s->threads = cfg->cpu_threads > 0 ? cfg->cpu_threads : omp_get_max_threads();
     if (s->threads < 1)
         s->threads = 1;
@@ -86,14 +84,11 @@ static gk_status cpu_synchronize(void *st)
 static gk_status cpu_mem_alloc(void *st, size_t bytes, void **ptr)
 {
     (void)st;
-    /* Whole cache lines, and at least one: a zero-byte buffer still gets a unique pointer that
-     * mem_free releases like any other, so the core needs no special case for count 0. */
-    size_t size = bytes == 0 ? GK_CPU_ALIGN : bytes;
+    /* Whole cache lines: no other allocation shares the buffer's last line. */
     void *p = NULL;
-    if (size > SIZE_MAX - (GK_CPU_ALIGN - 1) ||
-        gk__aligned_alloc(&p, GK_CPU_ALIGN, (size + GK_CPU_ALIGN - 1) & ~(GK_CPU_ALIGN - 1)) != 0)
-        return gk__error(GK_E_OUT_OF_MEMORY,
-                         "gk_buffer_create: cannot allocate %zu bytes of host memory", bytes);
+    if (bytes > SIZE_MAX - (GK_CPU_ALIGN - 1) ||
+        gk__aligned_alloc(&p, GK_CPU_ALIGN, (bytes + GK_CPU_ALIGN - 1) & ~(GK_CPU_ALIGN - 1)) != 0)
+        return gk__error(GK_E_OUT_OF_MEMORY, "cannot allocate %zu bytes of host memory", bytes);
     *ptr = p;
     return GK_OK;
 }

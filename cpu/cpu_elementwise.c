@@ -128,7 +128,7 @@ gk_status gk__cpu_fill(void *st, gk_dtype t, size_t n, double value, void *x)
         cpu_fill_f64(nt, n, value, x);
         return GK_OK;
     }
-    return gk__cpu_bad_dtype("gk_fill", t);
+    return gk__cpu_bad_dtype(t);
 }
 
 gk_status gk__cpu_copy(void *st, gk_dtype t, size_t n, const void *x, void *y)
@@ -141,7 +141,7 @@ gk_status gk__cpu_copy(void *st, gk_dtype t, size_t n, const void *x, void *y)
         gk__cpu_memcpy(gk__cpu_threads(st), y, x, n * sizeof(double));
         return GK_OK;
     }
-    return gk__cpu_bad_dtype("gk_copy", t);
+    return gk__cpu_bad_dtype(t);
 }
 
 gk_status gk__cpu_add(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z)
@@ -155,7 +155,7 @@ gk_status gk__cpu_add(void *st, gk_dtype t, size_t n, const void *x, const void 
         cpu_add_f64(nt, n, x, y, z);
         return GK_OK;
     }
-    return gk__cpu_bad_dtype("gk_add", t);
+    return gk__cpu_bad_dtype(t);
 }
 
 gk_status gk__cpu_sub(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z)
@@ -169,7 +169,7 @@ gk_status gk__cpu_sub(void *st, gk_dtype t, size_t n, const void *x, const void 
         cpu_sub_f64(nt, n, x, y, z);
         return GK_OK;
     }
-    return gk__cpu_bad_dtype("gk_sub", t);
+    return gk__cpu_bad_dtype(t);
 }
 
 gk_status gk__cpu_mul(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z)
@@ -183,7 +183,7 @@ gk_status gk__cpu_mul(void *st, gk_dtype t, size_t n, const void *x, const void 
         cpu_mul_f64(nt, n, x, y, z);
         return GK_OK;
     }
-    return gk__cpu_bad_dtype("gk_mul", t);
+    return gk__cpu_bad_dtype(t);
 }
 
 gk_status gk__cpu_axpy(void *st, gk_dtype t, size_t n, double alpha, const void *x, void *y)
@@ -197,7 +197,7 @@ gk_status gk__cpu_axpy(void *st, gk_dtype t, size_t n, double alpha, const void 
         cpu_axpy_f64(nt, n, alpha, x, y);
         return GK_OK;
     }
-    return gk__cpu_bad_dtype("gk_axpy", t);
+    return gk__cpu_bad_dtype(t);
 }
 
 gk_status gk__cpu_scale(void *st, gk_dtype t, size_t n, double alpha, void *x)
@@ -211,7 +211,7 @@ gk_status gk__cpu_scale(void *st, gk_dtype t, size_t n, double alpha, void *x)
         cpu_scale_f64(nt, n, alpha, x);
         return GK_OK;
     }
-    return gk__cpu_bad_dtype("gk_scale", t);
+    return gk__cpu_bad_dtype(t);
 }
 
 gk_status gk__cpu_exp(void *st, gk_dtype t, size_t n, const void *x, void *y)
@@ -225,5 +225,5 @@ gk_status gk__cpu_exp(void *st, gk_dtype t, size_t n, const void *x, void *y)
         cpu_exp_f64(nt, n, x, y);
         return GK_OK;
     }
-    return gk__cpu_bad_dtype("gk_exp", t);
+    return gk__cpu_bad_dtype(t);
 }

@@ -57,11 +57,9 @@ gk_status gk__cpu_gemm(void *st, gk_dtype t, gk_transpose ta, gk_transpose tb, s
                        double beta, void *c, size_t ldc)
 {
     (void)st;
-    if (m == 0 || n == 0)
-        return GK_OK;
     if (k > 0 && (lda > GK_BLASINT_MAX || ldb > GK_BLASINT_MAX || ldc > GK_BLASINT_MAX))
         return gk__error(GK_E_UNSUPPORTED,
-                         "gk_gemm: a leading dimension (lda %zu, ldb %zu, ldc %zu) exceeds the %zu "
+                         "a leading dimension (lda %zu, ldb %zu, ldc %zu) exceeds the %zu "
                          "that OpenBLAS's CBLAS accepts",
                          lda, ldb, ldc, (size_t)GK_BLASINT_MAX);
     switch (t) {
@@ -78,5 +76,5 @@ gk_status gk__cpu_gemm(void *st, gk_dtype t, gk_transpose ta, gk_transpose tb, s
             cpu_gemm_f64(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
         return GK_OK;
     }
-    return gk__cpu_bad_dtype("gk_gemm", t);
+    return gk__cpu_bad_dtype(t);
 }

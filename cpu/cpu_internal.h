@@ -43,8 +43,8 @@ static inline int gk__cpu_threads(const void *st)
     return ((const gk_cpu_state *)st)->threads;
 }
 
-/* Records GK_E_INTERNAL for a dtype the core should have rejected; fn names the public call. */
-gk_status gk__cpu_bad_dtype(const char *fn, gk_dtype t);
+/* Records GK_E_INTERNAL for a dtype the core should have rejected. */
+gk_status gk__cpu_bad_dtype(gk_dtype t);
 
 /* cpu_elementwise.c */
 gk_status gk__cpu_fill(void *st, gk_dtype t, size_t n, double value, void *x);

@@ -47,6 +47,11 @@ static inline double gk__rbf_exponent_f64(double gamma, double gz, double dist)
  * AVX2, 2 with AVX-512; on a 16-core Xeon 32 ran 4096^2 x 20 float32 in 4.4 ms, 16 in 16 ms. */
 #define GK_RBF_COLS ((size_t)32)
 
+/* Rows of x per task of rbf_matrix and rbf_matvec: the packed y block is reused this many
+ * times, so packing costs 1/64 of the distance work; tasks also split over column blocks, so a
+ * short x still fills the team. */
+#define GK_RBF_TILE_ROWS ((size_t)64)
+
 /* How many columns of y to pack per block: the packed block (d x cols) stays in L2 while a
  * tile of x rows streams past it; at least one register block, a multiple of GK_RBF_COLS, and
  * no wider than n needs. */

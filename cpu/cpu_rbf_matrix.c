@@ -9,10 +9,6 @@
 #include "cpu_rbf.h"
 #include "error.h"
 
-/* Rows of x per task: the packed y block is reused this many times, so packing costs 1/64 of
- * the distance work; tasks also split over column blocks, so a short x still fills the team. */
-#define GK_RBF_TILE_ROWS ((size_t)64)
-
 /* Task t covers column block t / row_tiles and row tile t % row_tiles: under the static
  * schedule a thread's consecutive tasks share a column block, which it then packs once. */
 static gk_status cpu_rbf_matrix(int threads, const gk_cpu_rbf_kernels *kr, size_t m, size_t n,
@@ -25,14 +21,14 @@ static gk_status cpu_rbf_matrix(int threads, const gk_cpu_rbf_kernels *kr, size_
     size_t col_blocks = (n + cols - 1) / cols;
     size_t tasks = row_tiles * col_blocks;
     int nt = tasks < (size_t)threads ? (int)tasks : threads;
-    /* One packed block per thread, 128 KiB or 16 rows of y when rows are longer, in whole
-     * cache lines plus one, so no two threads share a line and d = 0 still gets a pointer. */
+    /* One packed block per thread (at most 128 KiB, or GK_RBF_COLS rows of y when rows are
+     * longer than 4 KiB), in whole cache lines plus one, so no two threads share a line and
+     * d = 0 still gets a pointer. */
     size_t per = (d * cols * es + 63) / 64 * 64 + 64, bytes = (size_t)nt * per;
     void *scratch = NULL;
     if (bytes / per != (size_t)nt || gk__aligned_alloc(&scratch, 64, bytes) != 0)
         return gk__error(GK_E_OUT_OF_MEMORY,
-                         "gk_rbf_matrix: cannot allocate %zu bytes of scratch (%d threads x %zu)",
-                         bytes, nt, per);
+                         "cannot allocate %zu bytes of scratch (%d threads x %zu)", bytes, nt, per);
 #pragma omp parallel num_threads(nt)
     {
         char *yt = (char *)scratch + (size_t)omp_get_thread_num() * per;
@@ -56,8 +52,6 @@ static gk_status cpu_rbf_matrix(int threads, const gk_cpu_rbf_kernels *kr, size_
 gk_status gk__cpu_rbf_matrix(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
                              const void *x, const void *y, void *k)
 {
-    if (m == 0 || n == 0)
-        return GK_OK;
     x = gk__cpu_rbf_rows_of(x);
     y = gk__cpu_rbf_rows_of(y);
     switch (t) {
@@ -66,5 +60,5 @@ gk_status gk__cpu_rbf_matrix(void *st, gk_dtype t, size_t m, size_t n, size_t d,
     case GK_FLOAT64:
         return cpu_rbf_matrix(gk__cpu_threads(st), &gk__cpu_rbf_f64, m, n, d, gamma, x, y, k);
     }
-    return gk__cpu_bad_dtype("gk_rbf_matrix", t);
+    return gk__cpu_bad_dtype(t);
 }

@@ -54,7 +54,7 @@ gk_status gk__cpu_rbf_rows(void *st, gk_dtype t, size_t n, size_t d, double gamm
                            const void *b, void *k)
 {
     if (t != GK_FLOAT32 && t != GK_FLOAT64)
-        return gk__cpu_bad_dtype("gk_rbf_rows", t);
+        return gk__cpu_bad_dtype(t);
     int nt = gk__cpu_threads(st);
     double gz = isnan(gamma) ? gamma : 0.0;
     a = gk__cpu_rbf_rows_of(a);

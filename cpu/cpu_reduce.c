@@ -174,10 +174,6 @@ static void cpu_reduce(int nt, cpu_block_fn f, size_t n, const void *x, const vo
     if (chunk < GK_CPU_RED_MIN_CHUNK)
         chunk = GK_CPU_RED_MIN_CHUNK;
     size_t chunks = (n + chunk - 1) / chunk;
-    if (chunks == 0) {
-        acc[0] = acc[1] = acc[2] = 0.0;
-        return;
-    }
 #pragma omp parallel for num_threads(nt) if (chunks > 1) schedule(static)
     for (size_t c = 0; c < chunks; c++) {
         size_t hi = n - c * chunk > chunk ? (c + 1) * chunk : n;
@@ -208,9 +204,8 @@ static double cpu_nrm2_finish(const double acc[3])
 
 /* Reduces with the block function of dtype t into acc; the dtype is the only thing that
  * differs between the public reductions' dispatch. */
-static gk_status cpu_reduce_dtype(void *st, gk_dtype t, const char *fn, cpu_block_fn f32,
-                                  cpu_block_fn f64, size_t n, const void *x, const void *y,
-                                  double acc[3])
+static gk_status cpu_reduce_dtype(void *st, gk_dtype t, cpu_block_fn f32, cpu_block_fn f64,
+                                  size_t n, const void *x, const void *y, double acc[3])
 {
     switch (t) {
     case GK_FLOAT32:
@@ -220,14 +215,13 @@ static gk_status cpu_reduce_dtype(void *st, gk_dtype t, const char *fn, cpu_bloc
         cpu_reduce(gk__cpu_threads(st), f64, n, x, y, acc);
         return GK_OK;
     }
-    return gk__cpu_bad_dtype(fn, t);
+    return gk__cpu_bad_dtype(t);
 }
 
 gk_status gk__cpu_sum(void *st, gk_dtype t, size_t n, const void *x, double *result)
 {
     double acc[3];
-    gk_status r = cpu_reduce_dtype(st, t, "gk_sum", cpu_sum_block_f32, cpu_sum_block_f64, n, x, x,
-                                   acc);
+    gk_status r = cpu_reduce_dtype(st, t, cpu_sum_block_f32, cpu_sum_block_f64, n, x, x, acc);
     if (r == GK_OK)
         *result = acc[0];
     return r;
@@ -236,8 +230,7 @@ gk_status gk__cpu_sum(void *st, gk_dtype t, size_t n, const void *x, double *res
 gk_status gk__cpu_dot(void *st, gk_dtype t, size_t n, const void *x, const void *y, double *result)
 {
     double acc[3];
-    gk_status r = cpu_reduce_dtype(st, t, "gk_dot", cpu_dot_block_f32, cpu_dot_block_f64, n, x, y,
-                                   acc);
+    gk_status r = cpu_reduce_dtype(st, t, cpu_dot_block_f32, cpu_dot_block_f64, n, x, y, acc);
     if (r == GK_OK)
         *result = acc[0];
     return r;
@@ -246,8 +239,7 @@ gk_status gk__cpu_dot(void *st, gk_dtype t, size_t n, const void *x, const void 
 gk_status gk__cpu_nrm2(void *st, gk_dtype t, size_t n, const void *x, double *result)
 {
     double acc[3];
-    gk_status r = cpu_reduce_dtype(st, t, "gk_nrm2", cpu_nrm2_block_f32, cpu_nrm2_block_f64, n, x,
-                                   x, acc);
+    gk_status r = cpu_reduce_dtype(st, t, cpu_nrm2_block_f32, cpu_nrm2_block_f64, n, x, x, acc);
     if (r == GK_OK)
         *result = cpu_nrm2_finish(acc);
     return r;

@@ -94,7 +94,7 @@ gk_status gk__cpu_rng_uniform(void *st, gk_dtype t, size_t n, uint64_t seed, uin
         cpu_rng_uniform(gk__cpu_threads(st), n, seed, offset, x, 2);
         return GK_OK;
     }
-    return gk__cpu_bad_dtype("gk_rng_uniform", t);
+    return gk__cpu_bad_dtype(t);
 }
 
 gk_status gk__cpu_rng_normal(void *st, gk_dtype t, size_t n, uint64_t seed, uint64_t offset,
@@ -109,5 +109,5 @@ gk_status gk__cpu_rng_normal(void *st, gk_dtype t, size_t n, uint64_t seed, uint
         cpu_rng_normal_f64(nt, n, seed, offset, mean, stddev, x);
         return GK_OK;
     }
-    return gk__cpu_bad_dtype("gk_rng_normal", t);
+    return gk__cpu_bad_dtype(t);
 }

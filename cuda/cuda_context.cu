@@ -58,10 +58,9 @@ static void gk_cuda_state_free(gk_cuda_state *s)
 
 static gk_status gk_cuda_make_pool(gk_cuda_state *s)
 {
-    const char *fn = "gk_context_create";
     int supported = 0;
     gk_status r = gk__cuda_check(
-        cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, s->device), fn,
+        cudaDeviceGetAttribute(&supported, cudaDevAttrMemoryPoolsSupported, s->device),
         "cudaDeviceGetAttribute(cudaDevAttrMemoryPoolsSupported)");
     if (r != GK_OK || !supported)
         return r;
@@ -70,49 +69,47 @@ static gk_status gk_cuda_make_pool(gk_cuda_state *s)
     props.allocType = cudaMemAllocationTypePinned;
     props.location.type = cudaMemLocationTypeDevice;
     props.location.id = s->device;
-    r = gk__cuda_check(cudaMemPoolCreate(&s->pool, &props), fn, "cudaMemPoolCreate");
+    r = gk__cuda_check(cudaMemPoolCreate(&s->pool, &props), "cudaMemPoolCreate");
     if (r != GK_OK)
         return r;
     /* Keep freed memory cached in the pool (mem_alloc trims it when an allocation fails), so a
      * loop that frees and re-creates large buffers does not re-map memory at every sync. */
     uint64_t keep = UINT64_MAX;
     return gk__cuda_check(cudaMemPoolSetAttribute(s->pool, cudaMemPoolAttrReleaseThreshold, &keep),
-                          fn, "cudaMemPoolSetAttribute(cudaMemPoolAttrReleaseThreshold)");
+                          "cudaMemPoolSetAttribute(cudaMemPoolAttrReleaseThreshold)");
 }
 
 static gk_status gk_cuda_make_blas(gk_cuda_state *s)
 {
-    const char *fn = "gk_context_create";
-    gk_status r = gk__cublas_check(cublasCreate(&s->blas), fn, "cublasCreate");
+    gk_status r = gk__cublas_check(cublasCreate(&s->blas), "cublasCreate");
     if (r == GK_OK)
-        r = gk__cublas_check(cublasSetStream(s->blas, s->stream), fn, "cublasSetStream");
+        r = gk__cublas_check(cublasSetStream(s->blas, s->stream), "cublasSetStream");
     if (r == GK_OK)
-        r = gk__cublas_check(cublasSetPointerMode(s->blas, CUBLAS_POINTER_MODE_HOST), fn,
+        r = gk__cublas_check(cublasSetPointerMode(s->blas, CUBLAS_POINTER_MODE_HOST),
                              "cublasSetPointerMode");
     /* CUBLAS_DEFAULT_MATH keeps float32 products in true fp32 (FFMA); TF32 tensor cores only
      * when the caller opted in, since they carry about 1e-3 relative error. */
     cublasMath_t mode =
         (s->flags & GK_FLAG_ALLOW_TF32) ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH;
     if (r == GK_OK)
-        r = gk__cublas_check(cublasSetMathMode(s->blas, mode), fn, "cublasSetMathMode");
+        r = gk__cublas_check(cublasSetMathMode(s->blas, mode), "cublasSetMathMode");
     return r;
 }
 
 static gk_status gk_cuda_make_scratch(gk_cuda_state *s)
 {
-    const char *fn = "gk_context_create";
     /* One allocation for the context's life, so reductions never allocate per call:
      * partials | result (8 doubles) | ticket (8 doubles' room). */
     size_t partials = (size_t)GK_CUDA_MAX_PARTIALS * GK_CUDA_PARTIAL_DOUBLES;
     size_t total = partials + 16;
     cudaError_t e = gk__cuda_fault() ? cudaErrorMemoryAllocation
                                      : cudaMalloc((void **)&s->partials, total * sizeof(double));
-    gk_status r = gk__cuda_check(e, fn, "cudaMalloc(reduction scratch)");
+    gk_status r = gk__cuda_check(e, "cudaMalloc(reduction scratch)");
     if (r != GK_OK)
         return r;
     s->result = s->partials + partials;
     s->ticket = (unsigned int *)(s->result + 8);
-    r = gk__cuda_check(cudaMemsetAsync(s->ticket, 0, sizeof(unsigned int), s->stream), fn,
+    r = gk__cuda_check(cudaMemsetAsync(s->ticket, 0, sizeof(unsigned int), s->stream),
                        "cudaMemsetAsync(reduction ticket)");
     if (r != GK_OK)
         return r;
@@ -120,32 +117,30 @@ static gk_status gk_cuda_make_scratch(gk_cuda_state *s)
             ? cudaErrorMemoryAllocation
             : cudaHostAlloc((void **)&s->pinned, GK_CUDA_PINNED_HEAD + GK_CUDA_STAGING_BYTES,
                             cudaHostAllocDefault);
-    r = gk__cuda_check(e, fn, "cudaHostAlloc(staging)");
+    r = gk__cuda_check(e, "cudaHostAlloc(staging)");
     if (r != GK_OK)
         return r;
     s->staging = s->pinned + GK_CUDA_PINNED_HEAD;
-    r = gk__cuda_check(cudaEventCreateWithFlags(&s->staging_free, cudaEventDisableTiming), fn,
+    r = gk__cuda_check(cudaEventCreateWithFlags(&s->staging_free, cudaEventDisableTiming),
                        "cudaEventCreateWithFlags");
     if (r != GK_OK)
         return r;
-    return gk__cuda_check(cudaStreamSynchronize(s->stream), fn, "cudaStreamSynchronize");
+    return gk__cuda_check(cudaStreamSynchronize(s->stream), "cudaStreamSynchronize");
 }
 
 gk_status gk__cuda_context_create(const gk_backend_config *cfg, void **out)
 {
-    const char *fn = "gk_context_create";
     /* The core checked cfg->device against the device count (src/interop.c). */
     gk_cuda_state *s = gk__cuda_fault() ? NULL : (gk_cuda_state *)calloc(1, sizeof *s);
     if (s == NULL)
-        return gk__cuda_error(GK_E_OUT_OF_MEMORY, "%s: out of host memory for the CUDA state", fn);
+        return gk__cuda_error(GK_E_OUT_OF_MEMORY, "out of host memory for the CUDA state");
     s->device = cfg->device;
     s->flags = cfg->flags;
 
-    gk_status r = gk__cuda_check(cudaSetDevice(s->device), fn, "cudaSetDevice");
+    gk_status r = gk__cuda_check(cudaSetDevice(s->device), "cudaSetDevice");
     if (r == GK_OK) {
         cudaDeviceProp prop;
-        r = gk__cuda_check(cudaGetDeviceProperties(&prop, s->device), fn,
-                           "cudaGetDeviceProperties");
+        r = gk__cuda_check(cudaGetDeviceProperties(&prop, s->device), "cudaGetDeviceProperties");
         if (r == GK_OK) {
             snprintf(s->name, sizeof s->name, "%.200s (CUDA device %d)", prop.name, s->device);
             s->sm_count = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
@@ -154,7 +149,7 @@ gk_status gk__cuda_context_create(const gk_backend_config *cfg, void **out)
     /* Non-blocking: the legacy default stream of other libraries in the process must not
      * serialize with this context's work. */
     if (r == GK_OK)
-        r = gk__cuda_check(cudaStreamCreateWithFlags(&s->own_stream, cudaStreamNonBlocking), fn,
+        r = gk__cuda_check(cudaStreamCreateWithFlags(&s->own_stream, cudaStreamNonBlocking),
                            "cudaStreamCreateWithFlags");
     s->stream = s->own_stream;
     if (r == GK_OK)
@@ -189,9 +184,8 @@ const char *gk__cuda_device_name(void *st)
 gk_status gk__cuda_synchronize(void *st)
 {
     gk_cuda_state *s = (gk_cuda_state *)st;
-    const char *fn = "gk_context_synchronize";
-    gk_status r = gk__cuda_enter(s, fn);
+    gk_status r = gk__cuda_enter(s);
     if (r != GK_OK)
         return r;
-    return gk__cuda_check(cudaStreamSynchronize(s->stream), fn, "cudaStreamSynchronize");
+    return gk__cuda_check(cudaStreamSynchronize(s->stream), "cudaStreamSynchronize");
 }

@@ -108,11 +108,10 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
 }
 
 template <typename T, int NIN, typename Op>
-static gk_status cuda_map_launch(gk_cuda_state *s, const char *fn, size_t n, const T *x, const T *y,
-                                 T *z, Op op)
+static gk_status cuda_map_launch(gk_cuda_state *s, size_t n, const T *x, const T *y, T *z, Op op)
 {
-    gk_status r = gk__cuda_enter(s, fn);
-    if (r != GK_OK || n == 0)
+    gk_status r = gk__cuda_enter(s);
+    if (r != GK_OK)
         return r;
     gk_cuda_split sp = gk__cuda_split(n, sizeof(T), z, NIN >= 1 ? x : NULL, NIN >= 2 ? y : NULL);
     size_t work = sp.nvec > 0 ? sp.nvec : n;
@@ -121,23 +120,22 @@ static gk_status cuda_map_launch(gk_cuda_state *s, const char *fn, size_t n, con
     unsigned int blocks = gk__cuda_blocks(work, per_block, (size_t)s->sm_count * 8);
     cuda_map<T, NIN, Op>
         <<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(n, sp.head, sp.nvec, x, y, z, op);
-    return gk__cuda_launched(fn, sizeof(T) == 4 ? "cuda_map<float>" : "cuda_map<double>");
+    return gk__cuda_launched(sizeof(T) == 4 ? "cuda_map<float>" : "cuda_map<double>");
 }
 
 /* Dispatches on dtype; Op<T> is built from the already-rounded scalar. */
 template <template <typename> class Op, int NIN>
-static gk_status cuda_map_dispatch(void *st, const char *fn, gk_dtype t, size_t n, double scalar,
-                                   const void *x, const void *y, void *z)
+static gk_status cuda_map_dispatch(void *st, gk_dtype t, size_t n, double scalar, const void *x,
+                                   const void *y, void *z)
 {
     gk_cuda_state *s = (gk_cuda_state *)st;
     if (t == GK_FLOAT32)
-        return cuda_map_launch<float, NIN>(s, fn, n, (const float *)x, (const float *)y, (float *)z,
+        return cuda_map_launch<float, NIN>(s, n, (const float *)x, (const float *)y, (float *)z,
                                            Op<float>::make((float)scalar));
     if (t == GK_FLOAT64)
-        return cuda_map_launch<double, NIN>(s, fn, n, (const double *)x, (const double *)y,
-                                            (double *)z, Op<double>::make(scalar));
-    return gk__cuda_error(GK_E_INTERNAL, "%s: unknown dtype %d reached the CUDA backend", fn,
-                          (int)t);
+        return cuda_map_launch<double, NIN>(s, n, (const double *)x, (const double *)y, (double *)z,
+                                            Op<double>::make(scalar));
+    return gk__cuda_bad_dtype(t);
 }
 
 /* Adapters giving every op the same construction from one scalar. */
@@ -186,48 +184,47 @@ template <typename T> struct cuda_exp_mk {
 
 gk_status gk__cuda_fill(void *st, gk_dtype t, size_t n, double value, void *x)
 {
-    return cuda_map_dispatch<cuda_fill_mk, 0>(st, "gk_fill", t, n, value, NULL, NULL, x);
+    return cuda_map_dispatch<cuda_fill_mk, 0>(st, t, n, value, NULL, NULL, x);
 }
 
 gk_status gk__cuda_copy(void *st, gk_dtype t, size_t n, const void *x, void *y)
 {
     gk_cuda_state *s = (gk_cuda_state *)st;
-    const char *fn = "gk_copy";
-    gk_status r = gk__cuda_enter(s, fn);
-    if (r != GK_OK || n == 0 || x == y)
+    gk_status r = gk__cuda_enter(s);
+    if (r != GK_OK || x == y)
         return r;
     /* The runtime's device-to-device copy already runs at the memory system's copy rate. */
     size_t bytes = n * (t == GK_FLOAT32 ? sizeof(float) : sizeof(double));
-    return gk__cuda_check(cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, s->stream), fn,
+    return gk__cuda_check(cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, s->stream),
                           "cudaMemcpyAsync(device to device)");
 }
 
 gk_status gk__cuda_add(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z)
 {
-    return cuda_map_dispatch<cuda_add_mk, 2>(st, "gk_add", t, n, 0.0, x, y, z);
+    return cuda_map_dispatch<cuda_add_mk, 2>(st, t, n, 0.0, x, y, z);
 }
 
 gk_status gk__cuda_sub(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z)
 {
-    return cuda_map_dispatch<cuda_sub_mk, 2>(st, "gk_sub", t, n, 0.0, x, y, z);
+    return cuda_map_dispatch<cuda_sub_mk, 2>(st, t, n, 0.0, x, y, z);
 }
 
 gk_status gk__cuda_mul(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z)
 {
-    return cuda_map_dispatch<cuda_mul_mk, 2>(st, "gk_mul", t, n, 0.0, x, y, z);
+    return cuda_map_dispatch<cuda_mul_mk, 2>(st, t, n, 0.0, x, y, z);
 }
 
 gk_status gk__cuda_axpy(void *st, gk_dtype t, size_t n, double alpha, const void *x, void *y)
 {
-    return cuda_map_dispatch<cuda_axpy_mk, 2>(st, "gk_axpy", t, n, alpha, x, y, y);
+    return cuda_map_dispatch<cuda_axpy_mk, 2>(st, t, n, alpha, x, y, y);
 }
 
 gk_status gk__cuda_scale(void *st, gk_dtype t, size_t n, double alpha, void *x)
 {
-    return cuda_map_dispatch<cuda_scale_mk, 1>(st, "gk_scale", t, n, alpha, x, NULL, x);
+    return cuda_map_dispatch<cuda_scale_mk, 1>(st, t, n, alpha, x, NULL, x);
 }
 
 gk_status gk__cuda_exp(void *st, gk_dtype t, size_t n, const void *x, void *y)
 {
-    return cuda_map_dispatch<cuda_exp_mk, 1>(st, "gk_exp", t, n, 0.0, x, NULL, y);
+    return cuda_map_dispatch<cuda_exp_mk, 1>(st, t, n, 0.0, x, NULL, y);
 }

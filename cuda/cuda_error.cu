@@ -43,7 +43,7 @@ gk_status gk__cuda_error(gk_status status, const char *fmt, ...)
     return status;
 }
 
-gk_status gk__cuda_check(cudaError_t e, const char *fn, const char *what)
+gk_status gk__cuda_check(cudaError_t e, const char *what)
 {
     if (e == cudaSuccess)
         return GK_OK;
@@ -51,31 +51,35 @@ gk_status gk__cuda_check(cudaError_t e, const char *fn, const char *what)
      * last-error slot; clear it so the next launch check reports only its own launch. */
     (void)cudaGetLastError();
     gk_status s = e == cudaErrorMemoryAllocation ? GK_E_OUT_OF_MEMORY : GK_E_DEVICE;
-    return gk__cuda_error(s, "%s%s%s: %s: %s", fn ? fn : "", fn ? ": " : "", what,
-                          cudaGetErrorName(e), cudaGetErrorString(e));
+    return gk__cuda_error(s, "%s: %s: %s", what, cudaGetErrorName(e), cudaGetErrorString(e));
 }
 
-gk_status gk__cublas_check(cublasStatus_t s, const char *fn, const char *what)
+gk_status gk__cublas_check(cublasStatus_t s, const char *what)
 {
     if (s == CUBLAS_STATUS_SUCCESS)
         return GK_OK;
     (void)cudaGetLastError();
     gk_status st = s == CUBLAS_STATUS_ALLOC_FAILED ? GK_E_OUT_OF_MEMORY : GK_E_DEVICE;
-    return gk__cuda_error(st, "%s%s%s failed: %s: %s", fn ? fn : "", fn ? ": " : "", what,
-                          cublasGetStatusName(s), cublasGetStatusString(s));
+    return gk__cuda_error(st, "%s failed: %s: %s", what, cublasGetStatusName(s),
+                          cublasGetStatusString(s));
 }
 
-gk_status gk__cuda_launched(const char *fn, const char *kernel)
+gk_status gk__cuda_bad_dtype(gk_dtype t)
+{
+    return gk__cuda_error(GK_E_INTERNAL, "unknown dtype %d reached the CUDA backend", (int)t);
+}
+
+gk_status gk__cuda_launched(const char *kernel)
 {
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess)
         return GK_OK;
     char what[128];
     snprintf(what, sizeof what, "launch of %s", kernel);
-    return gk__cuda_check(e, fn, what);
+    return gk__cuda_check(e, what);
 }
 
-gk_status gk__cuda_enter(gk_cuda_state *st, const char *fn)
+gk_status gk__cuda_enter(gk_cuda_state *st)
 {
     /* cudaGetDevice only reads a thread-local, so the common case costs no driver call. */
     int cur = -1;
@@ -84,5 +88,5 @@ gk_status gk__cuda_enter(gk_cuda_state *st, const char *fn)
         return GK_OK;
     if (e != cudaSuccess)
         (void)cudaGetLastError();
-    return gk__cuda_check(cudaSetDevice(st->device), fn, "cudaSetDevice");
+    return gk__cuda_check(cudaSetDevice(st->device), "cudaSetDevice");
 }

@@ -27,7 +27,7 @@ static gk_status cuda_gemm_scale_launch(gk_cuda_state *s, size_t m, size_t n, T 
     size_t across = (size_t)s->sm_count * 8 / rows;
     dim3 grid(gk__cuda_blocks(n, GK_CUDA_THREADS, across > 0 ? across : 1), rows);
     cuda_gemm_scale<T><<<grid, GK_CUDA_THREADS, 0, s->stream>>>(m, n, beta, c, ldc);
-    return gk__cuda_launched("gk_gemm", "cuda_gemm_scale");
+    return gk__cuda_launched("cuda_gemm_scale");
 }
 
 static cublasStatus_t cuda_gemm_call(cublasHandle_t h, cublasOperation_t ob, cublasOperation_t oa,
@@ -51,8 +51,6 @@ static gk_status cuda_gemm_run(gk_cuda_state *s, gk_transpose ta, gk_transpose t
                                size_t n, size_t k, T alpha, const T *a, size_t lda, const T *b,
                                size_t ldb, T beta, T *c, size_t ldc)
 {
-    if (m == 0 || n == 0)
-        return GK_OK;
     if (k == 0)
         return cuda_gemm_scale_launch<T>(s, m, n, beta, c, ldc);
     /* A row-major matrix with row length ld is the column-major transpose with the same ld, so
@@ -63,7 +61,7 @@ static gk_status cuda_gemm_run(gk_cuda_state *s, gk_transpose ta, gk_transpose t
     return gk__cublas_check(cuda_gemm_call(s->blas, ob, oa, (int64_t)n, (int64_t)m, (int64_t)k,
                                            &alpha, b, (int64_t)ldb, a, (int64_t)lda, &beta, c,
                                            (int64_t)ldc),
-                            "gk_gemm", sizeof(T) == 4 ? "cublasSgemm_64" : "cublasDgemm_64");
+                            sizeof(T) == 4 ? "cublasSgemm_64" : "cublasDgemm_64");
 }
 
 gk_status gk__cuda_gemm(void *st, gk_dtype t, gk_transpose ta, gk_transpose tb, size_t m, size_t n,
@@ -71,7 +69,7 @@ gk_status gk__cuda_gemm(void *st, gk_dtype t, gk_transpose ta, gk_transpose tb, 
                         size_t ldb, double beta, void *c, size_t ldc)
 {
     gk_cuda_state *s = (gk_cuda_state *)st;
-    gk_status r = gk__cuda_enter(s, "gk_gemm");
+    gk_status r = gk__cuda_enter(s);
     if (r != GK_OK)
         return r;
     if (t == GK_FLOAT32)
@@ -80,6 +78,5 @@ gk_status gk__cuda_gemm(void *st, gk_dtype t, gk_transpose ta, gk_transpose tb, 
     if (t == GK_FLOAT64)
         return cuda_gemm_run<double>(s, ta, tb, m, n, k, alpha, (const double *)a, lda,
                                      (const double *)b, ldb, beta, (double *)c, ldc);
-    return gk__cuda_error(GK_E_INTERNAL, "gk_gemm: unknown dtype %d reached the CUDA backend",
-                          (int)t);
+    return gk__cuda_bad_dtype(t);
 }

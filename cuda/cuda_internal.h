@@ -10,6 +10,7 @@
 
 #include "backend.h"
 #include "cuda_block_cache.h"
+#include "cuda_slots.h"
 
 /* Launch shape used by every kernel of the module: 8 warps keep enough loads in flight per
  * block while leaving the scheduler room for several blocks per multiprocessor. */
@@ -60,32 +61,22 @@ typedef struct gk_cuda_state {
 extern "C" {
 #endif
 
-/* Remembers the core's services for every later error report. */
-void gk__cuda_set_services(const gk_host_services *svc);
-/* 1 when the core has GK_LOG set. */
-int gk__cuda_log_enabled(void);
-
-/* Records a formatted message through the core and returns status. */
-gk_status gk__cuda_error(gk_status status, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
 /* GK_OK for cudaSuccess; otherwise clears the runtime's last error (so a later launch check
  * does not report a stale failure, e.g. after an out-of-memory) and reports
- * "<fn>: <what>: <cudaErrorName>: <text>" as GK_E_OUT_OF_MEMORY for allocation failures, else
- * GK_E_DEVICE. fn may be NULL. */
-gk_status gk__cuda_check(cudaError_t e, const char *fn, const char *what);
+ * "<what>: <cudaErrorName>: <text>" as GK_E_OUT_OF_MEMORY for allocation failures, else
+ * GK_E_DEVICE. The core puts the public function's name in front. */
+gk_status gk__cuda_check(cudaError_t e, const char *what);
 /* The same for cuBLAS statuses: CUBLAS_STATUS_ALLOC_FAILED is GK_E_OUT_OF_MEMORY. */
-gk_status gk__cublas_check(cublasStatus_t s, const char *fn, const char *what);
+gk_status gk__cublas_check(cublasStatus_t s, const char *what);
+/* GK_E_INTERNAL for a dtype the core should have rejected. */
+gk_status gk__cuda_bad_dtype(gk_dtype t);
 /* Checks that the launch just made was accepted (cudaGetLastError). */
-gk_status gk__cuda_launched(const char *fn, const char *kernel);
+gk_status gk__cuda_launched(const char *kernel);
 /* Makes st->device current on the calling thread (contexts may live on different threads). */
-gk_status gk__cuda_enter(gk_cuda_state *st, const char *fn);
+gk_status gk__cuda_enter(gk_cuda_state *st);
 /* At least `bytes` of the context's workspace, valid for work queued on its stream from now
  * until the next call (cuda_memory.cu). */
-gk_status gk__cuda_workspace(gk_cuda_state *st, size_t bytes, void **out, const char *fn);
+gk_status gk__cuda_workspace(gk_cuda_state *st, size_t bytes, void **out);
 /* 1 when the core's allocation sweep makes this allocation point fail: only in a module built
  * with GK_FAULT_INJECTION, loaded by a core that injects (src/alloc.h); 0 at no cost otherwise. */
 #ifdef GK_FAULT_INJECTION
@@ -101,52 +92,6 @@ cudaError_t gk__cuda_malloc(gk_cuda_state *st, size_t bytes, void **p);
 /* Frees every block the cache holds (before giving memory back, and at context destroy). */
 void gk__cuda_cache_flush(gk_cuda_state *st);
 void gk__cuda_free(gk_cuda_state *st, void *p);
-
-/* The backend table's slots, one file per concern. */
-gk_status gk__cuda_device_count(int *count);
-gk_status gk__cuda_context_create(const gk_backend_config *cfg, void **st);
-void gk__cuda_context_destroy(void *st);
-const char *gk__cuda_device_name(void *st);
-gk_status gk__cuda_synchronize(void *st);
-
-gk_status gk__cuda_mem_alloc(void *st, size_t bytes, void **ptr);
-void gk__cuda_mem_free(void *st, void *ptr, size_t bytes);
-gk_status gk__cuda_mem_write(void *st, void *dst, const void *src, size_t bytes);
-gk_status gk__cuda_mem_read(void *st, void *dst, const void *src, size_t bytes);
-
-gk_status gk__cuda_fill(void *st, gk_dtype t, size_t n, double value, void *x);
-gk_status gk__cuda_copy(void *st, gk_dtype t, size_t n, const void *x, void *y);
-gk_status gk__cuda_add(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z);
-gk_status gk__cuda_sub(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z);
-gk_status gk__cuda_mul(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z);
-gk_status gk__cuda_axpy(void *st, gk_dtype t, size_t n, double alpha, const void *x, void *y);
-gk_status gk__cuda_scale(void *st, gk_dtype t, size_t n, double alpha, void *x);
-gk_status gk__cuda_exp(void *st, gk_dtype t, size_t n, const void *x, void *y);
-
-gk_status gk__cuda_sum(void *st, gk_dtype t, size_t n, const void *x, double *result);
-gk_status gk__cuda_dot(void *st, gk_dtype t, size_t n, const void *x, const void *y,
-                       double *result);
-gk_status gk__cuda_nrm2(void *st, gk_dtype t, size_t n, const void *x, double *result);
-
-gk_status gk__cuda_gemm(void *st, gk_dtype t, gk_transpose ta, gk_transpose tb, size_t m, size_t n,
-                        size_t k, double alpha, const void *a, size_t lda, const void *b,
-                        size_t ldb, double beta, void *c, size_t ldc);
-
-gk_status gk__cuda_rbf_rows(void *st, gk_dtype t, size_t n, size_t d, double gamma, const void *a,
-                            const void *b, void *k);
-gk_status gk__cuda_rbf_matrix(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
-                              const void *x, const void *y, void *k);
-gk_status gk__cuda_rbf_matvec(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
-                              const void *x, const void *y, const void *w, void *out);
-
-gk_status gk__cuda_mem_check_device(void *st, const void *ptr, size_t bytes);
-gk_status gk__cuda_set_stream(void *st, void *stream);
-void *gk__cuda_stream(void *st);
-
-gk_status gk__cuda_rng_uniform(void *st, gk_dtype t, size_t n, uint64_t seed, uint64_t offset,
-                               void *x);
-gk_status gk__cuda_rng_normal(void *st, gk_dtype t, size_t n, uint64_t seed, uint64_t offset,
-                              double mean, double stddev, void *x);
 
 #ifdef __cplusplus
 }

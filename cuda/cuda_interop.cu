@@ -10,39 +10,37 @@
 static gk_status gk_cuda_check_address(const gk_cuda_state *s, const void *base, const void *p,
                                        const char *which)
 {
-    const char *fn = "gk_buffer_wrap_device";
     cudaPointerAttributes a;
     memset(&a, 0, sizeof a);
     cudaError_t e = cudaPointerGetAttributes(&a, p);
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
         return gk__cuda_error(GK_E_INVALID_ARGUMENT,
-                              "%s: device_ptr %p: cudaPointerGetAttributes on its %s element "
+                              "device_ptr %p: cudaPointerGetAttributes on its %s element "
                               "(%p) failed: %s: %s",
-                              fn, base, which, p, cudaGetErrorName(e), cudaGetErrorString(e));
+                              base, which, p, cudaGetErrorName(e), cudaGetErrorString(e));
     }
     switch (a.type) {
     case cudaMemoryTypeDevice:
         if (a.device == s->device)
             return GK_OK;
         return gk__cuda_error(GK_E_INVALID_ARGUMENT,
-                              "%s: device_ptr %p: its %s element (%p) is memory of CUDA device "
+                              "device_ptr %p: its %s element (%p) is memory of CUDA device "
                               "%d, not of the context's CUDA device %d",
-                              fn, base, which, p, a.device, s->device);
+                              base, which, p, a.device, s->device);
     case cudaMemoryTypeManaged:
         return GK_OK;
     case cudaMemoryTypeHost:
         return gk__cuda_error(GK_E_INVALID_ARGUMENT,
-                              "%s: device_ptr %p: its %s element (%p) is pinned host memory, not "
-                              "memory of the context's CUDA device %d (wrap host memory with "
-                              "gk_buffer_wrap_host)",
-                              fn, base, which, p, s->device);
+                              "device_ptr %p: its %s element (%p) is pinned host memory, not "
+                              "memory of the context's CUDA device %d",
+                              base, which, p, s->device);
     default:
         return gk__cuda_error(GK_E_INVALID_ARGUMENT,
-                              "%s: device_ptr %p: its %s element (%p) is no memory the CUDA "
+                              "device_ptr %p: its %s element (%p) is no memory the CUDA "
                               "runtime knows (pageable host memory, or past an allocation), not "
                               "memory of the context's CUDA device %d",
-                              fn, base, which, p, s->device);
+                              base, which, p, s->device);
     }
 }
 
@@ -60,8 +58,7 @@ gk_status gk__cuda_mem_check_device(void *st, const void *ptr, size_t bytes)
 gk_status gk__cuda_set_stream(void *st, void *stream)
 {
     gk_cuda_state *s = (gk_cuda_state *)st;
-    const char *fn = "gk_context_set_stream";
-    gk_status r = gk__cuda_enter(s, fn);
+    gk_status r = gk__cuda_enter(s);
     if (r != GK_OK)
         return r;
     cudaStream_t next = stream != NULL ? (cudaStream_t)stream : s->own_stream;
@@ -69,29 +66,29 @@ gk_status gk__cuda_set_stream(void *st, void *stream)
         return GK_OK;
 #if CUDART_VERSION >= 12080
     int device = -1;
-    r = gk__cuda_check(cudaStreamGetDevice(next, &device), fn, "cudaStreamGetDevice(cuda_stream)");
+    r = gk__cuda_check(cudaStreamGetDevice(next, &device), "cudaStreamGetDevice(cuda_stream)");
     if (r != GK_OK)
         return r;
     if (device != s->device)
         return gk__cuda_error(GK_E_INVALID_ARGUMENT,
-                              "%s: cuda_stream %p is a stream of CUDA device %d, not of the "
+                              "cuda_stream %p is a stream of CUDA device %d, not of the "
                               "context's CUDA device %d",
-                              fn, stream, device, s->device);
+                              stream, device, s->device);
 #endif
     if (s->switched == NULL) {
-        r = gk__cuda_check(cudaEventCreateWithFlags(&s->switched, cudaEventDisableTiming), fn,
+        r = gk__cuda_check(cudaEventCreateWithFlags(&s->switched, cudaEventDisableTiming),
                            "cudaEventCreateWithFlags");
         if (r != GK_OK)
             return r;
     }
     /* The new stream waits on the device for what the context queued on the old one, so
      * buffers, the block cache and the workspace stay in order without waiting here. */
-    r = gk__cuda_check(cudaEventRecord(s->switched, s->stream), fn, "cudaEventRecord(old stream)");
+    r = gk__cuda_check(cudaEventRecord(s->switched, s->stream), "cudaEventRecord(old stream)");
     if (r == GK_OK)
-        r = gk__cuda_check(cudaStreamWaitEvent(next, s->switched, 0), fn,
+        r = gk__cuda_check(cudaStreamWaitEvent(next, s->switched, 0),
                            "cudaStreamWaitEvent(cuda_stream)");
     if (r == GK_OK)
-        r = gk__cublas_check(cublasSetStream(s->blas, next), fn, "cublasSetStream");
+        r = gk__cublas_check(cublasSetStream(s->blas, next), "cublasSetStream");
     if (r != GK_OK)
         return r;
     s->stream = next;

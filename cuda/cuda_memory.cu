@@ -51,7 +51,7 @@ void gk__cuda_cache_flush(gk_cuda_state *s)
         gk__cuda_free(s, p);
 }
 
-gk_status gk__cuda_workspace(gk_cuda_state *s, size_t bytes, void **out, const char *fn)
+gk_status gk__cuda_workspace(gk_cuda_state *s, size_t bytes, void **out)
 {
     if (bytes > s->work_bytes) {
         void *p = NULL;
@@ -59,7 +59,7 @@ gk_status gk__cuda_workspace(gk_cuda_state *s, size_t bytes, void **out, const c
         if (e != cudaSuccess) {
             char what[96];
             snprintf(what, sizeof what, "workspace of %zu bytes", bytes);
-            return gk__cuda_check(e, fn, what);
+            return gk__cuda_check(e, what);
         }
         if (s->work != NULL)
             gk__cuda_free(s, s->work);
@@ -70,14 +70,11 @@ gk_status gk__cuda_workspace(gk_cuda_state *s, size_t bytes, void **out, const c
     return GK_OK;
 }
 
-/* A request of 0 bytes allocates a block too: every successful call then returns a unique,
- * non-NULL pointer that mem_free releases like any other, and the core needs no special case
- * for empty buffers (no kernel ever touches it, since count-0 operations are no-ops). Small
- * requests are served from the block cache, rounded up to their size class. */
+/* Small requests are served from the block cache, rounded up to their size class. */
 gk_status gk__cuda_mem_alloc(void *st, size_t bytes, void **ptr)
 {
     gk_cuda_state *s = (gk_cuda_state *)st;
-    gk_status r = gk__cuda_enter(s, "gk_buffer_create");
+    gk_status r = gk__cuda_enter(s);
     if (r != GK_OK)
         return r;
     int c = gk__cuda_cache_class(bytes);
@@ -90,12 +87,12 @@ gk_status gk__cuda_mem_alloc(void *st, size_t bytes, void **ptr)
         bytes = gk__cuda_cache_class_bytes(c);
     }
     void *p = NULL;
-    cudaError_t e = gk__cuda_malloc(s, bytes == 0 ? 1 : bytes, &p);
+    cudaError_t e = gk__cuda_malloc(s, bytes, &p);
     if (e != cudaSuccess) {
         char what[96];
         snprintf(what, sizeof what, "%s(%zu bytes)",
                  s->pool != NULL ? "cudaMallocFromPoolAsync" : "cudaMalloc", bytes);
-        return gk__cuda_check(e, NULL, what);
+        return gk__cuda_check(e, what);
     }
     *ptr = p;
     return GK_OK;
@@ -116,49 +113,44 @@ void gk__cuda_mem_free(void *st, void *ptr, size_t bytes)
 gk_status gk__cuda_mem_write(void *st, void *dst, const void *src, size_t bytes)
 {
     gk_cuda_state *s = (gk_cuda_state *)st;
-    const char *fn = "gk_buffer_write";
-    gk_status r = gk__cuda_enter(s, fn);
-    if (r != GK_OK || bytes == 0)
+    gk_status r = gk__cuda_enter(s);
+    if (r != GK_OK)
         return r;
     if (bytes > GK_CUDA_STAGING_BYTES) {
         /* src may be pinned memory, for which the copy really is asynchronous: wait, since
          * the caller may reuse src as soon as this returns. */
-        r = gk__cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s->stream), fn,
+        r = gk__cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s->stream),
                            "cudaMemcpyAsync(host to device)");
         if (r == GK_OK)
-            r = gk__cuda_check(cudaStreamSynchronize(s->stream), fn, "cudaStreamSynchronize");
+            r = gk__cuda_check(cudaStreamSynchronize(s->stream), "cudaStreamSynchronize");
         return r;
     }
     /* Small writes go through the pinned staging area and return at once; only a previous
      * copy still reading the staging area is waited for. */
-    r = gk__cuda_check(cudaEventSynchronize(s->staging_free), fn, "cudaEventSynchronize");
+    r = gk__cuda_check(cudaEventSynchronize(s->staging_free), "cudaEventSynchronize");
     if (r != GK_OK)
         return r;
     memcpy(s->staging, src, bytes);
     r = gk__cuda_check(cudaMemcpyAsync(dst, s->staging, bytes, cudaMemcpyHostToDevice, s->stream),
-                       fn, "cudaMemcpyAsync(host to device)");
+                       "cudaMemcpyAsync(host to device)");
     if (r != GK_OK)
         return r;
-    return gk__cuda_check(cudaEventRecord(s->staging_free, s->stream), fn, "cudaEventRecord");
+    return gk__cuda_check(cudaEventRecord(s->staging_free, s->stream), "cudaEventRecord");
 }
 
 gk_status gk__cuda_mem_read(void *st, void *dst, const void *src, size_t bytes)
 {
     gk_cuda_state *s = (gk_cuda_state *)st;
-    const char *fn = "gk_buffer_read";
-    gk_status r = gk__cuda_enter(s, fn);
+    gk_status r = gk__cuda_enter(s);
     if (r != GK_OK)
         return r;
-    if (bytes == 0)
-        /* Still waits: a read is where queued kernel faults surface. */
-        return gk__cuda_check(cudaStreamSynchronize(s->stream), fn, "cudaStreamSynchronize");
     /* Small reads land in pinned memory (a cheaper DMA than to pageable memory); the stream
      * orders the copy after any earlier copy out of the staging area. */
     void *land = bytes <= GK_CUDA_STAGING_BYTES ? (void *)s->staging : dst;
-    r = gk__cuda_check(cudaMemcpyAsync(land, src, bytes, cudaMemcpyDeviceToHost, s->stream), fn,
+    r = gk__cuda_check(cudaMemcpyAsync(land, src, bytes, cudaMemcpyDeviceToHost, s->stream),
                        "cudaMemcpyAsync(device to host)");
     if (r == GK_OK)
-        r = gk__cuda_check(cudaStreamSynchronize(s->stream), fn, "cudaStreamSynchronize");
+        r = gk__cuda_check(cudaStreamSynchronize(s->stream), "cudaStreamSynchronize");
     if (r == GK_OK && land != dst)
         memcpy(dst, land, bytes);
     return r;

@@ -50,14 +50,14 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
 }
 
 gk_status gk__cuda_rbf_center(gk_cuda_state *s, size_t m, size_t n, size_t d, const float *x,
-                              const float *y, cuda_rbf_centered *out, const char *fn)
+                              const float *y, cuda_rbf_centered *out)
 {
     size_t mgroups = (m + GK_RBF_GROUP - 1) / GK_RBF_GROUP;
     size_t ngroups = (n + GK_RBF_GROUP - 1) / GK_RBF_GROUP;
     /* Sizes are checked by the core: (m + n) * d elements exist as x and y already. */
     size_t floats = (m + n) * d + m + n + mgroups + ngroups;
     void *work = NULL;
-    gk_status r = gk__cuda_workspace(s, floats * sizeof(float), &work, fn);
+    gk_status r = gk__cuda_workspace(s, floats * sizeof(float), &work);
     if (r != GK_OK)
         return r;
     float *xc = (float *)work, *yc = xc + m * d, *nx = yc + n * d, *ny = nx + m, *gx = ny + n,
@@ -65,5 +65,5 @@ gk_status gk__cuda_rbf_center(gk_cuda_state *s, size_t m, size_t n, size_t d, co
     cuda_rbf_center_rows<<<(unsigned int)(mgroups + ngroups), GK_CUDA_THREADS, 0, s->stream>>>(
         m, n, d, mgroups, x, y, xc, yc, nx, ny, gx, gy);
     *out = cuda_rbf_centered{xc, yc, nx, ny, gx, gy};
-    return gk__cuda_launched(fn, "cuda_rbf_center_rows");
+    return gk__cuda_launched("cuda_rbf_center_rows");
 }

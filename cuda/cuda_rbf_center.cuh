@@ -20,6 +20,6 @@ struct cuda_rbf_centered {
 };
 
 gk_status gk__cuda_rbf_center(gk_cuda_state *s, size_t m, size_t n, size_t d, const float *x,
-                              const float *y, cuda_rbf_centered *out, const char *fn);
+                              const float *y, cuda_rbf_centered *out);
 
 #endif /* GK_CUDA_RBF_CENTER_CUH */

@@ -234,7 +234,6 @@ static int cuda_rbf_matrix_try_dot(gk_cuda_state *s, size_t m, size_t n, size_t 
                                    float c, const float *x, const float *y, float *k, dim3 grid,
                                    bool vec_store, gk_status *r)
 {
-    const char *fn = "gk_rbf_matrix";
     const double u = 0x1p-24;
     double kdelta = (2.0 * (double)d + 8.0) * u, bound = kdelta * gamma;
     size_t groups = (m + GK_RBF_GROUP - 1) / GK_RBF_GROUP + (n + GK_RBF_GROUP - 1) / GK_RBF_GROUP;
@@ -242,12 +241,12 @@ static int cuda_rbf_matrix_try_dot(gk_cuda_state *s, size_t m, size_t n, size_t 
         !(bound < 1.0) || (double)m * (double)n < GK_RBF_DOT_MIN_ENTRIES || groups > 0x7fffffffu)
         return 0;
     cuda_rbf_centered ctr;
-    *r = gk__cuda_rbf_center(s, m, n, d, x, y, &ctr, fn);
+    *r = gk__cuda_rbf_center(s, m, n, d, x, y, &ctr);
     if (*r != GK_OK)
         return 1;
     cuda_rbf_matrix_dot<<<grid, GK_CUDA_THREADS, 0, s->stream>>>(
         m, n, d, c, (float)bound, (float)kdelta, x, y, ctr, k, vec_store);
-    *r = gk__cuda_launched(fn, "cuda_rbf_matrix_dot");
+    *r = gk__cuda_launched("cuda_rbf_matrix_dot");
     return 1;
 }
 static int cuda_rbf_matrix_try_dot(gk_cuda_state *, size_t, size_t, size_t, double, double,
@@ -261,15 +260,13 @@ template <typename T>
 static gk_status cuda_rbf_matrix_run(gk_cuda_state *s, size_t m, size_t n, size_t d, double gamma,
                                      const T *x, const T *y, T *k)
 {
-    const char *fn = "gk_rbf_matrix";
-    gk_status r = gk__cuda_enter(s, fn);
-    if (r != GK_OK || m == 0 || n == 0)
+    gk_status r = gk__cuda_enter(s);
+    if (r != GK_OK)
         return r;
     const size_t bm = 16 * cuda_rbf_shape<T>::TM, bn = 16 * cuda_rbf_shape<T>::TN;
     size_t ntiles = (n + bn - 1) / bn, mtiles = (m + bm - 1) / bm;
     if (ntiles > 0x7fffffffu)
-        return gk__cuda_error(GK_E_UNSUPPORTED, "%s: n (%zu) exceeds the grid's column limit", fn,
-                              n);
+        return gk__cuda_error(GK_E_UNSUPPORTED, "n (%zu) exceeds the grid's column limit", n);
     dim3 grid((unsigned int)ntiles, (unsigned int)(mtiles < 65535 ? mtiles : 65535));
     /* Rows start on a 16-byte boundary only when n is a multiple of the vector width. */
     bool vec_store = n % gk_cuda_vec<T>::width == 0 && (uintptr_t)k % 16 == 0;
@@ -291,7 +288,7 @@ static gk_status cuda_rbf_matrix_run(gk_cuda_state *s, size_t m, size_t n, size_
     else
         cuda_rbf_matrix<T, GK_RBF_BK, false>
             <<<grid, GK_CUDA_THREADS, 0, st>>>(m, n, d, c, x, y, k, vec_store);
-    return gk__cuda_launched(fn, "cuda_rbf_matrix");
+    return gk__cuda_launched("cuda_rbf_matrix");
 }
 
 gk_status gk__cuda_rbf_matrix(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
@@ -304,6 +301,5 @@ gk_status gk__cuda_rbf_matrix(void *st, gk_dtype t, size_t m, size_t n, size_t d
     if (t == GK_FLOAT64)
         return cuda_rbf_matrix_run<double>(s, m, n, d, gamma, (const double *)x, (const double *)y,
                                            (double *)k);
-    return gk__cuda_error(GK_E_INTERNAL, "gk_rbf_matrix: unknown dtype %d reached the CUDA backend",
-                          (int)t);
+    return gk__cuda_bad_dtype(t);
 }

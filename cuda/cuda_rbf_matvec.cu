@@ -83,14 +83,9 @@ template <typename T>
 static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_t d, double gamma,
                                      const T *x, const T *y, const T *w, T *out)
 {
-    const char *fn = "gk_rbf_matvec";
-    gk_status r = gk__cuda_enter(s, fn);
-    if (r != GK_OK || m == 0)
+    gk_status r = gk__cuda_enter(s);
+    if (r != GK_OK)
         return r;
-    if (n == 0)
-        /* An empty sum. */
-        return gk__cuda_check(cudaMemsetAsync(out, 0, m * sizeof(T), s->stream), fn,
-                              "cudaMemsetAsync");
     /* d <= 4: x rows in registers, y streamed through shared memory; otherwise the tiled
      * distance block. */
     const bool small = d <= 4;
@@ -100,10 +95,10 @@ static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_
         small ? (size_t)cuda_matvec_small_shape<T>::CHUNK : (size_t)16 * cuda_rbf_shape<T>::TN;
     cuda_matvec_plan p = cuda_matvec_split(s, m, n, rows, cols);
     if ((m + rows - 1) / rows * p.splits > 0x7fffffffu)
-        return gk__cuda_error(GK_E_UNSUPPORTED, "%s: m (%zu) exceeds the grid's limit", fn, m);
+        return gk__cuda_error(GK_E_UNSUPPORTED, "m (%zu) exceeds the grid's limit", m);
     double *part = NULL;
     if (p.splits > 1) {
-        r = gk__cuda_workspace(s, p.splits * m * sizeof(double), (void **)&part, fn);
+        r = gk__cuda_workspace(s, p.splits * m * sizeof(double), (void **)&part);
         if (r != GK_OK)
             return r;
     }
@@ -132,13 +127,13 @@ static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_
         cuda_matvec_tiled_launch<T>(st, p, check, m, n, d, c, x, y, w, out, part);
         break;
     }
-    r = gk__cuda_launched(fn, small ? "cuda_rbf_matvec_small" : "cuda_rbf_matvec_tiled");
+    r = gk__cuda_launched(small ? "cuda_rbf_matvec_small" : "cuda_rbf_matvec_tiled");
     if (r != GK_OK || p.splits == 1)
         return r;
     cuda_rbf_matvec_combine<T>
         <<<gk__cuda_blocks(m, GK_CUDA_THREADS, (size_t)s->sm_count * 8), GK_CUDA_THREADS, 0, st>>>(
             m, (unsigned int)p.splits, part, out);
-    return gk__cuda_launched(fn, "cuda_rbf_matvec_combine");
+    return gk__cuda_launched("cuda_rbf_matvec_combine");
 }
 
 gk_status gk__cuda_rbf_matvec(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
@@ -151,6 +146,5 @@ gk_status gk__cuda_rbf_matvec(void *st, gk_dtype t, size_t m, size_t n, size_t d
     if (t == GK_FLOAT64)
         return cuda_rbf_matvec_run<double>(s, m, n, d, gamma, (const double *)x, (const double *)y,
                                            (const double *)w, (double *)out);
-    return gk__cuda_error(GK_E_INTERNAL, "gk_rbf_matvec: unknown dtype %d reached the CUDA backend",
-                          (int)t);
+    return gk__cuda_bad_dtype(t);
 }

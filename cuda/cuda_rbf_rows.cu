@@ -114,9 +114,8 @@ template <typename T>
 static gk_status cuda_rbf_rows_run(gk_cuda_state *s, size_t n, size_t d, double gamma, const T *a,
                                    const T *b, T *k)
 {
-    const char *fn = "gk_rbf_rows";
-    gk_status r = gk__cuda_enter(s, fn);
-    if (r != GK_OK || n == 0)
+    gk_status r = gk__cuda_enter(s);
+    if (r != GK_OK)
         return r;
     const size_t w = gk_cuda_vec<T>::width;
     bool vec = d % w == 0 && (uintptr_t)a % 16 == 0 && (uintptr_t)b % 16 == 0;
@@ -130,7 +129,7 @@ static gk_status cuda_rbf_rows_run(gk_cuda_state *s, size_t n, size_t d, double 
         cuda_rbf_rows_launch<T, true>(s, g, blocks, n, d, gamma, a, b, k);
     else
         cuda_rbf_rows_launch<T, false>(s, g, blocks, n, d, gamma, a, b, k);
-    return gk__cuda_launched(fn, "cuda_rbf_rows");
+    return gk__cuda_launched("cuda_rbf_rows");
 }
 
 gk_status gk__cuda_rbf_rows(void *st, gk_dtype t, size_t n, size_t d, double gamma, const void *a,
@@ -143,6 +142,5 @@ gk_status gk__cuda_rbf_rows(void *st, gk_dtype t, size_t n, size_t d, double gam
     if (t == GK_FLOAT64)
         return cuda_rbf_rows_run<double>(s, n, d, gamma, (const double *)a, (const double *)b,
                                          (double *)k);
-    return gk__cuda_error(GK_E_INTERNAL, "gk_rbf_rows: unknown dtype %d reached the CUDA backend",
-                          (int)t);
+    return gk__cuda_bad_dtype(t);
 }

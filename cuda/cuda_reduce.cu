@@ -294,18 +294,14 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
 }
 
 template <typename R, int NIN>
-static gk_status cuda_reduce_run(gk_cuda_state *s, const char *fn, size_t n, const typename R::T *x,
+static gk_status cuda_reduce_run(gk_cuda_state *s, size_t n, const typename R::T *x,
                                  const typename R::T *y, double *result)
 {
     typedef typename R::T T;
     static_assert(R::K <= GK_CUDA_PARTIAL_DOUBLES, "scratch holds too few doubles per partial");
-    gk_status r = gk__cuda_enter(s, fn);
+    gk_status r = gk__cuda_enter(s);
     if (r != GK_OK)
         return r;
-    if (n == 0) {
-        *result = 0.0;
-        return GK_OK;
-    }
     gk_cuda_split sp = gk__cuda_split(n, sizeof(T), x, NIN >= 2 ? y : NULL, NULL);
     size_t work = sp.nvec > 0 ? sp.nvec : n;
     size_t per_block =
@@ -316,45 +312,43 @@ static gk_status cuda_reduce_run(gk_cuda_state *s, const char *fn, size_t n, con
     unsigned int blocks = gk__cuda_blocks(work, per_block, cap);
     cuda_reduce<R, NIN><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(
         n, sp.head, sp.nvec, x, y, s->partials, s->ticket, s->result);
-    r = gk__cuda_launched(fn, "cuda_reduce");
+    r = gk__cuda_launched("cuda_reduce");
     if (r != GK_OK)
         return r;
     double *host = (double *)s->pinned;
     r = gk__cuda_check(
-        cudaMemcpyAsync(host, s->result, sizeof(double), cudaMemcpyDeviceToHost, s->stream), fn,
+        cudaMemcpyAsync(host, s->result, sizeof(double), cudaMemcpyDeviceToHost, s->stream),
         "cudaMemcpyAsync(result)");
     if (r == GK_OK)
-        r = gk__cuda_check(cudaStreamSynchronize(s->stream), fn, "cudaStreamSynchronize");
+        r = gk__cuda_check(cudaStreamSynchronize(s->stream), "cudaStreamSynchronize");
     if (r == GK_OK)
         *result = *host;
     return r;
 }
 
 template <typename R32, typename R64, int NIN>
-static gk_status cuda_reduce_dispatch(void *st, const char *fn, gk_dtype t, size_t n, const void *x,
-                                      const void *y, double *result)
+static gk_status cuda_reduce_dispatch(void *st, gk_dtype t, size_t n, const void *x, const void *y,
+                                      double *result)
 {
     gk_cuda_state *s = (gk_cuda_state *)st;
     if (t == GK_FLOAT32)
-        return cuda_reduce_run<R32, NIN>(s, fn, n, (const float *)x, (const float *)y, result);
+        return cuda_reduce_run<R32, NIN>(s, n, (const float *)x, (const float *)y, result);
     if (t == GK_FLOAT64)
-        return cuda_reduce_run<R64, NIN>(s, fn, n, (const double *)x, (const double *)y, result);
-    return gk__cuda_error(GK_E_INTERNAL, "%s: unknown dtype %d reached the CUDA backend", fn,
-                          (int)t);
+        return cuda_reduce_run<R64, NIN>(s, n, (const double *)x, (const double *)y, result);
+    return gk__cuda_bad_dtype(t);
 }
 
 gk_status gk__cuda_sum(void *st, gk_dtype t, size_t n, const void *x, double *result)
 {
-    return cuda_reduce_dispatch<cuda_sum_f32, cuda_sum_f64, 1>(st, "gk_sum", t, n, x, NULL, result);
+    return cuda_reduce_dispatch<cuda_sum_f32, cuda_sum_f64, 1>(st, t, n, x, NULL, result);
 }
 
 gk_status gk__cuda_dot(void *st, gk_dtype t, size_t n, const void *x, const void *y, double *result)
 {
-    return cuda_reduce_dispatch<cuda_dot_f32, cuda_dot_f64, 2>(st, "gk_dot", t, n, x, y, result);
+    return cuda_reduce_dispatch<cuda_dot_f32, cuda_dot_f64, 2>(st, t, n, x, y, result);
 }
 
 gk_status gk__cuda_nrm2(void *st, gk_dtype t, size_t n, const void *x, double *result)
 {
-    return cuda_reduce_dispatch<cuda_nrm2_f32, cuda_nrm2_f64, 1>(st, "gk_nrm2", t, n, x, NULL,
-                                                                 result);
+    return cuda_reduce_dispatch<cuda_nrm2_f32, cuda_nrm2_f64, 1>(st, t, n, x, NULL, result);
 }

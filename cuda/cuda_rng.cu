@@ -98,11 +98,11 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
 }
 
 template <typename T, bool NORMAL>
-static gk_status cuda_rng_run(gk_cuda_state *s, const char *fn, size_t n, uint64_t seed,
-                              uint64_t offset, double mean, double stddev, T *x)
+static gk_status cuda_rng_run(gk_cuda_state *s, size_t n, uint64_t seed, uint64_t offset,
+                              double mean, double stddev, T *x)
 {
-    gk_status r = gk__cuda_enter(s, fn);
-    if (r != GK_OK || n == 0)
+    gk_status r = gk__cuda_enter(s);
+    if (r != GK_OK)
         return r;
     const uint64_t epb = gk_cuda_vec<T>::width;
     uint64_t nblocks = (offset + n - 1) / epb - offset / epb + 1;
@@ -112,31 +112,27 @@ static gk_status cuda_rng_run(gk_cuda_state *s, const char *fn, size_t n, uint64
     unsigned int blocks = gk__cuda_blocks(nblocks, GK_CUDA_THREADS, (size_t)s->sm_count * 32);
     cuda_rng<T, NORMAL>
         <<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(n, seed, offset, mean, stddev, x, vec);
-    return gk__cuda_launched(fn, NORMAL ? "cuda_rng<normal>" : "cuda_rng<uniform>");
+    return gk__cuda_launched(NORMAL ? "cuda_rng<normal>" : "cuda_rng<uniform>");
 }
 
 gk_status gk__cuda_rng_uniform(void *st, gk_dtype t, size_t n, uint64_t seed, uint64_t offset,
                                void *x)
 {
     gk_cuda_state *s = (gk_cuda_state *)st;
-    const char *fn = "gk_rng_uniform";
     if (t == GK_FLOAT32)
-        return cuda_rng_run<float, false>(s, fn, n, seed, offset, 0.0, 0.0, (float *)x);
+        return cuda_rng_run<float, false>(s, n, seed, offset, 0.0, 0.0, (float *)x);
     if (t == GK_FLOAT64)
-        return cuda_rng_run<double, false>(s, fn, n, seed, offset, 0.0, 0.0, (double *)x);
-    return gk__cuda_error(GK_E_INTERNAL, "%s: unknown dtype %d reached the CUDA backend", fn,
-                          (int)t);
+        return cuda_rng_run<double, false>(s, n, seed, offset, 0.0, 0.0, (double *)x);
+    return gk__cuda_bad_dtype(t);
 }
 
 gk_status gk__cuda_rng_normal(void *st, gk_dtype t, size_t n, uint64_t seed, uint64_t offset,
                               double mean, double stddev, void *x)
 {
     gk_cuda_state *s = (gk_cuda_state *)st;
-    const char *fn = "gk_rng_normal";
     if (t == GK_FLOAT32)
-        return cuda_rng_run<float, true>(s, fn, n, seed, offset, mean, stddev, (float *)x);
+        return cuda_rng_run<float, true>(s, n, seed, offset, mean, stddev, (float *)x);
     if (t == GK_FLOAT64)
-        return cuda_rng_run<double, true>(s, fn, n, seed, offset, mean, stddev, (double *)x);
-    return gk__cuda_error(GK_E_INTERNAL, "%s: unknown dtype %d reached the CUDA backend", fn,
-                          (int)t);
+        return cuda_rng_run<double, true>(s, n, seed, offset, mean, stddev, (double *)x);
+    return gk__cuda_bad_dtype(t);
 }

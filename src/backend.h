@@ -39,11 +39,22 @@ typedef struct gk_backend_config {
     uint32_t flags;
 } gk_backend_config;
 
-/* The table. Every pointer argument named x, y, z, a, b, k, w, out is memory of this backend
- * (host memory for the CPU backend, device memory for CUDA), already offset to element 0 of
- * the operand. The core has validated every argument; a backend only reports failures of its
- * own (device errors, out of memory). Scalars have already been rounded to the dtype. `st` is
- * the per-context state returned by context_create. A NULL slot means GK_E_UNSUPPORTED. */
+/* The table. The core calls an operation's slot only through GK_CALL (src/dispatch.h), so the
+ * contract of every op slot is:
+ * - Its arguments are validated: dtype is GK_FLOAT32 or GK_FLOAT64, operands are large enough
+ *   and an output shares no memory with the inputs (copy's and the element-wise ops' x, y, z
+ *   may be the very same array), scalars are rounded to the dtype.
+ * - Its work is not empty: every count and every dimension of an output is at least 1. Only a
+ *   feature count d and gemm's k may be 0; an operand that then addresses no element is NULL.
+ * - Every pointer named x, y, z, a, b, k, w, c, out is memory of this backend (host memory for
+ *   the CPU backend, device memory for CUDA), already offset to element 0 of the operand.
+ * - `st` is the per-context state returned by context_create.
+ * - A slot reports only failures of its own (device errors, out of memory), never in terms of
+ *   the public API: it is not told which public function called it, and the core prefixes its
+ *   message with that function's name.
+ * A NULL slot, or one past an older module's struct_size, means GK_E_UNSUPPORTED: the core
+ * reports it naming the function, the backend and the slot. A module must fill every slot up to
+ * mem_read. */
 typedef struct gk_backend_ops {
     uint32_t abi_version;
     uint32_t struct_size;
@@ -57,6 +68,7 @@ typedef struct gk_backend_ops {
     const char *(*device_name)(void *st);
     gk_status (*synchronize)(void *st);
 
+    /* The memory slots, too, get bytes > 0 and non-NULL pointers. */
     gk_status (*mem_alloc)(void *st, size_t bytes, void **ptr);
     /* bytes is what mem_alloc was asked for, so a backend can recycle blocks by size. */
     void (*mem_free)(void *st, void *ptr, size_t bytes);
@@ -79,7 +91,7 @@ typedef struct gk_backend_ops {
     gk_status (*dot)(void *st, gk_dtype t, size_t n, const void *x, const void *y, double *result);
     gk_status (*nrm2)(void *st, gk_dtype t, size_t n, const void *x, double *result);
 
-    /* Row-major, as gk_gemm; m, n, k > 0 except that k may be 0 (C = beta * C). */
+    /* Row-major, as gk_gemm; k may be 0 (C = beta * C). */
     gk_status (*gemm)(void *st, gk_dtype t, gk_transpose ta, gk_transpose tb, size_t m, size_t n,
                       size_t k, double alpha, const void *a, size_t lda, const void *b, size_t ldb,
                       double beta, void *c, size_t ldc);
@@ -88,6 +100,7 @@ typedef struct gk_backend_ops {
                           const void *b, void *k);
     gk_status (*rbf_matrix)(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
                             const void *x, const void *y, void *k);
+    /* n > 0: the core writes the zeros of empty sums itself. */
     gk_status (*rbf_matvec)(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
                             const void *x, const void *y, const void *w, void *out);
 

@@ -9,7 +9,7 @@
 
 #include "alloc.h"
 #include "check.h"
-#include "core.h"
+#include "dispatch.h"
 
 /* Sizes of the calibration runs: large enough to show each device's full rate (the model is
  * linear, so a rate taken where fixed costs still dominate misplaces large calls), small
@@ -71,16 +71,38 @@ typedef struct cal_buffers {
 #define CAL_HOST_BYTES ((size_t)CAL_STREAM_N * 8u)
 #define CAL_DEV_BYTES ((size_t)CAL_GEMM_N * CAL_GPU_SCALE * CAL_GEMM_N * CAL_GPU_SCALE * 8u)
 
-typedef gk_status (*cal_run)(const gk_engine *e, gk_dtype t, void *const *p, size_t scale);
-
-/* Best of a few runs of op on engine e (after one warm-up), waiting for the device. */
-static gk_status time_op(const gk_engine *e, gk_dtype t, void *const *p, cal_run op, size_t scale,
-                         double *best)
+/* Runs the calibration op of class cls at size n on the call's engine: n elements for the
+ * streaming classes, n rows for rbf_rows, n x n matrices for gemm and the pairwise kernels. */
+static gk_status run_class(const gk_call *call, gk_work_class cls, gk_dtype t, void *const *p,
+                           size_t n)
 {
+    switch (cls) {
+    case GK_WORK_STREAM:
+        return GK_CALL(call, add, t, n, p[0], p[1], p[2]);
+    case GK_WORK_EXP:
+        return GK_CALL(call, exp, t, n, p[0], p[1]);
+    case GK_WORK_GEMM:
+        return GK_CALL(call, gemm, t, GK_NO_TRANS, GK_NO_TRANS, n, n, n, 1.0, p[0], n, p[1], n, 0.0,
+                       p[2], n);
+    case GK_WORK_RBF_ROWS:
+        return GK_CALL(call, rbf_rows, t, n, CAL_RBF_ROWS_D, 0.5, p[0], p[1], p[2]);
+    case GK_WORK_RBF_PAIRS:
+        return GK_CALL(call, rbf_matrix, t, n, n, CAL_PAIRS_D, 0.5, p[0], p[1], p[2]);
+    case GK_WORK_CLASSES:
+        break;
+    }
+    return gk__error(GK_E_INTERNAL, "%s: no calibration run for work class %d", call->fn, (int)cls);
+}
+
+/* Best of a few runs on the call's engine (after one warm-up), waiting for the device. */
+static gk_status time_class(const gk_call *call, gk_work_class cls, gk_dtype t, void *const *p,
+                            size_t n, double *best)
+{
+    const gk_engine *e = call->engine;
     *best = 1e30;
     for (int r = 0; r <= CAL_REPEATS; r++) {
         double start = gk__now();
-        GK_FORWARD(op(e, t, p, scale));
+        GK_FORWARD(run_class(call, cls, t, p, n));
         GK_FORWARD(e->ops->synchronize(e->state));
         double elapsed = gk__now() - start;
         if (r > 0 && elapsed < *best)
@@ -89,48 +111,34 @@ static gk_status time_op(const gk_engine *e, gk_dtype t, void *const *p, cal_run
     return GK_OK;
 }
 
-static gk_status run_stream(const gk_engine *e, gk_dtype t, void *const *p, size_t scale)
-{
-    (void)scale;
-    return e->ops->add(e->state, t, CAL_STREAM_N, p[0], p[1], p[2]);
-}
+/* The calibration run of each class: its size on the CPU and on the GPU. */
+static const struct {
+    gk_work_class cls;
+    size_t cpu_n, gpu_n;
+} classes[] = {{GK_WORK_STREAM, CAL_STREAM_N, CAL_STREAM_N},
+               {GK_WORK_EXP, CAL_STREAM_N, CAL_STREAM_N},
+               {GK_WORK_GEMM, CAL_GEMM_N, (CAL_GEMM_N * CAL_GPU_SCALE)},
+               {GK_WORK_RBF_ROWS, CAL_RBF_ROWS_N, CAL_RBF_ROWS_N},
+               {GK_WORK_RBF_PAIRS, CAL_PAIRS_N, (CAL_PAIRS_N * CAL_GPU_SCALE)}};
+#define CAL_CLASSES (sizeof classes / sizeof classes[0])
 
-static gk_status run_exp(const gk_engine *e, gk_dtype t, void *const *p, size_t scale)
+/* Runs every class once at size 1 on both engines, so that a backend lacking one of the ops
+ * fails before seconds of measuring, and every kernel is loaded before it is timed. */
+static gk_status probe(const gk_call *cpu, const gk_call *gpu, cal_buffers *b)
 {
-    (void)scale;
-    return e->ops->exp(e->state, t, CAL_STREAM_N, p[0], p[1]);
-}
-
-static gk_status run_gemm(const gk_engine *e, gk_dtype t, void *const *p, size_t scale)
-{
-    size_t n = CAL_GEMM_N * scale;
-    return e->ops->gemm(e->state, t, GK_NO_TRANS, GK_NO_TRANS, n, n, n, 1.0, p[0], n, p[1], n, 0.0,
-                        p[2], n);
-}
-
-static gk_status run_rbf_rows(const gk_engine *e, gk_dtype t, void *const *p, size_t scale)
-{
-    (void)scale;
-    return e->ops->rbf_rows(e->state, t, CAL_RBF_ROWS_N, CAL_RBF_ROWS_D, 0.5, p[0], p[1], p[2]);
-}
-
-static gk_status run_rbf_pairs(const gk_engine *e, gk_dtype t, void *const *p, size_t scale)
-{
-    size_t n = CAL_PAIRS_N * scale;
-    return e->ops->rbf_matrix(e->state, t, n, n, CAL_PAIRS_D, 0.5, p[0], p[1], p[2]);
+    for (int f64 = 0; f64 < 2; f64++)
+        for (size_t i = 0; i < CAL_CLASSES; i++) {
+            gk_dtype t = f64 ? GK_FLOAT64 : GK_FLOAT32;
+            GK_FORWARD(run_class(cpu, classes[i].cls, t, b->host, 1));
+            GK_FORWARD(run_class(gpu, classes[i].cls, t, b->dev, 1));
+        }
+    return GK_OK;
 }
 
 /* Measures the rate of each work class and dtype on both engines. */
-static gk_status measure_rates(gk_context *ctx, cal_buffers *b, gk_cost_model *m)
+static gk_status measure_rates(const gk_call *cpu_call, const gk_call *gpu_call, cal_buffers *b,
+                               gk_cost_model *m)
 {
-    static const struct {
-        gk_work_class cls;
-        cal_run run;
-    } classes[] = {{GK_WORK_STREAM, run_stream},
-                   {GK_WORK_EXP, run_exp},
-                   {GK_WORK_GEMM, run_gemm},
-                   {GK_WORK_RBF_ROWS, run_rbf_rows},
-                   {GK_WORK_RBF_PAIRS, run_rbf_pairs}};
     for (int f64 = 0; f64 < 2; f64++) {
         double size = f64 ? 8.0 : 4.0;
         double g = CAL_GPU_SCALE;
@@ -147,11 +155,11 @@ static gk_status measure_rates(gk_context *ctx, cal_buffers *b, gk_cost_model *m
                                               [GK_WORK_RBF_ROWS] = 1.0,
                                               [GK_WORK_RBF_PAIRS] = g * g};
         gk_dtype t = f64 ? GK_FLOAT64 : GK_FLOAT32;
-        for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++) {
+        for (size_t i = 0; i < CAL_CLASSES; i++) {
             gk_work_class cls = classes[i].cls;
             double cpu, gpu;
-            GK_FORWARD(time_op(&ctx->secondary, t, b->host, classes[i].run, 1, &cpu));
-            GK_FORWARD(time_op(&ctx->primary, t, b->dev, classes[i].run, CAL_GPU_SCALE, &gpu));
+            GK_FORWARD(time_class(cpu_call, cls, t, b->host, classes[i].cpu_n, &cpu));
+            GK_FORWARD(time_class(gpu_call, cls, t, b->dev, classes[i].gpu_n, &gpu));
             m->cpu_rate[cls][f64] = work[cls] / cpu;
             m->gpu_rate[cls][f64] = work[cls] * gpu_factor[cls] / gpu;
         }
@@ -160,9 +168,10 @@ static gk_status measure_rates(gk_context *ctx, cal_buffers *b, gk_cost_model *m
 }
 
 /* Transfer rates and the fixed cost of a staged device call and of a CPU call. */
-static gk_status measure_overheads(gk_context *ctx, cal_buffers *b, gk_cost_model *m)
+static gk_status measure_overheads(const gk_call *cpu, const gk_call *gpu, cal_buffers *b,
+                                   gk_cost_model *m)
 {
-    const gk_engine *g = &ctx->primary, *c = &ctx->secondary;
+    const gk_engine *g = gpu->engine;
     double best_in = 1e30, best_out = 1e30, best_call = 1e30, best_cpu = 1e30;
     for (int r = 0; r <= CAL_REPEATS; r++) {
         double t0 = gk__now();
@@ -170,18 +179,18 @@ static gk_status measure_overheads(gk_context *ctx, cal_buffers *b, gk_cost_mode
         double t1 = gk__now();
         GK_FORWARD(g->ops->mem_read(g->state, b->host[0], b->dev[0], CAL_TRANSFER_BYTES));
         double t2 = gk__now();
-        /* What gk__dispatch does for a one-element call on host data. */
+        /* What gk__call_begin and gk__call_end do for a one-element call on host data. */
         void *tmp = NULL;
         GK_FORWARD(g->ops->mem_alloc(g->state, 4, &tmp));
         gk_status st = g->ops->mem_write(g->state, tmp, b->host[1], 4);
         if (st == GK_OK)
-            st = g->ops->add(g->state, GK_FLOAT32, 1, tmp, tmp, tmp);
+            st = GK_CALL(gpu, add, GK_FLOAT32, 1, tmp, tmp, tmp);
         if (st == GK_OK)
             st = g->ops->mem_read(g->state, b->host[2], tmp, 4);
         g->ops->mem_free(g->state, tmp, 4);
         GK_FORWARD(st);
         double t3 = gk__now();
-        GK_FORWARD(c->ops->add(c->state, GK_FLOAT32, 1, b->host[0], b->host[1], b->host[2]));
+        GK_FORWARD(GK_CALL(cpu, add, GK_FLOAT32, 1, b->host[0], b->host[1], b->host[2]));
         double t4 = gk__now();
         if (r == 0)
             continue;
@@ -208,15 +217,15 @@ static void free_buffers(gk_context *ctx, cal_buffers *b)
 
 /* Three host and three device arrays large enough for every calibration run, all zeros so
  * exp and the kernels see ordinary numbers. */
-static gk_status alloc_buffers(const char *fn, gk_context *ctx, cal_buffers *b)
+static gk_status alloc_buffers(const gk_call *gpu, cal_buffers *b)
 {
-    const gk_engine *g = &ctx->primary;
+    const gk_engine *g = gpu->engine;
     for (int i = 0; i < 3; i++) {
         b->host[i] = gk__calloc(1, CAL_HOST_BYTES);
-        GK_CHECK(b->host[i] != NULL, GK_E_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes", fn,
+        GK_CHECK(b->host[i] != NULL, GK_E_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes", gpu->fn,
                  CAL_HOST_BYTES);
         GK_FORWARD(g->ops->mem_alloc(g->state, CAL_DEV_BYTES, &b->dev[i]));
-        GK_FORWARD(g->ops->fill(g->state, GK_FLOAT64, CAL_DEV_BYTES / 8u, 0.0, b->dev[i]));
+        GK_FORWARD(GK_CALL(gpu, fill, GK_FLOAT64, CAL_DEV_BYTES / 8u, 0.0, b->dev[i]));
     }
     return GK_OK;
 }
@@ -255,11 +264,14 @@ GK_API gk_status gk_context_calibrate(gk_context *ctx, uint32_t flags)
     cal_buffers b;
     memset(&b, 0, sizeof b);
     gk_cost_model m = ctx->model;
-    gk_status st = alloc_buffers(fn, ctx, &b);
+    gk_call cpu = gk__call_on(fn, &ctx->secondary), gpu = gk__call_on(fn, &ctx->primary);
+    gk_status st = alloc_buffers(&gpu, &b);
     if (st == GK_OK)
-        st = measure_overheads(ctx, &b, &m);
+        st = probe(&cpu, &gpu, &b);
     if (st == GK_OK)
-        st = measure_rates(ctx, &b, &m);
+        st = measure_overheads(&cpu, &gpu, &b, &m);
+    if (st == GK_OK)
+        st = measure_rates(&cpu, &gpu, &b, &m);
     free_buffers(ctx, &b);
     if (st != GK_OK)
         return gk__error_in(st, fn);

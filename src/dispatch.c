@@ -1,58 +1,62 @@
 /* SPDX-License-Identifier: MIT */
-/* dispatch.c - runs a checked operation on the context's backend, staging host operands. */
+/* dispatch.c - begins and ends a call of a backend slot: engine choice, staging, AUTO's timing. */
 #include "dispatch.h"
 
 #include <string.h>
 
-/* Device scratch for the host-wrapped operands of one call. */
-typedef struct gk_staging {
-    void *device[GK_MAX_OPERANDS];
-} gk_staging;
+static size_t operand_bytes(const gk_operand *o)
+{
+    return o->extent * gk__dtype_size(o->buf->dtype);
+}
 
 static int needs_staging(const gk_engine *e, const gk_buffer *b)
 {
     return b->storage->host && e->ops->kind != GK_BACKEND_CPU;
 }
 
-static void release_staging(const gk_engine *e, gk_staging *s, const gk_operand *ops, int n)
+static void release_staging(gk_call *call)
 {
-    for (int i = 0; i < n; i++)
-        if (s->device[i] != NULL)
-            e->ops->mem_free(e->state, s->device[i],
-                             ops[i].extent * gk__dtype_size(ops[i].buf->dtype));
+    const gk_engine *e = call->engine;
+    for (int i = 0; i < call->n; i++)
+        if (call->staged[i] != NULL) {
+            e->ops->mem_free(e->state, call->staged[i], operand_bytes(&call->operand[i]));
+            call->staged[i] = NULL;
+        }
 }
 
-/* Allocates device copies of the host operands and uploads what the kernel may read. */
-static gk_status stage_in(const gk_engine *e, const gk_operand *ops, int n, gk_staging *s,
-                          void **ptrs)
+/* Points ptr[i] at each operand in the engine's memory: allocates device copies of the host
+ * operands and uploads what the slot may read. */
+static gk_status stage_in(gk_call *call)
 {
-    for (int i = 0; i < n; i++) {
-        const gk_buffer *b = ops[i].buf;
-        size_t bytes = ops[i].extent * gk__dtype_size(b->dtype);
-        if (bytes == 0) {
-            ptrs[i] = NULL;
+    const gk_engine *e = call->engine;
+    for (int i = 0; i < call->n; i++) {
+        const gk_operand *o = &call->operand[i];
+        size_t bytes = operand_bytes(o);
+        if (bytes == 0)
+            continue;
+        if (!needs_staging(e, o->buf)) {
+            call->ptr[i] = gk__buffer_data(o->buf);
             continue;
         }
-        if (!needs_staging(e, b)) {
-            ptrs[i] = gk__buffer_data(b);
-            continue;
-        }
-        GK_FORWARD(e->ops->mem_alloc(e->state, bytes, &s->device[i]));
-        ptrs[i] = s->device[i];
-        if (ops[i].role != GK_ROLE_OUT)
-            GK_FORWARD(e->ops->mem_write(e->state, s->device[i], gk__buffer_data(b), bytes));
+        GK_FORWARD(e->ops->mem_alloc(e->state, bytes, &call->staged[i]));
+        call->ptr[i] = call->staged[i];
+        if (o->role != GK_ROLE_OUT)
+            GK_FORWARD(
+                e->ops->mem_write(e->state, call->staged[i], gk__buffer_data(o->buf), bytes));
     }
     return GK_OK;
 }
 
-/* Copies the staged outputs back into the caller's memory (waits for the kernel). */
-static gk_status stage_out(const gk_engine *e, const gk_operand *ops, int n, const gk_staging *s)
+/* Copies the staged outputs back into the caller's memory (waits for the slot's work). */
+static gk_status stage_out(const gk_call *call)
 {
-    for (int i = 0; i < n; i++) {
-        if (s->device[i] == NULL || ops[i].role == GK_ROLE_IN)
+    const gk_engine *e = call->engine;
+    for (int i = 0; i < call->n; i++) {
+        const gk_operand *o = &call->operand[i];
+        if (call->staged[i] == NULL || o->role == GK_ROLE_IN)
             continue;
-        size_t bytes = ops[i].extent * gk__dtype_size(ops[i].buf->dtype);
-        GK_FORWARD(e->ops->mem_read(e->state, gk__buffer_data(ops[i].buf), s->device[i], bytes));
+        GK_FORWARD(
+            e->ops->mem_read(e->state, gk__buffer_data(o->buf), call->staged[i], operand_bytes(o)));
     }
     return GK_OK;
 }
@@ -74,7 +78,7 @@ static const gk_engine *choose_engine(gk_context *c, const gk_operand *ops, int 
         return &c->secondary;
     double bytes_in = 0.0, bytes_out = 0.0;
     for (int i = 0; i < n; i++) {
-        double bytes = (double)ops[i].extent * (double)gk__dtype_size(ops[i].buf->dtype);
+        double bytes = (double)operand_bytes(&ops[i]);
         if (ops[i].role != GK_ROLE_OUT)
             bytes_in += bytes;
         if (ops[i].role != GK_ROLE_IN)
@@ -84,42 +88,60 @@ static const gk_engine *choose_engine(gk_context *c, const gk_operand *ops, int 
     return p->backend == GK_BACKEND_CPU ? &c->secondary : &c->primary;
 }
 
-gk_status gk__dispatch(gk_context *c, const char *fn, const gk_operand *operands, int n,
-                       const gk_workload *w, gk_kernel kernel, const void *args)
+gk_status gk__call_begin(gk_call *call, gk_context *c, const char *fn, const gk_operand *operands,
+                         int n, const gk_workload *w)
 {
-    GK_CHECK(n <= GK_MAX_OPERANDS, GK_E_INTERNAL, "%s: %d operands exceed the dispatcher's %d", fn,
-             n, GK_MAX_OPERANDS);
-    gk_placement placed;
-    const gk_engine *e = choose_engine(c, operands, n, w, &placed);
-    if (e == &c->primary)
+    GK_CHECK(n >= 0 && n <= GK_MAX_OPERANDS, GK_E_INTERNAL,
+             "%s: %d operands exceed the dispatcher's %d", fn, n, GK_MAX_OPERANDS);
+    memset(call, 0, sizeof *call);
+    call->fn = fn;
+    call->ctx = c;
+    call->n = n;
+    memcpy(call->operand, operands, (size_t)n * sizeof *operands);
+    call->work = *w;
+    call->engine = choose_engine(c, operands, n, w, &call->placed);
+    if (call->engine == &c->primary)
         c->device_queued = 1;
-    /* A placed call is timed whole: on the GPU, staging out waits for the kernel. */
-    double start = placed.predicted_s > 0.0 ? gk__now() : 0.0;
-    gk_staging staging;
-    memset(&staging, 0, sizeof staging);
-    void *ptrs[GK_MAX_OPERANDS] = {NULL};
-
-    gk_status st = stage_in(e, operands, n, &staging, ptrs);
-    if (st == GK_OK)
-        st = kernel(e, ptrs, args);
-    if (st == GK_OK)
-        st = stage_out(e, operands, n, &staging);
-    release_staging(e, &staging, operands, n);
-    if (st != GK_OK)
+    /* A placed call is timed whole: on the GPU, staging out waits for the slot's work. */
+    call->start = call->placed.predicted_s > 0.0 ? gk__now() : 0.0;
+    gk_status st = stage_in(call);
+    if (st != GK_OK) {
+        release_staging(call);
         return gk__error_in(st, fn);
-    if (placed.predicted_s > 0.0) {
-        double took = gk__now() - start;
-        gk__placement_observe(&c->history, w, placed, took);
+    }
+    return GK_OK;
+}
+
+gk_status gk__call_end(gk_call *call, gk_status st)
+{
+    if (st == GK_OK)
+        st = stage_out(call);
+    release_staging(call);
+    if (st != GK_OK)
+        return gk__error_in(st, call->fn);
+    const gk_placement *p = &call->placed;
+    if (p->predicted_s > 0.0) {
+        double took = gk__now() - call->start;
+        gk__placement_observe(&call->ctx->history, &call->work, *p, took);
         gk__log("%s: AUTO expected %.3g s on the CPU, %.3g s on the GPU; ran on the %s%s: %.3g s",
-                fn, placed.expected_s[0], placed.expected_s[1],
-                placed.backend == GK_BACKEND_CPU ? "CPU" : "GPU",
-                placed.cold    ? " (retry, cold)"
-                : placed.retry ? " (retry)"
-                               : "",
+                call->fn, p->expected_s[0], p->expected_s[1],
+                p->backend == GK_BACKEND_CPU ? "CPU" : "GPU",
+                p->cold    ? " (retry, cold)"
+                : p->retry ? " (retry)"
+                           : "",
                 took);
     }
-    c->last_backend = e->ops->kind;
+    call->ctx->last_backend = call->engine->ops->kind;
     return GK_OK;
+}
+
+gk_call gk__call_on(const char *fn, const gk_engine *e)
+{
+    gk_call call;
+    memset(&call, 0, sizeof call);
+    call.fn = fn;
+    call.engine = e;
+    return call;
 }
 
 gk_status gk__unsupported(const char *fn, const gk_backend_ops *ops, const char *slot)

@@ -1,19 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* ops_elementwise.c - the public element-wise operations: checks, then dispatch. */
+/* ops_elementwise.c - the public element-wise operations: checks, then the backend's slot. */
 #include "check.h"
 #include "dispatch.h"
 
-/* Arguments of an element-wise call, as the kernels below need them. */
-typedef struct elementwise_args {
-    const char *fn;
-    gk_dtype t;
-    size_t n;
-    double alpha;
-} elementwise_args;
+static const char *const names[] = {"x", "y", "z"};
 
-/* Checks the context and that every operand is a buffer of it with first's dtype and count. */
+/* Checks the context and that every operand is a buffer of it with x's dtype and count. */
 static gk_status check_operands(const char *fn, const gk_context *c, const gk_buffer *const *bufs,
-                                const char *const *names, int n)
+                                int n)
 {
     GK_FORWARD(gk__check_context(fn, c));
     for (int i = 0; i < n; i++)
@@ -25,140 +19,122 @@ static gk_status check_operands(const char *fn, const gk_context *c, const gk_bu
     return GK_OK;
 }
 
-static gk_status kernel_fill(const gk_engine *e, void *const *p, const void *v)
-{
-    const elementwise_args *a = v;
-    return GK_CALL(e, a->fn, fill, a->t, a->n, a->alpha, p[0]);
-}
-
-static gk_status kernel_copy(const gk_engine *e, void *const *p, const void *v)
-{
-    const elementwise_args *a = v;
-    return GK_CALL(e, a->fn, copy, a->t, a->n, p[0], p[1]);
-}
-
-static gk_status kernel_add(const gk_engine *e, void *const *p, const void *v)
-{
-    const elementwise_args *a = v;
-    return GK_CALL(e, a->fn, add, a->t, a->n, p[0], p[1], p[2]);
-}
-
-static gk_status kernel_sub(const gk_engine *e, void *const *p, const void *v)
-{
-    const elementwise_args *a = v;
-    return GK_CALL(e, a->fn, sub, a->t, a->n, p[0], p[1], p[2]);
-}
-
-static gk_status kernel_mul(const gk_engine *e, void *const *p, const void *v)
-{
-    const elementwise_args *a = v;
-    return GK_CALL(e, a->fn, mul, a->t, a->n, p[0], p[1], p[2]);
-}
-
-static gk_status kernel_axpy(const gk_engine *e, void *const *p, const void *v)
-{
-    const elementwise_args *a = v;
-    return GK_CALL(e, a->fn, axpy, a->t, a->n, a->alpha, p[0], p[1]);
-}
-
-static gk_status kernel_scale(const gk_engine *e, void *const *p, const void *v)
-{
-    const elementwise_args *a = v;
-    return GK_CALL(e, a->fn, scale, a->t, a->n, a->alpha, p[0]);
-}
-
-static gk_status kernel_exp(const gk_engine *e, void *const *p, const void *v)
-{
-    const elementwise_args *a = v;
-    return GK_CALL(e, a->fn, exp, a->t, a->n, p[0], p[1]);
-}
-
-/* Dispatches kernel over the n operands, the last one being written (roles: in..., out). */
-static gk_status run(gk_context *c, const char *fn, const gk_buffer *const *bufs, int n,
-                     gk_role last_role, double alpha, gk_kernel kernel)
+/* Begins the call over the n checked operands, the last one written with role last (the
+ * others read). */
+static gk_status begin(gk_call *call, gk_context *c, const char *fn, const gk_buffer *const *bufs,
+                       int n, gk_role last, gk_work_class cls)
 {
     size_t count = bufs[0]->count;
-    if (count == 0)
-        return GK_OK;
     gk_dtype t = bufs[0]->dtype;
-    gk_workload w = {kernel == kernel_exp ? GK_WORK_EXP : GK_WORK_STREAM, t == GK_FLOAT64,
-                     (double)count * (double)n * (double)gk__dtype_size(t)};
     gk_operand operands[GK_MAX_OPERANDS];
     for (int i = 0; i < n; i++) {
         operands[i].buf = bufs[i];
-        operands[i].role = i == n - 1 ? last_role : GK_ROLE_IN;
+        operands[i].role = i == n - 1 ? last : GK_ROLE_IN;
         operands[i].extent = count;
     }
-    elementwise_args args = {fn, t, count, gk__round_scalar(t, alpha)};
-    return gk__dispatch(c, fn, operands, n, &w, kernel, &args);
+    gk_workload w = {cls, t == GK_FLOAT64, (double)count * (double)n * (double)gk__dtype_size(t)};
+    return gk__call_begin(call, c, fn, operands, n, &w);
 }
 
 GK_API gk_status gk_fill(gk_context *c, double value, gk_buffer *x)
 {
     static const char fn[] = "gk_fill";
     const gk_buffer *bufs[] = {x};
-    static const char *const names[] = {"x"};
-    GK_FORWARD(check_operands(fn, c, bufs, names, 1));
-    return run(c, fn, bufs, 1, GK_ROLE_OUT, value, kernel_fill);
+    GK_FORWARD(check_operands(fn, c, bufs, 1));
+    if (x->count == 0)
+        return GK_OK;
+    gk_call call;
+    GK_FORWARD(begin(&call, c, fn, bufs, 1, GK_ROLE_OUT, GK_WORK_STREAM));
+    return gk__call_end(&call, GK_CALL(&call, fill, x->dtype, x->count,
+                                       gk__round_scalar(x->dtype, value), call.ptr[0]));
 }
 
 GK_API gk_status gk_copy(gk_context *c, const gk_buffer *x, gk_buffer *y)
 {
     static const char fn[] = "gk_copy";
     const gk_buffer *bufs[] = {x, y};
-    static const char *const names[] = {"x", "y"};
-    GK_FORWARD(check_operands(fn, c, bufs, names, 2));
-    return run(c, fn, bufs, 2, GK_ROLE_OUT, 0.0, kernel_copy);
-}
-
-/* add, sub and mul differ only in their kernel. */
-static gk_status binary(const char *fn, gk_context *c, const gk_buffer *x, const gk_buffer *y,
-                        gk_buffer *z, gk_kernel kernel)
-{
-    const gk_buffer *bufs[] = {x, y, z};
-    static const char *const names[] = {"x", "y", "z"};
-    GK_FORWARD(check_operands(fn, c, bufs, names, 3));
-    return run(c, fn, bufs, 3, GK_ROLE_OUT, 0.0, kernel);
+    GK_FORWARD(check_operands(fn, c, bufs, 2));
+    if (x->count == 0)
+        return GK_OK;
+    gk_call call;
+    GK_FORWARD(begin(&call, c, fn, bufs, 2, GK_ROLE_OUT, GK_WORK_STREAM));
+    return gk__call_end(&call, GK_CALL(&call, copy, x->dtype, x->count, call.ptr[0], call.ptr[1]));
 }
 
 GK_API gk_status gk_add(gk_context *c, const gk_buffer *x, const gk_buffer *y, gk_buffer *z)
 {
-    return binary("gk_add", c, x, y, z, kernel_add);
+    static const char fn[] = "gk_add";
+    const gk_buffer *bufs[] = {x, y, z};
+    GK_FORWARD(check_operands(fn, c, bufs, 3));
+    if (x->count == 0)
+        return GK_OK;
+    gk_call call;
+    GK_FORWARD(begin(&call, c, fn, bufs, 3, GK_ROLE_OUT, GK_WORK_STREAM));
+    return gk__call_end(
+        &call, GK_CALL(&call, add, x->dtype, x->count, call.ptr[0], call.ptr[1], call.ptr[2]));
 }
 
 GK_API gk_status gk_sub(gk_context *c, const gk_buffer *x, const gk_buffer *y, gk_buffer *z)
 {
-    return binary("gk_sub", c, x, y, z, kernel_sub);
+    static const char fn[] = "gk_sub";
+    const gk_buffer *bufs[] = {x, y, z};
+    GK_FORWARD(check_operands(fn, c, bufs, 3));
+    if (x->count == 0)
+        return GK_OK;
+    gk_call call;
+    GK_FORWARD(begin(&call, c, fn, bufs, 3, GK_ROLE_OUT, GK_WORK_STREAM));
+    return gk__call_end(
+        &call, GK_CALL(&call, sub, x->dtype, x->count, call.ptr[0], call.ptr[1], call.ptr[2]));
 }
 
 GK_API gk_status gk_mul(gk_context *c, const gk_buffer *x, const gk_buffer *y, gk_buffer *z)
 {
-    return binary("gk_mul", c, x, y, z, kernel_mul);
+    static const char fn[] = "gk_mul";
+    const gk_buffer *bufs[] = {x, y, z};
+    GK_FORWARD(check_operands(fn, c, bufs, 3));
+    if (x->count == 0)
+        return GK_OK;
+    gk_call call;
+    GK_FORWARD(begin(&call, c, fn, bufs, 3, GK_ROLE_OUT, GK_WORK_STREAM));
+    return gk__call_end(
+        &call, GK_CALL(&call, mul, x->dtype, x->count, call.ptr[0], call.ptr[1], call.ptr[2]));
 }
 
 GK_API gk_status gk_axpy(gk_context *c, double alpha, const gk_buffer *x, gk_buffer *y)
 {
     static const char fn[] = "gk_axpy";
     const gk_buffer *bufs[] = {x, y};
-    static const char *const names[] = {"x", "y"};
-    GK_FORWARD(check_operands(fn, c, bufs, names, 2));
-    return run(c, fn, bufs, 2, GK_ROLE_INOUT, alpha, kernel_axpy);
+    GK_FORWARD(check_operands(fn, c, bufs, 2));
+    if (x->count == 0)
+        return GK_OK;
+    gk_call call;
+    GK_FORWARD(begin(&call, c, fn, bufs, 2, GK_ROLE_INOUT, GK_WORK_STREAM));
+    return gk__call_end(&call,
+                        GK_CALL(&call, axpy, x->dtype, x->count, gk__round_scalar(x->dtype, alpha),
+                                call.ptr[0], call.ptr[1]));
 }
 
 GK_API gk_status gk_scale(gk_context *c, double alpha, gk_buffer *x)
 {
     static const char fn[] = "gk_scale";
     const gk_buffer *bufs[] = {x};
-    static const char *const names[] = {"x"};
-    GK_FORWARD(check_operands(fn, c, bufs, names, 1));
-    return run(c, fn, bufs, 1, GK_ROLE_INOUT, alpha, kernel_scale);
+    GK_FORWARD(check_operands(fn, c, bufs, 1));
+    if (x->count == 0)
+        return GK_OK;
+    gk_call call;
+    GK_FORWARD(begin(&call, c, fn, bufs, 1, GK_ROLE_INOUT, GK_WORK_STREAM));
+    return gk__call_end(&call, GK_CALL(&call, scale, x->dtype, x->count,
+                                       gk__round_scalar(x->dtype, alpha), call.ptr[0]));
 }
 
 GK_API gk_status gk_exp(gk_context *c, const gk_buffer *x, gk_buffer *y)
 {
     static const char fn[] = "gk_exp";
     const gk_buffer *bufs[] = {x, y};
-    static const char *const names[] = {"x", "y"};
-    GK_FORWARD(check_operands(fn, c, bufs, names, 2));
-    return run(c, fn, bufs, 2, GK_ROLE_OUT, 0.0, kernel_exp);
+    GK_FORWARD(check_operands(fn, c, bufs, 2));
+    if (x->count == 0)
+        return GK_OK;
+    gk_call call;
+    GK_FORWARD(begin(&call, c, fn, bufs, 2, GK_ROLE_OUT, GK_WORK_EXP));
+    return gk__call_end(&call, GK_CALL(&call, exp, x->dtype, x->count, call.ptr[0], call.ptr[1]));
 }

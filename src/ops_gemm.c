@@ -3,21 +3,6 @@
 #include "check.h"
 #include "dispatch.h"
 
-typedef struct gemm_args {
-    const char *fn;
-    gk_dtype t;
-    gk_transpose ta, tb;
-    size_t m, n, k, lda, ldb, ldc;
-    double alpha, beta;
-} gemm_args;
-
-static gk_status kernel_gemm(const gk_engine *e, void *const *p, const void *v)
-{
-    const gemm_args *g = v;
-    return GK_CALL(e, g->fn, gemm, g->t, g->ta, g->tb, g->m, g->n, g->k, g->alpha, p[0], g->lda,
-                   p[1], g->ldb, g->beta, p[2], g->ldc);
-}
-
 static gk_status check_transpose(const char *fn, const char *arg, gk_transpose t)
 {
     GK_CHECK(t == GK_NO_TRANS || t == GK_TRANS, GK_E_INVALID_ARGUMENT,
@@ -55,11 +40,13 @@ GK_API gk_status gk_gemm(gk_context *c, gk_transpose ta, gk_transpose tb, size_t
         return GK_OK;
 
     gk_dtype t = a->dtype;
-    gemm_args args = {fn, t, ta, tb, m, n, k, lda, ldb, ldc,
-                      gk__round_scalar(t, alpha), gk__round_scalar(t, beta)};
     /* With beta = 0, C is only written; staging still uploads it so row padding survives. */
     gk_operand operands[] = {{a, GK_ROLE_IN, need_a}, {b, GK_ROLE_IN, need_b},
                              {cc, GK_ROLE_INOUT, need_c}};
     gk_workload w = {GK_WORK_GEMM, t == GK_FLOAT64, 2.0 * (double)m * (double)n * (double)k};
-    return gk__dispatch(c, fn, operands, 3, &w, kernel_gemm, &args);
+    gk_call call;
+    GK_FORWARD(gk__call_begin(&call, c, fn, operands, 3, &w));
+    return gk__call_end(&call, GK_CALL(&call, gemm, t, ta, tb, m, n, k, gk__round_scalar(t, alpha),
+                                       call.ptr[0], lda, call.ptr[1], ldb,
+                                       gk__round_scalar(t, beta), call.ptr[2], ldc));
 }

@@ -3,32 +3,6 @@
 #include "check.h"
 #include "dispatch.h"
 
-typedef struct rbf_args {
-    const char *fn;
-    gk_dtype t;
-    size_t m, n, d;
-    double gamma;
-} rbf_args;
-
-static gk_status kernel_rows(const gk_engine *e, void *const *p, const void *v)
-{
-    const rbf_args *r = v;
-    return GK_CALL(e, r->fn, rbf_rows, r->t, r->n, r->d, r->gamma, p[0], p[1], p[2]);
-}
-
-static gk_status kernel_matrix(const gk_engine *e, void *const *p, const void *v)
-{
-    const rbf_args *r = v;
-    return GK_CALL(e, r->fn, rbf_matrix, r->t, r->m, r->n, r->d, r->gamma, p[0], p[1], p[2]);
-}
-
-static gk_status kernel_matvec(const gk_engine *e, void *const *p, const void *v)
-{
-    const rbf_args *r = v;
-    return GK_CALL(e, r->fn, rbf_matvec, r->t, r->m, r->n, r->d, r->gamma, p[0], p[1], p[2],
-                   p[3]);
-}
-
 /* The buffer operands of one rbf call: inputs first, the output last. */
 typedef struct rbf_operands {
     const gk_buffer *buf[GK_MAX_OPERANDS];
@@ -37,9 +11,8 @@ typedef struct rbf_operands {
     int n;
 } rbf_operands;
 
-/* Checks handles, dtypes, sizes and aliasing, then dispatches; an empty output is a no-op. */
-static gk_status run(const char *fn, gk_context *c, const rbf_operands *o, rbf_args *args,
-                     gk_kernel kernel)
+/* Checks handles, dtypes, sizes and aliasing. */
+static gk_status check(const char *fn, const gk_context *c, const rbf_operands *o)
 {
     GK_FORWARD(gk__check_context(fn, c));
     for (int i = 0; i < o->n; i++)
@@ -51,25 +24,27 @@ static gk_status run(const char *fn, gk_context *c, const rbf_operands *o, rbf_a
     int out = o->n - 1;
     for (int i = 0; i < out; i++)
         GK_FORWARD(gk__check_disjoint(fn, o->name[out], o->buf[out], o->name[i], o->buf[i]));
-    if (o->need[out] == 0)
-        return GK_OK;
+    return GK_OK;
+}
 
+/* Begins the call over the checked operands (the output written, the inputs read) as work w. */
+static gk_status begin(gk_call *call, gk_context *c, const char *fn, const rbf_operands *o,
+                       const gk_workload *w)
+{
     gk_operand operands[GK_MAX_OPERANDS];
     for (int i = 0; i < o->n; i++) {
         operands[i].buf = o->buf[i];
-        operands[i].role = i == out ? GK_ROLE_OUT : GK_ROLE_IN;
+        operands[i].role = i == o->n - 1 ? GK_ROLE_OUT : GK_ROLE_IN;
         operands[i].extent = o->need[i];
     }
-    args->fn = fn;
-    args->t = o->buf[0]->dtype;
-    args->gamma = gk__round_scalar(args->t, args->gamma);
-    /* Row pairs times features for the pairwise kernels, bytes of a and b for rbf_rows. */
-    double size = (double)gk__dtype_size(args->t);
-    gk_workload w = {kernel == kernel_rows ? GK_WORK_RBF_ROWS : GK_WORK_RBF_PAIRS,
-                     args->t == GK_FLOAT64,
-                     kernel == kernel_rows ? 2.0 * (double)args->n * (double)args->d * size
-                                           : (double)args->m * (double)args->n * (double)args->d};
-    return gk__dispatch(c, fn, operands, o->n, &w, kernel, args);
+    return gk__call_begin(call, c, fn, operands, o->n, w);
+}
+
+/* The pairwise kernels' work: row pairs times features. */
+static gk_workload pairs(gk_dtype t, size_t m, size_t n, size_t d)
+{
+    gk_workload w = {GK_WORK_RBF_PAIRS, t == GK_FLOAT64, (double)m * (double)n * (double)d};
+    return w;
 }
 
 GK_API gk_status gk_rbf_rows(gk_context *c, size_t n, size_t d, double gamma, const gk_buffer *a,
@@ -79,8 +54,17 @@ GK_API gk_status gk_rbf_rows(gk_context *c, size_t n, size_t d, double gamma, co
     size_t nd;
     GK_FORWARD(gk__mul_size(fn, "n * d", n, d, &nd));
     rbf_operands o = {{a, b, k}, {"a", "b", "k"}, {nd, nd, n}, 3};
-    rbf_args args = {fn, GK_FLOAT32, 0, n, d, gamma};
-    return run(fn, c, &o, &args, kernel_rows);
+    GK_FORWARD(check(fn, c, &o));
+    if (n == 0)
+        return GK_OK;
+    gk_dtype t = a->dtype;
+    /* Bytes of a and b: each pair is read once. */
+    gk_workload w = {GK_WORK_RBF_ROWS, t == GK_FLOAT64,
+                     2.0 * (double)nd * (double)gk__dtype_size(t)};
+    gk_call call;
+    GK_FORWARD(begin(&call, c, fn, &o, &w));
+    return gk__call_end(&call, GK_CALL(&call, rbf_rows, t, n, d, gk__round_scalar(t, gamma),
+                                       call.ptr[0], call.ptr[1], call.ptr[2]));
 }
 
 GK_API gk_status gk_rbf_matrix(gk_context *c, size_t m, size_t n, size_t d, double gamma,
@@ -92,8 +76,15 @@ GK_API gk_status gk_rbf_matrix(gk_context *c, size_t m, size_t n, size_t d, doub
     GK_FORWARD(gk__mul_size(fn, "n * d", n, d, &nd));
     GK_FORWARD(gk__mul_size(fn, "m * n", m, n, &mn));
     rbf_operands o = {{x, y, k}, {"x", "y", "k"}, {md, nd, mn}, 3};
-    rbf_args args = {fn, GK_FLOAT32, m, n, d, gamma};
-    return run(fn, c, &o, &args, kernel_matrix);
+    GK_FORWARD(check(fn, c, &o));
+    if (mn == 0)
+        return GK_OK;
+    gk_dtype t = x->dtype;
+    gk_workload w = pairs(t, m, n, d);
+    gk_call call;
+    GK_FORWARD(begin(&call, c, fn, &o, &w));
+    return gk__call_end(&call, GK_CALL(&call, rbf_matrix, t, m, n, d, gk__round_scalar(t, gamma),
+                                       call.ptr[0], call.ptr[1], call.ptr[2]));
 }
 
 GK_API gk_status gk_rbf_matvec(gk_context *c, size_t m, size_t n, size_t d, double gamma,
@@ -105,6 +96,20 @@ GK_API gk_status gk_rbf_matvec(gk_context *c, size_t m, size_t n, size_t d, doub
     GK_FORWARD(gk__mul_size(fn, "m * d", m, d, &md));
     GK_FORWARD(gk__mul_size(fn, "n * d", n, d, &nd));
     rbf_operands o = {{x, y, w, out}, {"x", "y", "w", "out"}, {md, nd, n, m}, 4};
-    rbf_args args = {fn, GK_FLOAT32, m, n, d, gamma};
-    return run(fn, c, &o, &args, kernel_matvec);
+    GK_FORWARD(check(fn, c, &o));
+    if (m == 0)
+        return GK_OK;
+    gk_dtype t = x->dtype;
+    gk_call call;
+    if (n == 0) { /* every sum is empty: the slot only ever sees n > 0 */
+        rbf_operands zeros = {{out}, {"out"}, {m}, 1};
+        gk_workload bytes = {GK_WORK_STREAM, t == GK_FLOAT64,
+                             (double)m * (double)gk__dtype_size(t)};
+        GK_FORWARD(begin(&call, c, fn, &zeros, &bytes));
+        return gk__call_end(&call, GK_CALL(&call, fill, t, m, 0.0, call.ptr[0]));
+    }
+    gk_workload work = pairs(t, m, n, d);
+    GK_FORWARD(begin(&call, c, fn, &o, &work));
+    return gk__call_end(&call, GK_CALL(&call, rbf_matvec, t, m, n, d, gk__round_scalar(t, gamma),
+                                       call.ptr[0], call.ptr[1], call.ptr[2], call.ptr[3]));
 }
