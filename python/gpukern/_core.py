@@ -377,7 +377,16 @@ class Context:
         want = None if dtype is None else _float_dtype(dtype, "dtype")
         if type(a) is not Array and not isinstance(a, np.ndarray) and (
                 hasattr(a, "__dlpack__") or hasattr(a, "__cuda_array_interface__")):
-            a = _interop.convert(self, a, "asarray's argument", host_ok=True, read_only_ok=copy is not False)
+            try:
+                a = _interop.convert(self, a, "asarray's argument", host_ok=True, read_only_ok=False)
+            except BufferError:
+                # Read-only memory: an Array over it could be written, so it is copied.
+                if copy is False:
+                    raise
+                a = _interop.convert(self, a, "asarray's argument", host_ok=True, read_only_ok=True)
+                if type(a) is Array:
+                    a = a.copy()
+                copy = None
         if type(a) is Array:
             if a._ctx is self:
                 if want is None or want is a._dtype:

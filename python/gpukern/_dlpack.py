@@ -107,21 +107,27 @@ _raw_get_pointer = _api("PyCapsule_GetPointer", c_void_p, c_void_p, c_char_p)
 _exports = {}
 
 
+# The callbacks bind what they use as defaults: they may run after the module's globals are gone.
 @_DELETER
-def _export_deleter(address):
-    _exports.pop(address, None)
+def _export_deleter(address, _pop=_exports.pop):
+    _pop(address, None)
 
 
 @CFUNCTYPE(None, c_void_p)
-def _capsule_destructor(capsule):
+def _capsule_destructor(capsule, _pop=_exports.pop, _valid=_raw_is_valid, _get=_raw_get_pointer):
     # A capsule nobody consumed still owns its tensor.
     for name in (_LEGACY, _VERSIONED):
-        if _raw_is_valid(capsule, name):
-            _exports.pop(_raw_get_pointer(capsule, name), None)
+        if _valid(capsule, name):
+            _pop(_get(capsule, name), None)
             return
 
 
 _DESTRUCTOR = ctypes.cast(_capsule_destructor, c_void_p)
+# Consumers may call the deleter, and the last capsule die, while the interpreter shuts down,
+# after this module's globals are gone: the two callbacks' code must outlive them.
+_keep_forever = _api("Py_IncRef", None, py_object)
+_keep_forever(_export_deleter)
+_keep_forever(_capsule_destructor)
 
 
 def export(array, data, device, bits, shape, strides, versioned):

@@ -177,6 +177,11 @@ def test_read_only_inputs_are_read_but_not_wrapped_for_writing(cpu):
     assert address(c) != x.ctypes.data
     with pytest.raises(ValueError, match="copy"):
         cpu.asarray(x, copy=False)
+    d = cpu.asarray(DLPackOnly(x))  # a read-only foreign array is copied too
+    assert address(d) != x.ctypes.data
+    np.testing.assert_array_equal(d.get(), x)
+    with pytest.raises(BufferError, match="read-only"):
+        cpu.asarray(DLPackOnly(x), copy=False)
     with pytest.raises((BufferError, ValueError), match="read-only"):
         cpu.add(x, x, out=DLPackOnly(x))
 
@@ -325,3 +330,25 @@ def test_torch_and_cupy_round_trip_without_copies(cuda, rng, lib):
         cuda.add(put(np.arange(3)), put(np.arange(3)))
     with pytest.raises(ValueError, match="strides"):
         cuda.rbf_matrix(tx[::2], ty)
+
+
+def test_streams(ctx, backend):
+    if backend == "cpu":
+        assert ctx.stream is None
+        with pytest.raises(ValueError, match="CPU"):
+            ctx.set_stream(1)
+        return
+    own = ctx.stream
+    assert isinstance(own, int) and own
+    a = ctx.asarray(np.arange(4.0))
+    ctx.set_stream(1)  # the legacy default stream, ordered after the work queued before
+    assert ctx.stream == 1
+    b = a + a
+    ctx.set_stream(None)
+    assert ctx.stream == own
+    np.testing.assert_array_equal(b.get(), 2 * np.arange(4.0))
+    t = _torch()
+    s = t.cuda.Stream()
+    ctx.set_stream(s)
+    assert ctx.stream == s.cuda_stream
+    ctx.set_stream(None)
