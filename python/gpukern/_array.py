@@ -282,8 +282,13 @@ class Array:
 
     # -- reductions and products -----------------------------------------------------------------
 
-    def sum(self, axis=None):
-        """The sum of all elements (a NumPy scalar of the dtype), or along the first or last axis."""
+    def sum(self, axis=None, out=None):
+        """The sum of all elements (a NumPy scalar of the dtype), or along the first or last axis.
+
+        (out= is there for numpy.sum(a), which passes it: only None is taken.)
+        """
+        if out is not None:
+            raise ValueError("Array.sum: out= is not supported; use the result")
         if axis is None:
             return self._dtype.type(self._ctx.sum(self))
         nd = len(self._shape)
@@ -713,7 +718,7 @@ class Array:
                 raise BufferError("__dlpack__(stream=0) is ambiguous for CUDA: pass 1 for the legacy "
                                   "default stream, 2 for the per-thread one")
             if stream != -1:
-                self._ctx._order_stream(1 if stream is None else stream)
+                self._ctx._join_stream(1 if stream is None else stream)
         elif stream is not None:
             raise BufferError("__dlpack__(stream=%r) on a CPU Array: CPU memory has no streams" % (stream,))
         versioned = max_version is not None and max_version[0] >= 1

@@ -235,7 +235,6 @@ def from_dlpack(obj, ctx=None):
     return _interop.convert(ctx, obj, "from_dlpack's argument", host_ok=False, read_only_ok=False)
 
 
-
 class Context:
     """A libgpukern context: one backend ("cpu" or "cuda") and its device.
 
@@ -444,7 +443,7 @@ class Context:
                 raise _error(status)
             self._user_stream = (stream, handle)
 
-    def _stream_handle(self):
+    def _dlpack_stream(self):
         """The current stream's handle, as DLPack names streams (1: the legacy default)."""
         return _gk_context_stream(self._live()) or 1
 
@@ -463,8 +462,6 @@ class Context:
                 status = _gk_context_set_stream(ch, current)
             if status:
                 raise _error(status)
-
-    _order_stream = _join_stream
 
     # -- the general call path ------------------------------------------------------------------
 

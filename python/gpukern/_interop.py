@@ -195,7 +195,7 @@ def convert(ctx, obj, what, host_ok, read_only_ok):
             if host_ok:
                 return host_array(obj)
         elif device_type == _dlpack.KDL_CUDA and cuda and device_id == ctx._device:
-            return from_capsule(ctx, obj, what, ctx._stream_handle(), read_only_ok)
+            return from_capsule(ctx, obj, what, ctx._dlpack_stream(), read_only_ok)
         raise _device_error(what, obj, _dlpack.device_name(device_type, device_id), ctx)
     cai = getattr(obj, "__cuda_array_interface__", None)
     if cai is not None:
