@@ -77,9 +77,8 @@ GK_API gk_status gk_buffer_wrap_device(gk_context *ctx, gk_dtype t, size_t count
         GK_CHECK((uintptr_t)device_ptr % gk__dtype_size(t) == 0, GK_E_INVALID_ARGUMENT,
                  "%s: device_ptr %p is not aligned to the %zu-byte elements of its dtype", fn,
                  device_ptr, gk__dtype_size(t));
-        if (GK_SLOT(e->ops, mem_check_device) == NULL)
-            return gk__unsupported(fn, e->ops, "mem_check_device");
-        gk_status st = e->ops->mem_check_device(e->state, device_ptr, bytes);
+        gk_call call = gk__call_on(fn, e);
+        gk_status st = GK_CALL(&call, mem_check_device, device_ptr, bytes);
         if (st != GK_OK)
             return gk__error_in(st, fn);
     }
@@ -100,9 +99,8 @@ GK_API gk_status gk_context_set_stream(gk_context *ctx, void *cuda_stream)
     const gk_engine *e = &ctx->primary;
     GK_CHECK(e->ops->kind != GK_BACKEND_CPU, GK_E_UNSUPPORTED,
              "%s: a CPU context has no CUDA stream", fn);
-    if (GK_SLOT(e->ops, set_stream) == NULL)
-        return gk__unsupported(fn, e->ops, "set_stream");
-    gk_status st = e->ops->set_stream(e->state, cuda_stream);
+    gk_call call = gk__call_on(fn, e);
+    gk_status st = GK_CALL(&call, set_stream, cuda_stream);
     if (st != GK_OK)
         return gk__error_in(st, fn);
     /* The switch queued a wait on the device; on the caller's stream, synchronize must wait

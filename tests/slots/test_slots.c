@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test_slots.c - every public op and gk_context_calibrate on a backend lacking one op slot. */
+/* test_slots.c - public ops, calibration and the interop calls on a backend lacking a slot. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,6 +208,31 @@ static void test_lacking_slot(void **state)
     *table = full;
 }
 
+/* A module built before 1.2 hands over a table that ends before the interop slots, or leaves
+ * them NULL (as this one does): the interop calls on its contexts are GK_E_UNSUPPORTED. */
+static void test_module_before_interop(void **state)
+{
+    (void)state;
+    for (int truncate = 0; truncate < 2; truncate++) {
+        const char *label = truncate ? "table ends before mem_check_device" : "NULL interop slots";
+        *table = full;
+        if (truncate)
+            table->struct_size = (uint32_t)offsetof(gk_backend_ops, mem_check_device);
+        gk_context *ctx = NULL;
+        GK_CHECK_OK(gk_context_create(GK_BACKEND_CUDA, &ctx));
+        float mem[4] = {0};
+        gk_buffer *b = NULL;
+        expect_unsupported(gk_buffer_wrap_device(ctx, GK_FLOAT32, 4, mem, &b),
+                           "gk_buffer_wrap_device", "mem_check_device", label);
+        assert_null(b);
+        expect_unsupported(gk_context_set_stream(ctx, NULL), "gk_context_set_stream", "set_stream",
+                           label);
+        assert_null(gk_context_stream(ctx));
+        gk_context_destroy(ctx);
+    }
+    *table = full;
+}
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -236,7 +261,7 @@ static int group_setup(void **state)
 
 int main(void)
 {
-    struct CMUnitTest tests[2 * NSLOTS];
+    struct CMUnitTest tests[2 * NSLOTS + 1];
     for (size_t i = 0; i < 2 * NSLOTS; i++) {
         slot_case *k = &cases[i];
         k->index = i / 2;
@@ -245,5 +270,6 @@ int main(void)
                  slots[k->index].name);
         tests[i] = (struct CMUnitTest){k->label, test_lacking_slot, NULL, NULL, k};
     }
+    tests[2 * NSLOTS] = (struct CMUnitTest)cmocka_unit_test(test_module_before_interop);
     return cmocka_run_group_tests_name("slots", tests, group_setup, NULL);
 }
