@@ -33,7 +33,7 @@ def check_library(name, lib, ctx, x, y, w, ref, free_bytes, equal):
     tx, ty, tw = (lib.asarray(v) if name == "cupy" else lib.from_numpy(v).cuda() for v in (x, y, w))
     ptr = (lambda t: t.data.ptr) if name == "cupy" else (lambda t: t.data_ptr())
     take = lib.from_dlpack
-    same_in = address(gpukern.from_dlpack(tx)) == ptr(tx) and address(ctx.asarray(ty)) == ptr(ty)
+    same_in = address(gpukern.from_dlpack(tx, ctx)) == ptr(tx) and address(ctx.asarray(ty)) == ptr(ty)
     ctx.synchronize()
     before = free_bytes()
     outs = [ctx.rbf_matrix(tx, ty), ctx.gemm(tx, ty, trans_b=True), ctx.rbf_matvec(tx, ty, tw),

@@ -240,6 +240,10 @@ class Array:
     def __deepcopy__(self, memo):
         return self.copy()
 
+    def __reduce__(self):
+        raise TypeError("a gpukern.Array cannot be pickled: its memory belongs to a live Context; "
+                        "pickle a.get() (an ndarray) and ctx.asarray it back")
+
     def astype(self, dtype, copy=True):
         """The values as float32 or float64 (converted through the host: the C API has no cast)."""
         dt = _float_dtype(dtype, "astype's dtype")

@@ -5,6 +5,7 @@ API cannot do."""
 
 import copy
 import operator
+import pickle
 
 import numpy as np
 import pytest
@@ -360,6 +361,8 @@ def test_copy_and_astype(ctx, rng, dtype):
     assert "float32" in str(e.value)
     with pytest.raises(TypeError, match="float32 and float64"):
         a.astype(np.float16)
+    with pytest.raises(TypeError, match="pickle a.get"):
+        pickle.dumps(a)
 
 
 def test_integer_data_is_refused_with_the_alternative(ctx):

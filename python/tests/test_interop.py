@@ -352,3 +352,33 @@ def test_streams(ctx, backend):
     ctx.set_stream(s)
     assert ctx.stream == s.cuda_stream
     ctx.set_stream(None)
+
+
+def test_cuda_array_interface_parsing(cpu):
+    # The CUDA array interface's reading, on host memory (a CPU context wraps what it is given).
+    from gpukern import _interop
+
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+
+    def cai(a, **changes):
+        d = dict(a.__array_interface__, version=3, stream=None)
+        d.update(changes)
+        return d
+
+    a = _interop.from_cuda_interface(cpu, x, cai(x), "x")
+    assert address(a) == x.ctypes.data and a.shape == (3, 4)
+    t = _interop.from_cuda_interface(cpu, x.T, cai(x.T), "x")  # byte strides (4, 16): a transpose
+    assert address(t) == x.ctypes.data and t.strides == x.T.strides
+    np.testing.assert_array_equal(t.get(), x.T)
+    with pytest.raises(ValueError, match="strides"):
+        _interop.from_cuda_interface(cpu, x[:, ::2], cai(x[:, ::2]), "x")
+    with pytest.raises(ValueError, match="strides"):
+        _interop.from_cuda_interface(cpu, x, cai(x, strides=(16, 2)), "x")
+    with pytest.raises(TypeError, match="int32"):
+        _interop.from_cuda_interface(cpu, x, cai(x, typestr="<i4"), "x")
+    with pytest.raises(TypeError, match="byte order"):
+        _interop.from_cuda_interface(cpu, x, cai(x, typestr=">f4"), "x")
+    with pytest.raises(ValueError, match="stream 0"):
+        _interop.from_cuda_interface(cpu, x, cai(x, stream=0), "x")
+    with pytest.raises(ValueError, match="masked"):
+        _interop.from_cuda_interface(cpu, x, cai(x, mask=x), "x")
