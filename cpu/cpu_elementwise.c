@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* cpu_elementwise.c - fill, copy, add, sub, mul, axpy, scale and exp on host memory. */
-#include <math.h>
-
 #include "cpu_internal.h"
+#include "cpu_vmath.h"
 
 /* The operands may be the very same array (z == x is allowed), so the pointers cannot be
  * restrict; `omp simd` tells the compiler what it needs instead: element i is read and written
@@ -12,8 +11,8 @@
 #define GK_CPU_STREAM_LOOP                                                                         \
     _Pragma("omp parallel for simd num_threads(nt) if(parallel: n > GK_CPU_PAR_MIN_STREAM)")
 
-/* exp calls libm per element, which does not vectorize; threads pay off much earlier. */
-#define GK_CPU_MATH_LOOP _Pragma("omp parallel for num_threads(nt) if(n > GK_CPU_PAR_MIN_MATH)")
+/* exp: chunks of this many elements go to the vector math table, one per task. */
+#define GK_CPU_EXP_CHUNK ((size_t)4096)
 
 static void cpu_fill_f32(int nt, size_t n, float v, float *x)
 {
@@ -101,20 +100,22 @@ static void cpu_scale_f64(int nt, size_t n, double a, double *x)
         x[i] = a * x[i];
 }
 
-/* glibc's expf and exp are within 1 ulp (expf is correctly rounded in practice), inside the
- * contract's 2 ulp, and handle overflow, subnormal results and NaN exactly as IEEE asks. */
-static void cpu_exp_f32(int nt, size_t n, const float *x, float *y)
+/* SLEEF's exp (cpu_vmath.h), within 1 ulp, inside the contract's 2 ulp; it gives +inf on
+ * overflow, rounds subnormal results and propagates NaN as IEEE asks. glibc's expf and exp are
+ * scalar calls: 4x (float) and 2.8x (double) slower on one AVX-512 core than SLEEF's, measured
+ * on 1e7 elements. */
+static void cpu_exp(int nt, size_t n, size_t es, const void *x, void *y)
 {
-    GK_CPU_MATH_LOOP
-    for (size_t i = 0; i < n; i++)
-        y[i] = expf(x[i]);
-}
-
-static void cpu_exp_f64(int nt, size_t n, const double *x, double *y)
-{
-    GK_CPU_MATH_LOOP
-    for (size_t i = 0; i < n; i++)
-        y[i] = exp(x[i]);
+    const gk_cpu_vmath *vm = gk__cpu_vmath();
+    size_t chunks = (n + GK_CPU_EXP_CHUNK - 1) / GK_CPU_EXP_CHUNK;
+#pragma omp parallel for num_threads(nt) if (n > GK_CPU_PAR_MIN_MATH) schedule(static)
+    for (size_t c = 0; c < chunks; c++) {
+        size_t i0 = c * GK_CPU_EXP_CHUNK, cnt = n - i0 < GK_CPU_EXP_CHUNK ? n - i0 : GK_CPU_EXP_CHUNK;
+        if (es == sizeof(float))
+            vm->exp_f32(cnt, (const float *)x + i0, (float *)y + i0);
+        else
+            vm->exp_f64(cnt, (const double *)x + i0, (double *)y + i0);
+    }
 }
 
 gk_status gk__cpu_fill(void *st, gk_dtype t, size_t n, double value, void *x)
@@ -219,10 +220,10 @@ gk_status gk__cpu_exp(void *st, gk_dtype t, size_t n, const void *x, void *y)
     int nt = gk__cpu_threads(st);
     switch (t) {
     case GK_FLOAT32:
-        cpu_exp_f32(nt, n, x, y);
+        cpu_exp(nt, n, sizeof(float), x, y);
         return GK_OK;
     case GK_FLOAT64:
-        cpu_exp_f64(nt, n, x, y);
+        cpu_exp(nt, n, sizeof(double), x, y);
         return GK_OK;
     }
     return gk__cpu_bad_dtype(t);

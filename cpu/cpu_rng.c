@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /* cpu_rng.c - Philox4x32-10 uniform and normal streams, element e = offset + i of each. */
 #include "cpu_internal.h"
+#include "cpu_vmath.h"
 #include "philox.h"
 
-/* Every value comes from philox.h, the code the CUDA backend compiles too, so the streams agree
- * bit for bit, and element e's value depends on (seed, e) alone, so any split of a range into
+/* Philox's words come from philox.h, the code the CUDA backend compiles too, so the uniform
+ * streams agree bit for bit (normals: within the contract's 4 ulp, as the math libraries differ
+ * in the last bits), and element e's value depends on (seed, e) alone, so any split of a range into
  * calls, and any thread count, gives the same numbers. Uniforms: one Philox block yields 4
  * float32 or 2 float64 values, so the elements in whole blocks are made a block at a time, in a
  * loop over blocks that vectorizes (Philox is 32-bit multiplies and xors); the few elements
- * before the first and after the last whole block take the per-element functions. Normals call
- * gk__philox_normal_* per element, keeping the word-to-value mapping in that one header:
- * Box-Muller's log, sqrt and sin/cos cost more than the repeated Philox rounds. */
+ * before the first and after the last whole block take the per-element functions. Normals are
+ * made a block at a time too (below). */
 
 /* Whole blocks per task of the parallel loop. */
 #define GK_RNG_CHUNK ((size_t)1024)
@@ -66,21 +67,60 @@ static void cpu_rng_uniform(int nt, size_t n, uint64_t seed, uint64_t offset, vo
     }
 }
 
-/* mean + stddev * z in double, rounded once to float: what the CUDA backend computes too. */
-static void cpu_rng_normal_f32(int nt, size_t n, uint64_t seed, uint64_t offset, double mean,
-                               double stddev, float *x)
+/* Normals, a Philox block at a time through the vector math table (cpu_vmath.h): each block's
+ * words are made once for its 4 (float32) or 2 (float64) values, and Box-Muller runs in double
+ * with SLEEF's log and sincos, a vector of pairs at a time; mean + stddev * z in double, rounded
+ * once to the dtype, as the CUDA backend does. The partial blocks at either end are made whole
+ * and the elements asked for copied out, so every element has one value however a range is
+ * split into calls. */
+static void cpu_normal_block(const gk_cpu_vmath *vm, uint64_t seed, uint64_t b, double mean,
+                             double stddev, size_t per, double out[4])
 {
-#pragma omp parallel for num_threads(nt) if (n > GK_CPU_PAR_MIN_MATH) schedule(static)
-    for (size_t i = 0; i < n; i++)
-        x[i] = (float)(mean + stddev * gk__philox_normal_f32(seed, offset + i));
+    if (per == 4) {
+        float v[4];
+        vm->normal_f32(seed, b, 1, mean, stddev, v);
+        for (int k = 0; k < 4; k++)
+            out[k] = v[k];
+    } else {
+        vm->normal_f64(seed, b, 1, mean, stddev, out);
+    }
 }
 
-static void cpu_rng_normal_f64(int nt, size_t n, uint64_t seed, uint64_t offset, double mean,
-                               double stddev, double *x)
+/* Elements [i0, i1) of x (x[i] is element offset + i), all inside one Philox block. */
+static void cpu_normal_part(const gk_cpu_vmath *vm, uint64_t seed, uint64_t offset, double mean,
+                            double stddev, size_t per, size_t i0, size_t i1, void *x)
 {
+    if (i0 >= i1)
+        return;
+    double v[4];
+    cpu_normal_block(vm, seed, (offset + i0) / per, mean, stddev, per, v);
+    for (size_t i = i0; i < i1; i++) {
+        size_t k = (size_t)((offset + i) % per);
+        if (per == 4)
+            ((float *)x)[i] = (float)v[k];
+        else
+            ((double *)x)[i] = v[k];
+    }
+}
+
+static void cpu_rng_normal(int nt, size_t n, uint64_t seed, uint64_t offset, double mean,
+                           double stddev, void *x, size_t per)
+{
+    const gk_cpu_vmath *vm = gk__cpu_vmath();
+    size_t head = (size_t)((per - offset % per) % per);
+    head = head < n ? head : n;
+    size_t blocks = (n - head) / per, chunks = (blocks + GK_RNG_CHUNK - 1) / GK_RNG_CHUNK;
+    uint64_t b0 = (offset + head) / per;
+    cpu_normal_part(vm, seed, offset, mean, stddev, per, 0, head, x);
+    cpu_normal_part(vm, seed, offset, mean, stddev, per, head + blocks * per, n, x);
 #pragma omp parallel for num_threads(nt) if (n > GK_CPU_PAR_MIN_MATH) schedule(static)
-    for (size_t i = 0; i < n; i++)
-        x[i] = mean + stddev * gk__philox_normal_f64(seed, offset + i);
+    for (size_t c = 0; c < chunks; c++) {
+        size_t i0 = c * GK_RNG_CHUNK, cnt = blocks - i0 < GK_RNG_CHUNK ? blocks - i0 : GK_RNG_CHUNK;
+        if (per == 4)
+            vm->normal_f32(seed, b0 + i0, cnt, mean, stddev, (float *)x + head + 4 * i0);
+        else
+            vm->normal_f64(seed, b0 + i0, cnt, mean, stddev, (double *)x + head + 2 * i0);
+    }
 }
 
 gk_status gk__cpu_rng_uniform(void *st, gk_dtype t, size_t n, uint64_t seed, uint64_t offset,
@@ -103,10 +143,10 @@ gk_status gk__cpu_rng_normal(void *st, gk_dtype t, size_t n, uint64_t seed, uint
     int nt = gk__cpu_threads(st);
     switch (t) {
     case GK_FLOAT32:
-        cpu_rng_normal_f32(nt, n, seed, offset, mean, stddev, x);
+        cpu_rng_normal(nt, n, seed, offset, mean, stddev, x, 4);
         return GK_OK;
     case GK_FLOAT64:
-        cpu_rng_normal_f64(nt, n, seed, offset, mean, stddev, x);
+        cpu_rng_normal(nt, n, seed, offset, mean, stddev, x, 2);
         return GK_OK;
     }
     return gk__cpu_bad_dtype(t);

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# cpu_per_core.py - one CPU thread against NumPy in one process: rng_normal and exp (issue 15).
+"""Per-core speed of the CPU backend beside NumPy, in the same process.
+
+    GPUKERN_LIBRARY=build/lib/libgpukern.so.1 python3 bench/cpu_per_core.py [--n 10000000]
+
+Times, on a context with cpu_threads = 1 and on NumPy in the same process, rng_normal against
+Generator.standard_normal and exp against np.exp, float32 and float64, on n elements (best of
+--reps runs, in-place outputs on both sides). NumPy's own element-wise loops are
+single-threaded; OPENBLAS_NUM_THREADS does not matter here. Prints one line per row and a
+verdict: ratio = NumPy time / ours (at least 1: as fast as NumPy or faster).
+"""
+import argparse
+import ctypes
+import os
+import platform
+import sys
+import time
+
+import numpy as np
+
+
+class Options(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("backend", ctypes.c_int32),
+                ("device", ctypes.c_int32), ("cpu_threads", ctypes.c_int32),
+                ("flags", ctypes.c_uint32)]
+
+
+def load(path):
+    lib = ctypes.CDLL(path)
+    vp, sz, u64, dbl = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint64, ctypes.c_double
+    lib.gk_context_options_init.argtypes = [ctypes.POINTER(Options)]
+    lib.gk_context_create_ex.argtypes = [ctypes.POINTER(Options), ctypes.POINTER(vp)]
+    lib.gk_context_device_name.argtypes = [vp]
+    lib.gk_context_device_name.restype = ctypes.c_char_p
+    lib.gk_buffer_wrap_host.argtypes = [vp, ctypes.c_int, sz, vp, ctypes.POINTER(vp)]
+    lib.gk_rng_normal.argtypes = [vp, u64, u64, dbl, dbl, vp]
+    lib.gk_exp.argtypes = [vp, vp, vp]
+    lib.gk_last_error.restype = ctypes.c_char_p
+    return lib
+
+
+def check(lib, status):
+    if status:
+        sys.exit(f"libgpukern: status {status}: {lib.gk_last_error().decode()}")
+
+
+def best(fn, reps):
+    fn()
+    times = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=10_000_000)
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--threads", type=int, default=1, help="the context's cpu_threads")
+    args = ap.parse_args()
+    path = os.environ.get("GPUKERN_LIBRARY", "libgpukern.so.1")
+    lib = load(path)
+    opts = Options()
+    lib.gk_context_options_init(ctypes.byref(opts))
+    opts.backend, opts.cpu_threads = 1, args.threads
+    ctx = ctypes.c_void_p()
+    check(lib, lib.gk_context_create_ex(ctypes.byref(opts), ctypes.byref(ctx)))
+    print(f"# {lib.gk_context_device_name(ctx).decode()} ({path}); numpy {np.__version__}; "
+          f"{platform.machine()}, {os.cpu_count()} logical CPUs; n = {args.n}, best of {args.reps}")
+    gen = np.random.default_rng(1)
+    rows, ok = [], True
+    for dtype, code in ((np.float32, 1), (np.float64, 2)):
+        out = np.empty(args.n, dtype=dtype)
+        x = gen.random(args.n, dtype=dtype) * 20 - 10
+        y = np.empty_like(x)
+        bo, bx, by = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+        for arr, b in ((out, bo), (x, bx), (y, by)):
+            check(lib, lib.gk_buffer_wrap_host(ctx, code, arr.size, arr.ctypes.data, ctypes.byref(b)))
+        seed = [0]
+
+        def ours_normal():
+            seed[0] += 1
+            check(lib, lib.gk_rng_normal(ctx, seed[0], 0, 0.0, 1.0, bo))
+
+        name = np.dtype(dtype).name
+        rows.append((f"rng_normal {name}", best(ours_normal, args.reps),
+                     best(lambda: gen.standard_normal(out=out, dtype=dtype), args.reps),
+                     "Generator.standard_normal"))
+        rows.append((f"exp {name}", best(lambda: check(lib, lib.gk_exp(ctx, bx, by)), args.reps),
+                     best(lambda: np.exp(x, out=y), args.reps), "np.exp"))
+    print(f"{'op':<20} {'ours ms':>9} {'numpy ms':>9} {'ratio':>7}  anchor")
+    for label, ours, theirs, anchor in rows:
+        ratio = theirs / ours
+        ok = ok and ratio >= 1.0
+        print(f"{label:<20} {ours * 1e3:9.2f} {theirs * 1e3:9.2f} {ratio:7.2f}  {anchor}")
+    print("verdict: every row >= 1.0x NumPy" if ok else "verdict: some row is slower than NumPy")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/* cpu_vmath_isa.h - the body of one ISA's vector math table, over that ISA's SLEEF functions. */
+
+/* Included once by each cpu_vmath_<isa>.c, which is compiled for its ISA and defines first:
+ * VM_NAME (the table), VM_ISA (its name), VF / VD (float and double vector types), VF_N / VD_N
+ * (lanes), VF_LOAD/VF_STORE/VD_LOAD/VD_STORE (unaligned), VD_SQRT (IEEE, as libm's sqrt; a
+ * call of sqrt would not vectorize while it may set errno), and the SLEEF functions VF_EXP,
+ * VD_EXP, VD_LOG, VD_SINCOS (returning VD_SC: .x = sin, .y = cos). */
+#include <math.h>
+#include <string.h>
+
+#include "cpu_vmath.h"
+#include "philox.h"
+
+static void vm_exp_f32(size_t n, const float *x, float *y)
+{
+    size_t i = 0;
+    for (; i + VF_N <= n; i += VF_N)
+        VF_STORE(y + i, VF_EXP(VF_LOAD(x + i)));
+    if (i < n) { /* the tail through a full vector, so it gets the same function */
+        float t[VF_N] = {0};
+        memcpy(t, x + i, (n - i) * sizeof *t);
+        VF_STORE(t, VF_EXP(VF_LOAD(t)));
+        memcpy(y + i, t, (n - i) * sizeof *t);
+    }
+}
+
+static void vm_exp_f64(size_t n, const double *x, double *y)
+{
+    size_t i = 0;
+    for (; i + VD_N <= n; i += VD_N)
+        VD_STORE(y + i, VD_EXP(VD_LOAD(x + i)));
+    if (i < n) {
+        double t[VD_N] = {0};
+        memcpy(t, x + i, (n - i) * sizeof *t);
+        VD_STORE(t, VD_EXP(VD_LOAD(t)));
+        memcpy(y + i, t, (n - i) * sizeof *t);
+    }
+}
+
+/* The words of blocks b0 .. b0 + cnt - 1, word k of block i at w[k][i]: the loop over blocks
+ * vectorizes (Philox is 32-bit multiplies, adds and xors, one block per lane). */
+static void vm_philox(uint64_t seed, uint64_t b0, size_t cnt, uint32_t w[4][GK_VMATH_BLOCKS])
+{
+#pragma omp simd
+    for (size_t i = 0; i < cnt; i++) {
+        gk_philox_words b = gk__philox4x32_10(seed, b0 + i);
+        w[0][i] = b.x[0];
+        w[1][i] = b.x[1];
+        w[2][i] = b.x[2];
+        w[3][i] = b.x[3];
+    }
+}
+
+/* z pairs (r cos t, r sin t) for p < pairs from u1, u2 in (0, 1], [0, 1): src/philox.h's
+ * gk__box_muller, vector by vector; pairs is a multiple of VD_N. */
+static void vm_box_muller(size_t pairs, const double *u1, const double *u2, double *zc, double *zs)
+{
+    for (size_t p = 0; p < pairs; p += VD_N) {
+        double r[VD_N], s[VD_N], c[VD_N], th[VD_N];
+        VD_STORE(r, VD_LOG(VD_LOAD(u1 + p)));
+        for (int k = 0; k < VD_N; k++) {
+            r[k] = -2.0 * r[k];
+            th[k] = 6.283185307179586476925286766559 * u2[p + k];
+        }
+        VD_STORE(r, VD_SQRT(VD_LOAD(r)));
+        VD_SC sc = VD_SINCOS(VD_LOAD(th));
+        VD_STORE(s, sc.x);
+        VD_STORE(c, sc.y);
+        for (int k = 0; k < VD_N; k++) {
+            zc[p + k] = r[k] * c[k];
+            zs[p + k] = r[k] * s[k];
+        }
+    }
+}
+
+static void vm_normal_f32(uint64_t seed, uint64_t b0, size_t blocks, double mean, double stddev,
+                          float *x)
+{
+    uint32_t w[4][GK_VMATH_BLOCKS];
+    double u1[2 * GK_VMATH_BLOCKS], u2[2 * GK_VMATH_BLOCKS];
+    double zc[2 * GK_VMATH_BLOCKS], zs[2 * GK_VMATH_BLOCKS];
+    for (size_t i0 = 0; i0 < blocks; i0 += GK_VMATH_BLOCKS) {
+        size_t cnt = blocks - i0 < GK_VMATH_BLOCKS ? blocks - i0 : GK_VMATH_BLOCKS;
+        vm_philox(seed, b0 + i0, cnt, w);
+        /* Pair p = 2 i + j of block i: words 2j, 2j + 1, elements 4 i + 2 j (cos) and + 1 (sin);
+         * the pairs past cnt blocks are computed from zeros and not stored. */
+        size_t pairs = (2 * cnt + VD_N - 1) / VD_N * VD_N;
+        for (size_t p = 0; p < pairs; p++) {
+            size_t i = p / 2, j = p % 2;
+            uint32_t a = i < cnt ? w[2 * j][i] : 0, b = i < cnt ? w[2 * j + 1][i] : 0;
+            u1[p] = ((double)(a >> 8) + 1.0) * 0x1p-24;
+            u2[p] = (double)(b >> 8) * 0x1p-24;
+        }
+        vm_box_muller(pairs, u1, u2, zc, zs);
+        float *o = x + 4 * i0;
+        for (size_t p = 0; p < 2 * cnt; p++) {
+            o[2 * p] = (float)(mean + stddev * zc[p]);
+            o[2 * p + 1] = (float)(mean + stddev * zs[p]);
+        }
+    }
+}
+
+static void vm_normal_f64(uint64_t seed, uint64_t b0, size_t blocks, double mean, double stddev,
+                          double *x)
+{
+    uint32_t w[4][GK_VMATH_BLOCKS];
+    double u1[GK_VMATH_BLOCKS], u2[GK_VMATH_BLOCKS], zc[GK_VMATH_BLOCKS], zs[GK_VMATH_BLOCKS];
+    for (size_t i0 = 0; i0 < blocks; i0 += GK_VMATH_BLOCKS) {
+        size_t cnt = blocks - i0 < GK_VMATH_BLOCKS ? blocks - i0 : GK_VMATH_BLOCKS;
+        vm_philox(seed, b0 + i0, cnt, w);
+        size_t pairs = (cnt + VD_N - 1) / VD_N * VD_N;
+        for (size_t i = 0; i < pairs; i++) {
+            int live = i < cnt;
+            u1[i] = gk__u53_to_double(live ? w[0][i] : 0, live ? w[1][i] : 0) + 0x1p-53;
+            u2[i] = gk__u53_to_double(live ? w[2][i] : 0, live ? w[3][i] : 0);
+        }
+        vm_box_muller(pairs, u1, u2, zc, zs);
+        double *o = x + 2 * i0;
+        for (size_t i = 0; i < cnt; i++) {
+            o[2 * i] = mean + stddev * zc[i];
+            o[2 * i + 1] = mean + stddev * zs[i];
+        }
+    }
+}
+
+const gk_cpu_vmath VM_NAME = {VM_ISA, vm_exp_f32, vm_exp_f64, vm_normal_f32, vm_normal_f64};
