@@ -8,8 +8,7 @@
  * by iteration i alone, so the loop vectorizes without the runtime overlap check that would
  * send exactly aliased operands to the scalar path. Each body is a single IEEE operation, which
  * is what makes add, sub, mul, fill, scale and copy bit-identical to the CUDA backend. */
-#define GK_CPU_STREAM_LOOP                                                                         \
-    _Pragma("omp parallel for simd num_threads(nt) if(parallel: n > GK_CPU_PAR_MIN_STREAM)")
+#define GK_CPU_STREAM_LOOP _Pragma("omp parallel for simd num_threads(nt) if(parallel: nt > 1)")
 
 /* exp: chunks of this many elements go to the vector math table, one per task. */
 #define GK_CPU_EXP_CHUNK ((size_t)4096)
@@ -108,9 +107,10 @@ static void cpu_exp(int nt, size_t n, size_t es, const void *x, void *y)
 {
     const gk_cpu_vmath *vm = gk__cpu_vmath();
     size_t chunks = (n + GK_CPU_EXP_CHUNK - 1) / GK_CPU_EXP_CHUNK;
-#pragma omp parallel for num_threads(nt) if (n > GK_CPU_PAR_MIN_MATH) schedule(static)
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
     for (size_t c = 0; c < chunks; c++) {
-        size_t i0 = c * GK_CPU_EXP_CHUNK, cnt = n - i0 < GK_CPU_EXP_CHUNK ? n - i0 : GK_CPU_EXP_CHUNK;
+        size_t i0 = c * GK_CPU_EXP_CHUNK,
+               cnt = n - i0 < GK_CPU_EXP_CHUNK ? n - i0 : GK_CPU_EXP_CHUNK;
         if (es == sizeof(float))
             vm->exp_f32(cnt, (const float *)x + i0, (float *)y + i0);
         else
@@ -120,7 +120,7 @@ static void cpu_exp(int nt, size_t n, size_t es, const void *x, void *y)
 
 gk_status gk__cpu_fill(void *st, gk_dtype t, size_t n, double value, void *x)
 {
-    int nt = gk__cpu_threads(st);
+    int nt = gk__cpu_team(st, n, GK_CPU_PAR_MIN_STREAM);
     switch (t) {
     case GK_FLOAT32:
         cpu_fill_f32(nt, n, (float)value, x);
@@ -147,7 +147,7 @@ gk_status gk__cpu_copy(void *st, gk_dtype t, size_t n, const void *x, void *y)
 
 gk_status gk__cpu_add(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z)
 {
-    int nt = gk__cpu_threads(st);
+    int nt = gk__cpu_team(st, n, GK_CPU_PAR_MIN_STREAM);
     switch (t) {
     case GK_FLOAT32:
         cpu_add_f32(nt, n, x, y, z);
@@ -161,7 +161,7 @@ gk_status gk__cpu_add(void *st, gk_dtype t, size_t n, const void *x, const void 
 
 gk_status gk__cpu_sub(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z)
 {
-    int nt = gk__cpu_threads(st);
+    int nt = gk__cpu_team(st, n, GK_CPU_PAR_MIN_STREAM);
     switch (t) {
     case GK_FLOAT32:
         cpu_sub_f32(nt, n, x, y, z);
@@ -175,7 +175,7 @@ gk_status gk__cpu_sub(void *st, gk_dtype t, size_t n, const void *x, const void 
 
 gk_status gk__cpu_mul(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z)
 {
-    int nt = gk__cpu_threads(st);
+    int nt = gk__cpu_team(st, n, GK_CPU_PAR_MIN_STREAM);
     switch (t) {
     case GK_FLOAT32:
         cpu_mul_f32(nt, n, x, y, z);
@@ -189,7 +189,7 @@ gk_status gk__cpu_mul(void *st, gk_dtype t, size_t n, const void *x, const void 
 
 gk_status gk__cpu_axpy(void *st, gk_dtype t, size_t n, double alpha, const void *x, void *y)
 {
-    int nt = gk__cpu_threads(st);
+    int nt = gk__cpu_team(st, n, GK_CPU_PAR_MIN_STREAM);
     switch (t) {
     case GK_FLOAT32:
         cpu_axpy_f32(nt, n, (float)alpha, x, y);
@@ -203,7 +203,7 @@ gk_status gk__cpu_axpy(void *st, gk_dtype t, size_t n, double alpha, const void 
 
 gk_status gk__cpu_scale(void *st, gk_dtype t, size_t n, double alpha, void *x)
 {
-    int nt = gk__cpu_threads(st);
+    int nt = gk__cpu_team(st, n, GK_CPU_PAR_MIN_STREAM);
     switch (t) {
     case GK_FLOAT32:
         cpu_scale_f32(nt, n, (float)alpha, x);
@@ -217,7 +217,7 @@ gk_status gk__cpu_scale(void *st, gk_dtype t, size_t n, double alpha, void *x)
 
 gk_status gk__cpu_exp(void *st, gk_dtype t, size_t n, const void *x, void *y)
 {
-    int nt = gk__cpu_threads(st);
+    int nt = gk__cpu_team(st, n, GK_CPU_PAR_MIN_MATH);
     switch (t) {
     case GK_FLOAT32:
         cpu_exp(nt, n, sizeof(float), x, y);

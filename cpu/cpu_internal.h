@@ -38,9 +38,32 @@ typedef struct gk_cpu_state {
 #define GK_CPU_CLONES
 #endif
 
-static inline int gk__cpu_threads(const void *st)
+/* cpu_team.c: the cores of this process's affinity mask that other processes leave free now
+ * (at least 1), re-measured every 100 ms. */
+int gk__cpu_free_cores(void);
+
+/* The context's thread count: what partitions whose results depend on them are built from,
+ * never the load. */
+static inline int gk__cpu_threads_max(const void *st)
 {
     return ((const gk_cpu_state *)st)->threads;
+}
+
+/* The team an op runs on: the context's thread count capped by the free cores. */
+static inline int gk__cpu_threads(const void *st)
+{
+    int max = gk__cpu_threads_max(st);
+    if (max <= 1)
+        return 1;
+    int free = gk__cpu_free_cores();
+    return free < max ? free : max;
+}
+
+/* The team for n units of work that pays for a team only above min_n units (the
+ * GK_CPU_PAR_MIN_* figures): one thread below, else gk__cpu_threads. */
+static inline int gk__cpu_team(const void *st, size_t n, size_t min_n)
+{
+    return n > min_n ? gk__cpu_threads(st) : 1;
 }
 
 /* Records GK_E_INTERNAL for a dtype the core should have rejected. */

@@ -21,10 +21,11 @@ static void cpu_store(size_t es, void *out, size_t i, double v)
  * kept in double in thread scratch, never as an m x n matrix. When there are too few row tiles
  * to occupy the team (small m, large n) the columns are split into `splits` shares whose
  * partial sums are added in a fixed order afterwards. Results depend on the inputs and, through
- * `splits`, on the context's thread count, never on the schedule. */
-static gk_status cpu_rbf_matvec(int threads, const gk_cpu_rbf_kernels *kr, size_t m, size_t n,
-                                size_t d, double gamma, const char *x, const char *y, const char *w,
-                                void *out)
+ * `splits`, on the context's thread count (threads), never on the schedule or on the team that
+ * runs the tasks (team: fewer when cores are busy, cpu_team.c). */
+static gk_status cpu_rbf_matvec(int threads, int team, const gk_cpu_rbf_kernels *kr, size_t m,
+                                size_t n, size_t d, double gamma, const char *x, const char *y,
+                                const char *w, void *out)
 {
     size_t es = kr->elem_size;
     double gz = isnan(gamma) ? gamma : 0.0;
@@ -37,7 +38,7 @@ static gk_status cpu_rbf_matvec(int threads, const gk_cpu_rbf_kernels *kr, size_
         splits = splits < col_blocks ? splits : col_blocks;
     }
     size_t tasks = row_tiles * splits;
-    int nt = tasks < (size_t)threads ? (int)tasks : threads;
+    int nt = tasks < (size_t)team ? (int)tasks : team;
     /* Per thread: a packed y block, one row of kernel values, the tile's row sums; in whole
      * cache lines so no two threads share one. */
     size_t pack_bytes = (d * cols * es + 63) / 64 * 64, kt_bytes = (cols * es + 63) / 64 * 64;
@@ -103,6 +104,6 @@ gk_status gk__cpu_rbf_matvec(void *st, gk_dtype t, size_t m, size_t n, size_t d,
     default:
         return gk__cpu_bad_dtype(t);
     }
-    return cpu_rbf_matvec(gk__cpu_threads(st), kr, m, n, d, gamma, gk__cpu_rbf_rows_of(x),
-                          gk__cpu_rbf_rows_of(y), w, out);
+    return cpu_rbf_matvec(gk__cpu_threads_max(st), gk__cpu_threads(st), kr, m, n, d, gamma,
+                          gk__cpu_rbf_rows_of(x), gk__cpu_rbf_rows_of(y), w, out);
 }

@@ -55,12 +55,12 @@ gk_status gk__cpu_rbf_rows(void *st, gk_dtype t, size_t n, size_t d, double gamm
 {
     if (t != GK_FLOAT32 && t != GK_FLOAT64)
         return gk__cpu_bad_dtype(t);
-    int nt = gk__cpu_threads(st);
+    int nt = gk__cpu_team(st, n * d, GK_CPU_PAR_MIN_STREAM);
     double gz = isnan(gamma) ? gamma : 0.0;
     a = gk__cpu_rbf_rows_of(a);
     b = gk__cpu_rbf_rows_of(b);
     size_t blocks = (n + GK_RBF_ROWS_BLOCK - 1) / GK_RBF_ROWS_BLOCK;
-#pragma omp parallel for num_threads(nt) if (n * d > GK_CPU_PAR_MIN_STREAM) schedule(static)
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
     for (size_t blk = 0; blk < blocks; blk++) {
         size_t r0 = blk * GK_RBF_ROWS_BLOCK;
         size_t r1 = n - r0 < GK_RBF_ROWS_BLOCK ? n : r0 + GK_RBF_ROWS_BLOCK;

@@ -51,7 +51,7 @@ static void cpu_rng_uniform(int nt, size_t n, uint64_t seed, uint64_t offset, vo
         else
             ((double *)x)[i] = gk__philox_uniform_f64(seed, offset + i);
     }
-#pragma omp parallel for num_threads(nt) if (n > GK_CPU_PAR_MIN_MATH) schedule(static)
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
     for (size_t c = 0; c < chunks; c++) {
         size_t i0 = c * GK_RNG_CHUNK, cnt = blocks - i0 < GK_RNG_CHUNK ? blocks - i0 : GK_RNG_CHUNK;
         if (per == 4)
@@ -113,7 +113,7 @@ static void cpu_rng_normal(int nt, size_t n, uint64_t seed, uint64_t offset, dou
     uint64_t b0 = (offset + head) / per;
     cpu_normal_part(vm, seed, offset, mean, stddev, per, 0, head, x);
     cpu_normal_part(vm, seed, offset, mean, stddev, per, head + blocks * per, n, x);
-#pragma omp parallel for num_threads(nt) if (n > GK_CPU_PAR_MIN_MATH) schedule(static)
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
     for (size_t c = 0; c < chunks; c++) {
         size_t i0 = c * GK_RNG_CHUNK, cnt = blocks - i0 < GK_RNG_CHUNK ? blocks - i0 : GK_RNG_CHUNK;
         if (per == 4)
@@ -128,10 +128,10 @@ gk_status gk__cpu_rng_uniform(void *st, gk_dtype t, size_t n, uint64_t seed, uin
 {
     switch (t) {
     case GK_FLOAT32:
-        cpu_rng_uniform(gk__cpu_threads(st), n, seed, offset, x, 4);
+        cpu_rng_uniform(gk__cpu_team(st, n, GK_CPU_PAR_MIN_MATH), n, seed, offset, x, 4);
         return GK_OK;
     case GK_FLOAT64:
-        cpu_rng_uniform(gk__cpu_threads(st), n, seed, offset, x, 2);
+        cpu_rng_uniform(gk__cpu_team(st, n, GK_CPU_PAR_MIN_MATH), n, seed, offset, x, 2);
         return GK_OK;
     }
     return gk__cpu_bad_dtype(t);
@@ -140,7 +140,7 @@ gk_status gk__cpu_rng_uniform(void *st, gk_dtype t, size_t n, uint64_t seed, uin
 gk_status gk__cpu_rng_normal(void *st, gk_dtype t, size_t n, uint64_t seed, uint64_t offset,
                              double mean, double stddev, void *x)
 {
-    int nt = gk__cpu_threads(st);
+    int nt = gk__cpu_team(st, n, GK_CPU_PAR_MIN_MATH);
     switch (t) {
     case GK_FLOAT32:
         cpu_rng_normal(nt, n, seed, offset, mean, stddev, x, 4);

@@ -55,8 +55,8 @@ static void c_normal_f64(uint64_t seed, uint64_t b0, size_t blocks, double mean,
 {
     for (size_t i = 0; i < blocks; i++) {
         gk_philox_words w = gk__philox4x32_10(seed, b0 + i);
-        c_pair(gk__u53_to_double(w.x[0], w.x[1]) + 0x1p-53, gk__u53_to_double(w.x[2], w.x[3]),
-               mean, stddev, &x[2 * i], &x[2 * i + 1]);
+        c_pair(gk__u53_to_double(w.x[0], w.x[1]) + 0x1p-53, gk__u53_to_double(w.x[2], w.x[3]), mean,
+               stddev, &x[2 * i], &x[2 * i + 1]);
     }
 }
 
