@@ -52,6 +52,18 @@ static inline double gk__rbf_exponent_f64(double gamma, double gz, double dist)
  * short x still fills the team. */
 #define GK_RBF_TILE_ROWS ((size_t)64)
 
+/* Rows this wide are not packed: a packed block holds at least GK_RBF_COLS rows of y, and for
+ * d above GK_RBF_PACK_MAX_BYTES / (GK_RBF_COLS * elem_size) features (4096 float32, 2048
+ * float64) that would be scratch growing with d (2 GiB a thread at d = 2^24). Such rows are
+ * long enough to be read straight from x and y, a pair at a time (the `pair` kernel), with
+ * no scratch at all. */
+#define GK_RBF_PACK_MAX_BYTES ((size_t)512 * 1024)
+
+static inline int gk__cpu_rbf_packs(size_t d, size_t elem_size)
+{
+    return d <= GK_RBF_PACK_MAX_BYTES / (GK_RBF_COLS * elem_size);
+}
+
 /* How many columns of y to pack per block: the packed block (d x cols) stays in L2 while a
  * tile of x rows streams past it; at least one register block, a multiple of GK_RBF_COLS, and
  * no wider than n needs. */
@@ -69,6 +81,9 @@ typedef struct gk_cpu_rbf_kernels {
      * in yt; gz is the exponent used at distance 0. gamma and gz hold values of the dtype. */
     void (*row)(size_t d, size_t nb, size_t ld, double gamma, double gz, const void *xi,
                 const void *yt, void *out);
+    /* exp(-gamma * ||x - y||^2) under the rule above for one pair of rows of d features, read
+     * in place; the value of the dtype, as a double. */
+    double (*pair)(size_t d, double gamma, double gz, const void *x, const void *y);
     /* sum_j kt[j] * w[j] for j < nb, accumulated in double. */
     double (*wdot)(size_t nb, const void *kt, const void *w);
 } gk_cpu_rbf_kernels;

@@ -128,6 +128,34 @@ static void cpu_rbf_row_f64(size_t d, size_t nb, size_t ld, double gamma, double
     }
 }
 
+/* One pair of rows in place (rows too wide to pack): differences of floats are exact in
+ * double, so the sum of squares is carried in double, vectorized across features. */
+GK_CPU_CLONES
+static double cpu_rbf_pair_f32(size_t d, double gamma, double gz, const void *xv, const void *yv)
+{
+    const float *x = xv, *y = yv;
+    double s = 0.0;
+#pragma omp simd reduction(+ : s)
+    for (size_t f = 0; f < d; f++) {
+        double t = (double)x[f] - (double)y[f];
+        s += t * t;
+    }
+    return (double)gk__vexp_f32((float)-gk__rbf_exponent_f64((float)gamma, (float)gz, s));
+}
+
+GK_CPU_CLONES
+static double cpu_rbf_pair_f64(size_t d, double gamma, double gz, const void *xv, const void *yv)
+{
+    const double *x = xv, *y = yv;
+    double s = 0.0;
+#pragma omp simd reduction(+ : s)
+    for (size_t f = 0; f < d; f++) {
+        double t = x[f] - y[f];
+        s += t * t;
+    }
+    return gk__vexp_f64(-gk__rbf_exponent_f64(gamma, gz, s));
+}
+
 /* float values and products are exact in double; the double sum is what the contract's
  * 1e-5 * sum|w| leaves room for, whatever n is. */
 static double cpu_rbf_wdot_f32(size_t nb, const void *ktv, const void *wv)
@@ -151,6 +179,6 @@ static double cpu_rbf_wdot_f64(size_t nb, const void *ktv, const void *wv)
 }
 
 const gk_cpu_rbf_kernels gk__cpu_rbf_f32 = {sizeof(float), cpu_rbf_pack_f32, cpu_rbf_row_f32,
-                                            cpu_rbf_wdot_f32};
+                                            cpu_rbf_pair_f32, cpu_rbf_wdot_f32};
 const gk_cpu_rbf_kernels gk__cpu_rbf_f64 = {sizeof(double), cpu_rbf_pack_f64, cpu_rbf_row_f64,
-                                            cpu_rbf_wdot_f64};
+                                            cpu_rbf_pair_f64, cpu_rbf_wdot_f64};

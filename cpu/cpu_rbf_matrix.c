@@ -9,6 +9,28 @@
 #include "cpu_rbf.h"
 #include "error.h"
 
+static void cpu_store(size_t es, void *out, size_t i, double v)
+{
+    if (es == sizeof(float))
+        ((float *)out)[i] = (float)v;
+    else
+        ((double *)out)[i] = v;
+}
+
+/* Rows too wide to pack (cpu_rbf.h): each entry from its two rows in place, no scratch; rows of
+ * x are split over the team, and a row's columns are walked in order, so x_i stays in cache. */
+static void cpu_rbf_matrix_wide(int threads, const gk_cpu_rbf_kernels *kr, size_t m, size_t n,
+                                size_t d, double gamma, double gz, const char *x, const char *y,
+                                char *k)
+{
+    size_t es = kr->elem_size;
+    int nt = m < (size_t)threads ? (int)m : threads;
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(dynamic, 1)
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++)
+            cpu_store(es, k, i * n + j, kr->pair(d, gamma, gz, x + i * d * es, y + j * d * es));
+}
+
 /* Task t covers column block t / row_tiles and row tile t % row_tiles: under the static
  * schedule a thread's consecutive tasks share a column block, which it then packs once. */
 static gk_status cpu_rbf_matrix(int threads, const gk_cpu_rbf_kernels *kr, size_t m, size_t n,
@@ -16,14 +38,18 @@ static gk_status cpu_rbf_matrix(int threads, const gk_cpu_rbf_kernels *kr, size_
 {
     size_t es = kr->elem_size;
     double gz = isnan(gamma) ? gamma : 0.0;
+    if (!gk__cpu_rbf_packs(d, es)) {
+        cpu_rbf_matrix_wide(threads, kr, m, n, d, gamma, gz, x, y, k);
+        return GK_OK;
+    }
     size_t cols = gk__cpu_rbf_block_cols(n, d, es);
     size_t row_tiles = (m + GK_RBF_TILE_ROWS - 1) / GK_RBF_TILE_ROWS;
     size_t col_blocks = (n + cols - 1) / cols;
     size_t tasks = row_tiles * col_blocks;
     int nt = tasks < (size_t)threads ? (int)tasks : threads;
-    /* One packed block per thread (at most 128 KiB, or GK_RBF_COLS rows of y when rows are
-     * longer than 4 KiB), in whole cache lines plus one, so no two threads share a line and
-     * d = 0 still gets a pointer. */
+    /* One packed block per thread (at most 128 KiB, or GK_RBF_COLS rows of y, at most
+     * GK_RBF_PACK_MAX_BYTES, when rows are longer than 4 KiB), in whole cache lines plus one,
+     * so no two threads share a line and d = 0 still gets a pointer. */
     size_t per = (d * cols * es + 63) / 64 * 64 + 64, bytes = (size_t)nt * per;
     void *scratch = NULL;
     if (bytes / per != (size_t)nt || gk__aligned_alloc(&scratch, 64, bytes) != 0)

@@ -17,6 +17,49 @@ static void cpu_store(size_t es, void *out, size_t i, double v)
         ((double *)out)[i] = v;
 }
 
+/* Rows too wide to pack (cpu_rbf.h): each entry from its two rows in place. Task t is row
+ * t % m and column share t / m of `splits` (built from the context's thread count, as below);
+ * the only scratch is the shares' partial sums, splits x m doubles. */
+static gk_status cpu_rbf_matvec_wide(int threads, int team, const gk_cpu_rbf_kernels *kr, size_t m,
+                                     size_t n, size_t d, double gamma, double gz, const char *x,
+                                     const char *y, const char *w, void *out)
+{
+    size_t es = kr->elem_size, want = 2 * (size_t)threads;
+    size_t splits = m >= want ? 1 : (want + m - 1) / m;
+    splits = splits < n ? splits : n;
+    double *partial = NULL;
+    if (splits > 1 && (gk__aligned_alloc((void **)&partial, 64, splits * m * sizeof *partial) != 0))
+        return gk__error(GK_E_OUT_OF_MEMORY, "cannot allocate %zu x %zu doubles of scratch", splits,
+                         m);
+    size_t tasks = m * splits;
+    int nt = tasks < (size_t)team ? (int)tasks : team;
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(dynamic, 1)
+    for (size_t t = 0; t < tasks; t++) {
+        size_t i = t % m, s = t / m, j0 = s * n / splits, j1 = (s + 1) * n / splits;
+        const char *xi = x + i * d * es;
+        double v = 0.0;
+        for (size_t j = j0; j < j1; j++) {
+            double kv = kr->pair(d, gamma, gz, xi, y + j * d * es);
+            v +=
+                kv * (es == sizeof(float) ? (double)((const float *)w)[j] : ((const double *)w)[j]);
+        }
+        if (splits == 1)
+            cpu_store(es, out, i, v);
+        else
+            partial[s * m + i] = v;
+    }
+    if (splits > 1) {
+        for (size_t i = 0; i < m; i++) {
+            double v = 0.0;
+            for (size_t s = 0; s < splits; s++)
+                v += partial[s * m + i];
+            cpu_store(es, out, i, v);
+        }
+        gk__free(partial);
+    }
+    return GK_OK;
+}
+
 /* Each task owns a tile of rows and a contiguous share of the column blocks; its row sums are
  * kept in double in thread scratch, never as an m x n matrix. When there are too few row tiles
  * to occupy the team (small m, large n) the columns are split into `splits` shares whose
@@ -29,6 +72,8 @@ static gk_status cpu_rbf_matvec(int threads, int team, const gk_cpu_rbf_kernels 
 {
     size_t es = kr->elem_size;
     double gz = isnan(gamma) ? gamma : 0.0;
+    if (!gk__cpu_rbf_packs(d, es))
+        return cpu_rbf_matvec_wide(threads, team, kr, m, n, d, gamma, gz, x, y, w, out);
     size_t cols = gk__cpu_rbf_block_cols(n, d, es);
     size_t row_tiles = (m + GK_RBF_TILE_ROWS - 1) / GK_RBF_TILE_ROWS;
     size_t col_blocks = (n + cols - 1) / cols;
