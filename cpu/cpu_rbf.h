@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "backend.h"
+
 /* The exponent rule, shared with the CUDA backend so both give the same special values:
  * entry = exp(-(dist == 0 ? gz : gamma * dist)) with gz = (gamma is NaN ? NaN : 0).
  * So identical rows give exactly 1 for every gamma but NaN, including gamma = +inf, where IEEE
@@ -90,6 +92,12 @@ typedef struct gk_cpu_rbf_kernels {
 
 extern const gk_cpu_rbf_kernels gk__cpu_rbf_f32;
 extern const gk_cpu_rbf_kernels gk__cpu_rbf_f64;
+
+/* cpu_rbf_gemm.c: rbf_matrix in the inner-product form, through OpenBLAS GEMM, where its rounding
+ * bound allows and it pays; 1 when it ran (*r: the status), 0 when the caller should compute
+ * differences instead. */
+int gk__cpu_rbf_matrix_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
+                            const void *x, const void *y, void *k, gk_status *r);
 
 /* Rows of d = 0 features address no element, so the core passes such operands as NULL; the
  * kernels still form row addresses p + i * d, which C defines only for a pointer to an object.

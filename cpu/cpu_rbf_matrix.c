@@ -80,6 +80,10 @@ gk_status gk__cpu_rbf_matrix(void *st, gk_dtype t, size_t m, size_t n, size_t d,
 {
     x = gk__cpu_rbf_rows_of(x);
     y = gk__cpu_rbf_rows_of(y);
+    gk_status r;
+    if ((t == GK_FLOAT32 || t == GK_FLOAT64) &&
+        gk__cpu_rbf_matrix_gemm(st, t, m, n, d, gamma, x, y, k, &r))
+        return r;
     switch (t) {
     case GK_FLOAT32:
         return cpu_rbf_matrix(gk__cpu_threads(st), &gk__cpu_rbf_f32, m, n, d, gamma, x, y, k);

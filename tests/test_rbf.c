@@ -234,6 +234,85 @@ static void test_matvec(void **state)
             matvec_case(ctx, dtypes[di], 65, 33, dims[fi], pick_gamma(dims[fi]), 1e3, 1);
 }
 
+/* Shapes where the CPU backend computes rbf_matrix as ||x||^2 + ||y||^2 - 2 x.y through GEMM
+ * (d >= 64, m n >= 2^16, (m + n) d <= m n; cpu/cpu_rbf_gemm.c), with offset data and identical
+ * rows. At d = 256 float32 its rounding bound keeps an entry only away from
+ * gamma ||x - y||^2 = 1 for data of this spread (s = ||x - c||^2 + ||y - c||^2 about 43):
+ * with gamma = 1 / 43 the typical entry fails it and the whole call takes differences; 0.45 / 43
+ * and 0.5 / 43 put the boundary among the entries (some 0.1% and 6% of them are computed
+ * again from differences, seen when this test was written); 0.3 / 43 keeps every entry. */
+static void test_matrix_inner_product(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    for (int off = 0; off < 2; off++) {
+        double o = off ? 1e3 : 0.0;
+        for (size_t di = 0; di < 2; di++) {
+            matrix_case(ctx, dtypes[di], 300, 257, 64, pick_gamma(64), o, 1, 0);
+            matrix_case(ctx, dtypes[di], 300, 257, 100, pick_gamma(100), o, 1, 0);
+        }
+        matrix_case(ctx, GK_FLOAT32, 520, 515, 256, 1.0 / 43, o, 1, 0);
+        matrix_case(ctx, GK_FLOAT32, 520, 515, 256, 0.45 / 43, o, 1, 0);
+        matrix_case(ctx, GK_FLOAT32, 520, 515, 256, 0.5 / 43, o, 1, 0);
+        matrix_case(ctx, GK_FLOAT32, 520, 515, 256, 0.3 / 43, o, 1, 0);
+    }
+}
+
+/* NaN and infinities in the data on those shapes: the rule of every backend (an infinite
+ * difference gives 0, inf - inf and NaN give NaN), entries of finite rows as usual. */
+static void test_matrix_inner_product_special(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    const size_t m = 300, n = 257, d = 100;
+    for (size_t di = 0; di < 2; di++) {
+        gk_dtype t = dtypes[di];
+        void *hx, *hy;
+        make_xy(t, m, n, d, 0.0, 1, 0, &hx, &hy);
+        gk_test_set(t, hx, 5 * d + 3, NAN);
+        gk_test_set(t, hx, 7 * d + 2, INFINITY);
+        gk_test_set(t, hy, 11 * d + 2, INFINITY);
+        gk_test_set(t, hy, 13 * d + 4, -INFINITY);
+        double gamma = pick_gamma(d);
+        gk_buffer *x = gk_test_buffer_from(ctx, t, m * d, hx);
+        gk_buffer *y = gk_test_buffer_from(ctx, t, n * d, hy);
+        gk_buffer *k = gk_test_buffer_const(ctx, t, m * n, GK_TEST_SENTINEL);
+        GK_CHECK_OK(gk_rbf_matrix(ctx, m, n, d, gamma, x, y, k));
+        void *got = gk_test_read_all(k);
+        for (size_t i = 0; i < m; i++)
+            for (size_t j = 0; j < n; j++) {
+                double g = gk_test_get(t, got, i * n + j);
+                long double ref = ref_kernel(t, gamma, hx, i, hy, j, d);
+                if (isnan(ref) || isnan(g)) {
+                    if (!(isnan(ref) && isnan(g)))
+                        GK_FAIL("rbf_matrix %s with NaN/inf data: entry (%zu,%zu) is %g, "
+                                "reference %Lg",
+                                gk_test_dtype_name(t), i, j, g, ref);
+                    continue;
+                }
+                check_entry(t, g, ref, abs_tol(t), rows_equal(t, hx, i, hy, j, d),
+                            "rbf_matrix (NaN/inf data)", i, j);
+            }
+        free(got);
+        free(hx);
+        free(hy);
+        gk_buffer_destroy(x);
+        gk_buffer_destroy(y);
+        gk_buffer_destroy(k);
+    }
+}
+
+/* Rows too wide to pack (over 4096 float32 or 2048 float64 features): rbf_matrix and rbf_matvec
+ * read them in place. */
+static void test_wide_rows(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    for (size_t di = 0; di < 2; di++)
+        for (int off = 0; off < 2; off++) {
+            matrix_case(ctx, dtypes[di], 5, 3, 5000, pick_gamma(5000), off ? 1e3 : 0.0, 1, 0);
+            matvec_case(ctx, dtypes[di], 5, 3, 5000, pick_gamma(5000), off ? 1e3 : 0.0, 1);
+            matvec_case(ctx, dtypes[di], 1, 9, 4099, pick_gamma(4099), off ? 1e3 : 0.0, 0);
+        }
+}
+
 /* gamma = 0 gives 1, +inf gives 0 away from identical rows, a negative gamma grows, NaN
  * propagates. */
 static void test_gamma_values(void **state)
@@ -426,10 +505,17 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        GK_TEST_BOTH(test_rows),           GK_TEST_BOTH(test_rows_seed_workload),
-        GK_TEST_BOTH(test_matrix),         GK_TEST_BOTH(test_matvec),
-        GK_TEST_BOTH(test_gamma_values),   GK_TEST_BOTH(test_zero_sizes),
-        GK_TEST_BOTH(test_views_and_host), GK_TEST_BOTH(test_errors),
+        GK_TEST_BOTH(test_rows),
+        GK_TEST_BOTH(test_rows_seed_workload),
+        GK_TEST_BOTH(test_matrix),
+        GK_TEST_BOTH(test_matvec),
+        GK_TEST_BOTH(test_matrix_inner_product),
+        GK_TEST_BOTH(test_matrix_inner_product_special),
+        GK_TEST_BOTH(test_wide_rows),
+        GK_TEST_BOTH(test_gamma_values),
+        GK_TEST_BOTH(test_zero_sizes),
+        GK_TEST_BOTH(test_views_and_host),
+        GK_TEST_BOTH(test_errors),
     };
     return cmocka_run_group_tests_name("rbf", tests, gk_test_group_setup, NULL);
 }

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# cpu_rbf.py - CPU rbf_matrix against scikit-learn's rbf_kernel, and sgemm against NumPy's @.
+"""CPU rbf_matrix beside scikit-learn's rbf_kernel (what users call), and sgemm beside NumPy.
+
+    GPUKERN_LIBRARY=build/lib/libgpukern.so.1 python3 bench/cpu_rbf.py [--threads 0] [--n 4096]
+
+Times, in one process and one run: rbf_matrix float32 n x n over d features (default d = 256
+and 20; uniform [0, 1) data, gamma = 1 / d, as compare.py uses) on a CPU context with
+--threads threads (0: the library's default), sklearn.metrics.pairwise.rbf_kernel on the same
+arrays (float32 in, as users pass them), and gemm float32 n^3 against NumPy's `x @ y`; best of
+--reps. ratio = anchor time / ours (above 1: libgpukern is faster). NumPy and scikit-learn use
+their own OpenBLAS threads (all cores unless OPENBLAS_NUM_THREADS says otherwise).
+"""
+import argparse
+import ctypes
+import os
+import platform
+import time
+
+import numpy as np
+
+
+class Options(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("backend", ctypes.c_int32),
+                ("device", ctypes.c_int32), ("cpu_threads", ctypes.c_int32),
+                ("flags", ctypes.c_uint32)]
+
+
+def load(path):
+    lib = ctypes.CDLL(path)
+    vp, sz, dbl, i = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_double, ctypes.c_int
+    lib.gk_context_options_init.argtypes = [ctypes.POINTER(Options)]
+    lib.gk_context_create_ex.argtypes = [ctypes.POINTER(Options), ctypes.POINTER(vp)]
+    lib.gk_context_device_name.argtypes = [vp]
+    lib.gk_context_device_name.restype = ctypes.c_char_p
+    lib.gk_buffer_wrap_host.argtypes = [vp, i, sz, vp, ctypes.POINTER(vp)]
+    lib.gk_buffer_destroy.argtypes = [vp]
+    lib.gk_rbf_matrix.argtypes = [vp, sz, sz, sz, dbl, vp, vp, vp]
+    lib.gk_gemm.argtypes = [vp, i, i, sz, sz, sz, dbl, vp, sz, vp, sz, dbl, vp, sz]
+    lib.gk_last_error.restype = ctypes.c_char_p
+    return lib
+
+
+def best(fn, reps):
+    fn()
+    ts = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t)
+    return min(ts)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--n", type=int, default=4096)
+    ap.add_argument("--d", default="256,20")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--no-gemm", action="store_true")
+    args = ap.parse_args()
+    from sklearn import __version__ as skv
+    from sklearn.metrics.pairwise import rbf_kernel
+    path = os.environ.get("GPUKERN_LIBRARY", "libgpukern.so.1")
+    lib = load(path)
+    opts = Options()
+    lib.gk_context_options_init(ctypes.byref(opts))
+    opts.backend, opts.cpu_threads = 1, args.threads
+    ctx = ctypes.c_void_p()
+    if lib.gk_context_create_ex(ctypes.byref(opts), ctypes.byref(ctx)):
+        raise SystemExit(lib.gk_last_error().decode())
+    print(f"# {lib.gk_context_device_name(ctx).decode()} ({path}); numpy {np.__version__}, "
+          f"scikit-learn {skv}; {platform.machine()}, {os.cpu_count()} logical CPUs")
+    gen = np.random.default_rng(1)
+    n = args.n
+
+    def wrap(a):
+        b = ctypes.c_void_p()
+        code = 1 if a.dtype == np.float32 else 2
+        if lib.gk_buffer_wrap_host(ctx, code, a.size, a.ctypes.data, ctypes.byref(b)):
+            raise SystemExit(lib.gk_last_error().decode())
+        return b
+
+    def run(status):
+        if status:
+            raise SystemExit(lib.gk_last_error().decode())
+
+    print(f"{'work':<34} {'ours ms':>9} {'anchor ms':>10} {'ratio':>7}  anchor")
+    for d in [int(v) for v in args.d.split(",")]:
+        x = gen.random((n, d), dtype=np.float32)
+        y = gen.random((n, d), dtype=np.float32)
+        k = np.empty((n, n), dtype=np.float32)
+        bx, by, bk = wrap(x), wrap(y), wrap(k)
+        g = 1.0 / d
+        ours = best(lambda: run(lib.gk_rbf_matrix(ctx, n, n, d, g, bx, by, bk)), args.reps)
+        ref = rbf_kernel(x, y, gamma=g)
+        err = float(np.max(np.abs(ref.astype(np.float64) - k)))
+        theirs = best(lambda: rbf_kernel(x, y, gamma=g), args.reps)
+        print(f"{f'rbf_matrix f32 {n}^2 x {d}':<34} {ours*1e3:9.2f} {theirs*1e3:10.2f} "
+              f"{theirs/ours:7.2f}  sklearn rbf_kernel (max |ours - theirs| {err:.1e})")
+        for b in (bx, by, bk):
+            lib.gk_buffer_destroy(b)
+    if not args.no_gemm:
+        a = gen.random((n, n), dtype=np.float32)
+        b = gen.random((n, n), dtype=np.float32)
+        c = np.empty((n, n), dtype=np.float32)
+        ba, bb, bc = wrap(a), wrap(b), wrap(c)
+        ours = best(lambda: run(lib.gk_gemm(ctx, 0, 0, n, n, n, 1.0, ba, n, bb, n, 0.0, bc, n)),
+                    args.reps)
+        theirs = best(lambda: np.matmul(a, b, out=c), args.reps)
+        print(f"{f'sgemm {n}^3':<34} {ours*1e3:9.2f} {theirs*1e3:10.2f} {theirs/ours:7.2f}  "
+              "NumPy a @ b")
+
+
+if __name__ == "__main__":
+    main()
