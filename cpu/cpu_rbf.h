@@ -1,48 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* cpu_rbf.h - the exponent rule of the rbf ops and the blocked kernels their drivers share. */
+/* cpu_rbf.h - the blocked kernels that the CPU's rbf drivers share. */
 #ifndef GK_CPU_RBF_H
 #define GK_CPU_RBF_H
 
 #include <stddef.h>
-#include <stdint.h>
-#include <string.h>
 
 #include "backend.h"
+#include "backend_math.h"
 
-/* The exponent rule, shared with the CUDA backend so both give the same special values:
- * entry = exp(-(dist == 0 ? gz : gamma * dist)) with gz = (gamma is NaN ? NaN : 0).
- * So identical rows give exactly 1 for every gamma but NaN, including gamma = +inf, where IEEE
- * would make inf * 0 a NaN; a NaN gamma or a NaN in the data still propagates. Everything else
- * is plain IEEE: gamma = 0 gives 1 for every finite distance. */
-
-/* gamma * dist, or gz where dist is 0, per the rule above. Blended through an integer
- * mask on the bits (a sum of squares is never -0): with a plain select GCC sinks the multiply
- * into one arm, and then will not if-convert it, since it may trap, nor vectorize the loop. */
-static inline float gk__rbf_exponent_f32(float gamma, float gz, float dist)
-{
-    float s = gamma * dist;
-    uint32_t db, sb, zb;
-    memcpy(&db, &dist, sizeof db);
-    memcpy(&sb, &s, sizeof sb);
-    memcpy(&zb, &gz, sizeof zb);
-    uint32_t zero = 0u - (uint32_t)(db == 0);
-    sb = (sb & ~zero) | (zb & zero);
-    memcpy(&s, &sb, sizeof s);
-    return s;
-}
-
-static inline double gk__rbf_exponent_f64(double gamma, double gz, double dist)
-{
-    double s = gamma * dist;
-    uint64_t db, sb, zb;
-    memcpy(&db, &dist, sizeof db);
-    memcpy(&sb, &s, sizeof sb);
-    memcpy(&zb, &gz, sizeof zb);
-    uint64_t zero = ((db | (0u - db)) >> 63) - 1u; /* SSE2 has no 64-bit compare */
-    sb = (sb & ~zero) | (zb & zero);
-    memcpy(&s, &sb, sizeof s);
-    return s;
-}
+/* The exponent rule and its vectorizable form, gk__rbf_exponent_f32/f64, are in
+ * src/backend_math.h, which the CUDA backend compiles too. */
 
 /* Columns the row kernel keeps in registers at once; packed blocks are padded to a multiple.
  * 32 gives 8 independent accumulators with SSE2 (16 would leave the adds latency-bound), 4 with

@@ -37,7 +37,7 @@ static gk_status cpu_rbf_matrix(int threads, const gk_cpu_rbf_kernels *kr, size_
                                 size_t d, double gamma, const char *x, const char *y, char *k)
 {
     size_t es = kr->elem_size;
-    double gz = isnan(gamma) ? gamma : 0.0;
+    double gz = gk__rbf_zero_exponent(gamma);
     if (!gk__cpu_rbf_packs(d, es)) {
         cpu_rbf_matrix_wide(threads, kr, m, n, d, gamma, gz, x, y, k);
         return GK_OK;

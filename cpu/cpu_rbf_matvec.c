@@ -71,7 +71,7 @@ static gk_status cpu_rbf_matvec(int threads, int team, const gk_cpu_rbf_kernels 
                                 const char *w, void *out)
 {
     size_t es = kr->elem_size;
-    double gz = isnan(gamma) ? gamma : 0.0;
+    double gz = gk__rbf_zero_exponent(gamma);
     if (!gk__cpu_rbf_packs(d, es))
         return cpu_rbf_matvec_wide(threads, team, kr, m, n, d, gamma, gz, x, y, w, out);
     size_t cols = gk__cpu_rbf_block_cols(n, d, es);

@@ -56,7 +56,7 @@ gk_status gk__cpu_rbf_rows(void *st, gk_dtype t, size_t n, size_t d, double gamm
     if (t != GK_FLOAT32 && t != GK_FLOAT64)
         return gk__cpu_bad_dtype(t);
     int nt = gk__cpu_team(st, n * d, GK_CPU_PAR_MIN_STREAM);
-    double gz = isnan(gamma) ? gamma : 0.0;
+    double gz = gk__rbf_zero_exponent(gamma);
     a = gk__cpu_rbf_rows_of(a);
     b = gk__cpu_rbf_rows_of(b);
     size_t blocks = (n + GK_RBF_ROWS_BLOCK - 1) / GK_RBF_ROWS_BLOCK;

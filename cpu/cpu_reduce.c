@@ -2,6 +2,7 @@
 /* cpu_reduce.c - sum, dot and nrm2: blocked pairwise summation in double, split over threads. */
 #include <math.h>
 
+#include "backend_math.h"
 #include "cpu_internal.h"
 
 /* Accuracy: a block of GK_CPU_RED_BLOCK elements is summed in 8 interleaved lanes (32 terms
@@ -14,14 +15,6 @@
 #define GK_CPU_RED_BLOCK ((size_t)256)
 #define GK_CPU_RED_CHUNKS ((size_t)256)
 #define GK_CPU_RED_MIN_CHUNK ((size_t)1 << 14)
-
-/* Blue's scaled sum of squares for nrm2 (as in LAPACK 3.10's dnrm2): squares of magnitudes above
- * TBIG are accumulated scaled down by SBIG, below TSML scaled up by SSML, the rest as they are;
- * none of the three can overflow or lose everything to underflow. */
-#define GK_NRM2_TSML 0x1p-511
-#define GK_NRM2_TBIG 0x1p486
-#define GK_NRM2_SSML 0x1p537
-#define GK_NRM2_SBIG 0x1p-538
 
 /* acc[0]: sum or dot; nrm2: acc[0] small, acc[1] medium, acc[2] big squares. */
 typedef void (*cpu_block_fn)(const void *x, const void *y, size_t lo, size_t hi, double acc[3]);
@@ -105,9 +98,9 @@ static void cpu_nrm2_block_f32(const void *xv, const void *yv, size_t lo, size_t
  * no square overflowed (the sum would be larger), squares that underflowed are below 2^-1022
  * and weigh nothing against a block sum above 2^-900, and 2^64 such blocks still sum below
  * DBL_MAX. Any other block (huge or tiny values, inf, NaN, all zeros) is summed again with
- * Blue's three scaled sums; a NaN fails both range tests and lands in the medium sum, from
- * where it propagates to the result. (Blue's selects do not vectorize: under -ftrapping-math
- * GCC will not if-convert the comparisons.) */
+ * Blue's three scaled sums (src/backend_math.h); a NaN fails both range tests and lands in the
+ * medium sum, from where it propagates to the result. (Blue's selects do not vectorize: under
+ * -ftrapping-math GCC will not if-convert the comparisons.) */
 static void cpu_nrm2_block_f64(const void *xv, const void *yv, size_t lo, size_t hi, double acc[3])
 {
     const double *x = (const double *)xv + lo;
@@ -182,26 +175,6 @@ static void cpu_reduce(int nt, cpu_block_fn f, size_t n, const void *x, const vo
     cpu_combine(part, 0, chunks, acc);
 }
 
-/* LAPACK 3.10's way of joining Blue's three sums without overflow, underflow or a lost NaN. */
-static double cpu_nrm2_finish(const double acc[3])
-{
-    double asml = acc[0], amed = acc[1], abig = acc[2];
-    if (abig > 0.0) {
-        if (amed > 0.0 || isnan(amed))
-            abig += (amed * GK_NRM2_SBIG) * GK_NRM2_SBIG;
-        return sqrt(abig) / GK_NRM2_SBIG;
-    }
-    if (asml > 0.0) {
-        if (amed > 0.0 || isnan(amed)) {
-            double ym = sqrt(amed), ys = sqrt(asml) / GK_NRM2_SSML;
-            double ymin = ys > ym ? ym : ys, ymax = ys > ym ? ys : ym;
-            return sqrt(ymax * ymax * (1.0 + (ymin / ymax) * (ymin / ymax)));
-        }
-        return sqrt(asml) / GK_NRM2_SSML;
-    }
-    return sqrt(amed);
-}
-
 /* Reduces with the block function of dtype t into acc; the dtype is the only thing that
  * differs between the public reductions' dispatch. */
 static gk_status cpu_reduce_dtype(void *st, gk_dtype t, cpu_block_fn f32, cpu_block_fn f64,
@@ -241,6 +214,6 @@ gk_status gk__cpu_nrm2(void *st, gk_dtype t, size_t n, const void *x, double *re
     double acc[3];
     gk_status r = cpu_reduce_dtype(st, t, cpu_nrm2_block_f32, cpu_nrm2_block_f64, n, x, x, acc);
     if (r == GK_OK)
-        *result = cpu_nrm2_finish(acc);
+        *result = gk__nrm2_join(acc[0], acc[1], acc[2]);
     return r;
 }

@@ -271,8 +271,7 @@ static gk_status cuda_rbf_matrix_run(gk_cuda_state *s, size_t m, size_t n, size_
     /* Rows start on a 16-byte boundary only when n is a multiple of the vector width. */
     bool vec_store = n % gk_cuda_vec<T>::width == 0 && (uintptr_t)k % 16 == 0;
     T c = cuda_rbf_constant(gamma, T(0));
-    /* The identical-rows test is needed only where 0 * c is NaN. */
-    bool check = std::isinf(c); /* NaN gamma must propagate, as on the CPU */
+    bool check = gk__rbf_needs_zero_test(c);
     if (cuda_rbf_matrix_try_dot(s, m, n, d, gamma, c, x, y, k, grid, vec_store, &r))
         return r;
     cudaStream_t st = s->stream;

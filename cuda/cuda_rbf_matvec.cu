@@ -103,9 +103,9 @@ static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_
             return r;
     }
     T c = cuda_rbf_constant(gamma, T(0));
-    /* The identical-rows test only matters where 0 * c is NaN; it costs two instructions per
-     * pair in a kernel bound by instruction issue, so only an infinite c pays for it. */
-    bool check = std::isinf(c); /* NaN gamma must propagate, as on the CPU */
+    /* The identical-rows test costs two instructions per pair in a kernel bound by instruction
+     * issue, so only a c that needs it pays for it. */
+    bool check = gk__rbf_needs_zero_test(c);
     cudaStream_t st = s->stream;
     switch (small ? (int)d : -1) {
     case 0:

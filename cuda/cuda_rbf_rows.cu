@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* cuda_rbf_rows.cu - k[i] = exp(-gamma ||a_i - b_i||^2), a streaming row-wise kernel. */
+#include "backend_math.h"
 #include "cuda_internal.h"
 
 /* Rows each thread group handles per step: their loads are all issued before the first use. */
@@ -74,10 +75,8 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
 #pragma unroll
             for (int r = 0; r < GK_RBF_ROWS_R; r++) {
                 size_t row = base + (size_t)r * GPW + q;
-                /* Identical rows give exactly 1, also for gamma = inf (0 * inf is NaN);
-                 * a NaN gamma propagates, as on the CPU. */
                 if (row < n)
-                    k[row] = acc[r] == 0.0 && !isnan(gamma) ? T(1) : (T)exp(-gamma * acc[r]);
+                    k[row] = (T)exp(-gk__rbf_exponent(gamma, acc[r]));
             }
         }
     }

@@ -3,6 +3,7 @@
 #ifndef GK_CUDA_RBF_TILE_CUH
 #define GK_CUDA_RBF_TILE_CUH
 
+#include "backend_math.h"
 #include "cuda_internal.h"
 
 /* exp2 on the special-function unit: about 2 ulp relative, and exactly 1 for +-0 (PTX ISA).
@@ -16,11 +17,11 @@ __device__ __forceinline__ float cuda_ex2(float a)
     return r;
 }
 
-/* The kernel value from a squared distance. c is -gamma * log2(e) for float32 (folding the
- * base change into one constant) and -gamma for float64. Identical rows give exactly 1, also
- * where dist * c would be 0 * inf = NaN; NaN distances stay NaN. Callers set CHECK only for an
- * infinite c: for a finite c, 0 * c is +-0 and ex2(+-0) and exp(+-0) are exactly 1, and a NaN
- * c (NaN gamma) must give NaN everywhere, as on the CPU. */
+/* The kernel value from a squared distance, under the exponent rule of src/backend_math.h. c is
+ * -gamma * log2(e) for float32 (folding the base change into one constant) and -gamma for
+ * float64. Identical rows give exactly 1, also where dist * c would be 0 * inf = NaN; NaN
+ * distances stay NaN. Callers set CHECK where gk__rbf_needs_zero_test(c) says so: otherwise
+ * 0 * c is +-0, and ex2(+-0) and exp(+-0) are exactly 1. */
 template <bool CHECK = true> __device__ __forceinline__ float cuda_rbf_value(float dist, float c)
 {
     return CHECK && dist == 0.0f ? 1.0f : cuda_ex2(dist * c);

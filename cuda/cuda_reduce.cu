@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* cuda_reduce.cu - sum, dot and nrm2 as one-pass, deterministic reductions with a host result. */
+#include "backend_math.h"
 #include "cuda_internal.h"
 
 /* An accumulator is K doubles, so one warp-shuffle and shared-memory tree serves every
@@ -114,25 +115,21 @@ struct cuda_dot_f64 {
     }
 };
 
-/* float64 nrm2 by Blue's algorithm with the constants of LAPACK 3.10's dnrm2: three sums for
- * tiny, medium and huge magnitudes, each scaled by a fixed power of two so no square overflows
- * or underflows. Fixed scales make the sums associative across threads, so one pass suffices.
- * The medium sum, where nearly all data lands, is compensated. v = {small, med, med_c, big}. */
-#define GK_BLUE_TSML 0x1p-511
-#define GK_BLUE_TBIG 0x1p+486
-#define GK_BLUE_SSML 0x1p+537
-#define GK_BLUE_SBIG 0x1p-538
+/* float64 nrm2 by Blue's algorithm (src/backend_math.h): three sums for tiny, medium and huge
+ * magnitudes, each scaled by a fixed power of two so no square overflows or underflows. Fixed
+ * scales make the sums associative across threads, so one pass suffices. The medium sum, where
+ * nearly all data lands, is compensated. v = {small, med, med_c, big}. */
 struct cuda_nrm2_f64 {
     typedef double T;
     enum { K = 4 };
     static __device__ void add(cuda_acc<4> &a, double x, double)
     {
         double ax = fabs(x);
-        if (ax > GK_BLUE_TBIG) {
-            double t = ax * GK_BLUE_SBIG;
+        if (ax > GK_NRM2_TBIG) {
+            double t = ax * GK_NRM2_SBIG;
             a.v[3] = fma(t, t, a.v[3]);
-        } else if (ax < GK_BLUE_TSML) {
-            double t = ax * GK_BLUE_SSML;
+        } else if (ax < GK_NRM2_TSML) {
+            double t = ax * GK_NRM2_SSML;
             a.v[0] = fma(t, t, a.v[0]);
         } else {
             /* NaN lands here too and propagates through the medium sum. */
@@ -152,23 +149,7 @@ struct cuda_nrm2_f64 {
     }
     static __device__ double finish(const cuda_acc<4> &a)
     {
-        double asml = a.v[0], amed = cuda_comp_value(a.v[1], a.v[2]), abig = a.v[3];
-        if (abig > 0.0) {
-            /* amed != amed: NaN must survive the combination. */
-            if (amed > 0.0 || amed != amed)
-                abig += (amed * GK_BLUE_SBIG) * GK_BLUE_SBIG;
-            return sqrt(abig) / GK_BLUE_SBIG;
-        }
-        if (asml > 0.0) {
-            if (amed > 0.0 || amed != amed) {
-                double med = sqrt(amed), sml = sqrt(asml) / GK_BLUE_SSML;
-                double ymin = sml > med ? med : sml, ymax = sml > med ? sml : med;
-                double q = ymin / ymax;
-                return sqrt(ymax * ymax * (1.0 + q * q));
-            }
-            return sqrt(asml) / GK_BLUE_SSML;
-        }
-        return sqrt(amed);
+        return gk__nrm2_join(a.v[0], cuda_comp_value(a.v[1], a.v[2]), a.v[3]);
     }
 };
 
