@@ -28,6 +28,13 @@ extern "C" {
  * function, the argument and the values. Destroy functions accept NULL. Getters given NULL
  * return 0 or "". Nothing aborts and nothing prints unless the environment sets GK_LOG=1.
  *
+ * A destroyed handle passed again (a second destroy, a call on it) is detected while its memory
+ * is still the library's: a destroy ignores it, a getter returns 0 or "", anything else returns
+ * GK_E_INVALID_ARGUMENT ("... was destroyed"). That holds as long as fewer than 16 contexts (256
+ * buffers) have been freed since it was; a context is freed when its last buffer goes. Beyond
+ * that, as with free(), the behaviour is undefined. A pointer that was never a handle of its
+ * kind is GK_E_INVALID_ARGUMENT where its first four bytes are readable.
+ *
  * Besides the statuses listed with each function, a call that allocates returns
  * GK_E_OUT_OF_MEMORY when an allocation fails, with its outputs untouched and the context
  * still usable: gk_rbf_matrix and gk_rbf_matvec take scratch memory, and on a CUDA context so
@@ -105,7 +112,7 @@ typedef struct gk_context_options {
     uint32_t struct_size; /* sizeof(gk_context_options) as the caller knows it */
     int32_t backend;      /* a gk_backend; default GK_BACKEND_AUTO */
     int32_t device;       /* device ordinal, below gk_device_count(backend); default 0 */
-    int32_t cpu_threads;  /* threads for CPU ops; 0 (default) = OpenMP's default */
+    int32_t cpu_threads;  /* threads for CPU ops, at most 1024; 0 (default) = OpenMP's default */
     uint32_t flags;       /* GK_FLAG_*; default 0 */
 } gk_context_options;
 
@@ -121,10 +128,10 @@ GK_API gk_status gk_context_create(gk_backend b, gk_context **out);
 
 /* Creates a context from options. A struct_size smaller than this library's (an older caller)
  * gets defaults for the missing fields; a larger one is GK_E_INVALID_ARGUMENT, as are a
- * struct_size below that of the first two fields, a negative device or cpu_threads, a device
- * ordinal at or past gk_device_count() of the backend chosen (the CPU has device 0 only; AUTO
- * falling back to the CPU ignores the ordinal), and unknown flags. Other statuses as
- * gk_context_create. */
+ * struct_size below that of the first two fields, a negative device, a cpu_threads below 0 or
+ * above 1024, a device ordinal at or past gk_device_count() of the backend chosen (the CPU has
+ * device 0 only; AUTO falling back to the CPU ignores the ordinal), and unknown flags. Other
+ * statuses as gk_context_create. */
 GK_API gk_status gk_context_create_ex(const gk_context_options *o, gk_context **out);
 
 /* Drops the caller's reference; the context goes when its last buffer does. Waits. NULL ok. */
@@ -204,7 +211,9 @@ GK_API gk_status gk_buffer_read(const gk_buffer *buf, size_t offset, size_t coun
  * Element-wise operations
  *
  * All operands have the same dtype (else GK_E_DTYPE) and count (else GK_E_SHAPE) and belong to
- * c (else GK_E_CONTEXT_MISMATCH); an output may alias an input. NULL handles:
+ * c (else GK_E_CONTEXT_MISMATCH). An output may be exactly an input (the same elements: the same
+ * buffer, or a view starting at the same element) or share no memory with it; partial overlap,
+ * such as x = p[0:n] and y = p[1:n+1], is GK_E_INVALID_ARGUMENT. NULL handles:
  * GK_E_INVALID_ARGUMENT. Device failures: GK_E_DEVICE. Do not wait (unless an operand is a
  * host-wrapped buffer on a CUDA context). Count 0 is a no-op.
  * add, sub, mul, fill, copy and scale give bit-identical results on every backend.

@@ -130,9 +130,9 @@ GK_API void gk_buffer_destroy(gk_buffer *buf)
 {
     if (buf == NULL || buf->magic != GK_BUFFER_MAGIC)
         return;
-    buf->magic = GK_DEAD_MAGIC;
+    buf->magic = GK_DEAD_BUFFER_MAGIC;
     gk_storage *s = buf->storage;
-    gk__free(buf);
+    gk__retire(GK_HANDLE_BUFFER, buf);
     storage_release(s);
 }
 

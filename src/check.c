@@ -12,16 +12,22 @@ static const char *dtype_name(gk_dtype t)
 gk_status gk__check_context(const char *fn, const gk_context *c)
 {
     GK_CHECK(c != NULL, GK_E_INVALID_ARGUMENT, "%s: context is NULL", fn);
+    GK_CHECK(c->magic != GK_DEAD_CONTEXT_MAGIC, GK_E_INVALID_ARGUMENT,
+             "%s: context %p was destroyed", fn, (const void *)c);
     GK_CHECK(c->magic == GK_CONTEXT_MAGIC, GK_E_INVALID_ARGUMENT,
-             "%s: context %p is not a live gk_context (destroyed or foreign)", fn, (const void *)c);
+             "%s: context %p is not a gk_context (a foreign pointer, or destroyed long ago)", fn,
+             (const void *)c);
     return GK_OK;
 }
 
 gk_status gk__check_buffer(const char *fn, const char *arg, const gk_context *c, const gk_buffer *b)
 {
     GK_CHECK(b != NULL, GK_E_INVALID_ARGUMENT, "%s: buffer %s is NULL", fn, arg);
+    GK_CHECK(b->magic != GK_DEAD_BUFFER_MAGIC, GK_E_INVALID_ARGUMENT, "%s: %s (%p) was destroyed",
+             fn, arg, (const void *)b);
     GK_CHECK(b->magic == GK_BUFFER_MAGIC, GK_E_INVALID_ARGUMENT,
-             "%s: %s (%p) is not a live gk_buffer (destroyed or foreign)", fn, arg, (const void *)b);
+             "%s: %s (%p) is not a gk_buffer (a foreign pointer, or destroyed long ago)", fn, arg,
+             (const void *)b);
     GK_CHECK(c == NULL || b->storage->ctx == c, GK_E_CONTEXT_MISMATCH,
              "%s: buffer %s belongs to context %p, not to the context %p of the call", fn, arg,
              (const void *)b->storage->ctx, (const void *)c);
@@ -102,6 +108,22 @@ gk_status gk__check_disjoint(const char *fn, const char *out_arg, const gk_buffe
                   i < o + out->count * gk__dtype_size(out->dtype);
     GK_CHECK(!overlap, GK_E_INVALID_ARGUMENT, "%s: output %s overlaps input %s", fn, out_arg,
              in_arg);
+    return GK_OK;
+}
+
+gk_status gk__check_same_or_disjoint(const char *fn, const char *out_arg, const gk_buffer *out,
+                                     const char *in_arg, const gk_buffer *in)
+{
+    if (out->count == 0 || in->count == 0 || gk__buffer_data(out) == gk__buffer_data(in))
+        return GK_OK;
+    uintptr_t o = (uintptr_t)gk__buffer_data(out), i = (uintptr_t)gk__buffer_data(in);
+    size_t out_bytes = out->count * gk__dtype_size(out->dtype);
+    size_t in_bytes = in->count * gk__dtype_size(in->dtype);
+    size_t apart = (o > i ? o - i : i - o) / gk__dtype_size(in->dtype);
+    GK_CHECK(!(o < i + in_bytes && i < o + out_bytes), GK_E_INVALID_ARGUMENT,
+             "%s: output %s partially overlaps input %s (they start %zu element%s apart): an "
+             "output must be the same elements as an input or share none with it",
+             fn, out_arg, in_arg, apart, apart == 1 ? "" : "s");
     return GK_OK;
 }
 

@@ -30,6 +30,11 @@ gk_status gk__matrix_extent(const char *fn, const char *arg, size_t rows, size_t
 /* Output out shares no memory with input in (GK_E_INVALID_ARGUMENT). */
 gk_status gk__check_disjoint(const char *fn, const char *out_arg, const gk_buffer *out,
                              const char *in_arg, const gk_buffer *in);
+/* Output out of an element-wise op is either exactly input in (the same first element: both
+ * have the same count and dtype) or shares no memory with it (GK_E_INVALID_ARGUMENT): kernels
+ * that read and write in chunks, in parallel or with memcpy give partial overlap no meaning. */
+gk_status gk__check_same_or_disjoint(const char *fn, const char *out_arg, const gk_buffer *out,
+                                     const char *in_arg, const gk_buffer *in);
 /* The value as the dtype would store it: scalars are rounded once, the same on every backend. */
 double gk__round_scalar(gk_dtype t, double v);
 

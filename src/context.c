@@ -54,6 +54,11 @@ static gk_status read_options(const char *fn, const gk_context_options *o, gk_co
              out->device);
     GK_CHECK(out->cpu_threads >= 0, GK_E_INVALID_ARGUMENT,
              "%s: options->cpu_threads (%d) is negative", fn, out->cpu_threads);
+    /* libgomp does not fail gracefully on absurd team sizes: it crashes (100000) or prints
+     * "Out of memory" and exits (INT_MAX) at the first parallel op. */
+    GK_CHECK(out->cpu_threads <= GK_CPU_THREADS_MAX, GK_E_INVALID_ARGUMENT,
+             "%s: options->cpu_threads (%d) is above the maximum of %d", fn, out->cpu_threads,
+             GK_CPU_THREADS_MAX);
     GK_CHECK((out->flags & ~GK_FLAG_ALLOW_TF32) == 0, GK_E_INVALID_ARGUMENT,
              "%s: options->flags (0x%x) has unknown bits", fn, out->flags);
     return GK_OK;
@@ -165,7 +170,7 @@ void gk__context_release(gk_context *ctx)
     ctx->primary.ops->context_destroy(ctx->primary.state);
     if (ctx->hybrid)
         ctx->secondary.ops->context_destroy(ctx->secondary.state);
-    gk__free(ctx);
+    gk__retire(GK_HANDLE_CONTEXT, ctx);
 }
 
 GK_API void gk_context_destroy(gk_context *ctx)
@@ -176,7 +181,7 @@ GK_API void gk_context_destroy(gk_context *ctx)
     /* Queued work finishes before the handle goes; a fault has no caller left to report to. */
     if (ctx->primary.ops->synchronize != NULL)
         ctx->primary.ops->synchronize(ctx->primary.state);
-    ctx->magic = GK_DEAD_MAGIC;
+    ctx->magic = GK_DEAD_CONTEXT_MAGIC;
     gk__context_release(ctx);
 }
 

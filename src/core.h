@@ -11,10 +11,15 @@
 #include "gpukern.h"
 #include "placement.h"
 
-/* Magic numbers catch stale or foreign pointers where that can be detected. */
-#define GK_CONTEXT_MAGIC 0x474b4358u /* "GKCX" */
-#define GK_BUFFER_MAGIC 0x474b4246u  /* "GKBF" */
-#define GK_DEAD_MAGIC 0xdeadbeefu
+/* Magic numbers catch foreign pointers, and destroyed handles while they are quarantined
+ * (quarantine.c): a destroy poisons the magic before retiring the handle. */
+#define GK_CONTEXT_MAGIC 0x474b4358u      /* "GKCX" */
+#define GK_BUFFER_MAGIC 0x474b4246u       /* "GKBF" */
+#define GK_DEAD_CONTEXT_MAGIC 0x6764636bu /* "kcdg": a destroyed context */
+#define GK_DEAD_BUFFER_MAGIC 0x6662626bu  /* "kbbf": a destroyed buffer */
+
+/* The largest gk_context_options.cpu_threads accepted, as gpukern.h documents. */
+#define GK_CPU_THREADS_MAX 1024
 
 /* One instance of a backend: its table and its per-context state. */
 typedef struct gk_engine {
@@ -98,6 +103,15 @@ double gk__now(void);
  * report is set, the reasons are recorded as this thread's last error, prefixed with fn (AUTO
  * falling back to the CPU is no failure, so it passes 0). */
 const gk_backend_ops *gk__cuda_backend(const char *fn, int report);
+
+/* --- quarantine.c ------------------------------------------------------------------------- */
+/* How many destroyed handles of each kind stay allocated (gpukern.h promises the numbers). */
+#define GK_QUARANTINE_CONTEXTS 16
+#define GK_QUARANTINE_BUFFERS 256
+typedef enum gk_handle_kind { GK_HANDLE_CONTEXT, GK_HANDLE_BUFFER } gk_handle_kind;
+/* Takes the place of gk__free for a handle the caller has seen: it stays allocated, its
+ * poisoned magic readable, until enough later handles of its kind have been retired. */
+void gk__retire(gk_handle_kind kind, void *handle);
 
 /* --- buffer.c ----------------------------------------------------------------------------- */
 size_t gk__dtype_size(gk_dtype t);

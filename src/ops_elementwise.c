@@ -16,6 +16,9 @@ static gk_status check_operands(const char *fn, const gk_context *c, const gk_bu
         GK_FORWARD(gk__check_same_dtype(fn, names[i], bufs[i], names[0], bufs[0]));
         GK_FORWARD(gk__check_count(fn, names[i], bufs[i], names[0], bufs[0]->count));
     }
+    /* The last operand is the output. */
+    for (int i = 0; i < n - 1; i++)
+        GK_FORWARD(gk__check_same_or_disjoint(fn, names[n - 1], bufs[n - 1], names[i], bufs[i]));
     return GK_OK;
 }
 

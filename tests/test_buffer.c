@@ -327,6 +327,29 @@ static void test_destroy_orders(void **state)
     }
 }
 
+/* A destroyed buffer passed again is detected, and its handle's memory does not go to the next
+ * buffer: a second destroy leaves that one alone (at eaa3a2f it destroyed it). */
+static void test_destroyed_buffer(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    gk_buffer *x = gk_test_buffer_const(ctx, GK_FLOAT32, 4, 1.0);
+    gk_buffer_destroy(x);
+    gk_buffer *y = gk_test_buffer_const(ctx, GK_FLOAT32, 4, 2.0);
+    assert_ptr_not_equal(x, y);
+    gk_buffer_destroy(x); /* a second destroy is ignored */
+    float h[4] = {0};
+    GK_EXPECT(gk_buffer_read(x, 0, 4, h), GK_E_INVALID_ARGUMENT, "gk_buffer_read");
+    if (strstr(gk_last_error(), "buf (0x") == NULL || strstr(gk_last_error(), "was destroyed") == NULL)
+        GK_FAIL("message \"%s\" should say the buffer was destroyed", gk_last_error());
+    GK_EXPECT(gk_fill(ctx, 3.0, x), GK_E_INVALID_ARGUMENT, "gk_fill");
+    GK_EXPECT(gk_buffer_view(x, 0, 1, &x), GK_E_INVALID_ARGUMENT, "gk_buffer_view");
+    assert_int_equal(gk_buffer_count(x), 0);
+    assert_int_equal(gk_buffer_dtype(x), 0);
+    const float want[4] = {2, 2, 2, 2};
+    GK_EXPECT_CONTENTS(y, want);
+    gk_buffer_destroy(y);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -342,6 +365,7 @@ int main(void)
         GK_TEST_BOTH(test_read_write_errors),
         cmocka_unit_test(test_getters_and_destroy_null),
         GK_TEST_BOTH(test_destroy_orders),
+        GK_TEST_BOTH(test_destroyed_buffer),
     };
     return cmocka_run_group_tests_name("buffer", tests, gk_test_group_setup, NULL);
 }

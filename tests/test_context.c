@@ -319,6 +319,40 @@ static void test_options_errors(void **state)
     assert_ptr_equal(ctx, CTX_SENTINEL);
 }
 
+/* cpu_threads above the documented 1024 is refused at creation, on every backend request: libgomp
+ * crashes or exits on such team sizes at the first parallel op. 1024 itself is accepted. */
+static void test_cpu_threads_limit(void **state)
+{
+    (void)state;
+    static const int32_t too_many[] = {1025, 100000, INT32_MAX};
+    static const int32_t backends[] = {GK_BACKEND_CPU, GK_BACKEND_AUTO, GK_BACKEND_CUDA};
+    for (size_t b = 0; b < sizeof backends / sizeof backends[0]; b++)
+        for (size_t i = 0; i < sizeof too_many / sizeof too_many[0]; i++) {
+            gk_context *ctx = CTX_SENTINEL;
+            gk_context_options o;
+            gk_context_options_init(&o);
+            o.backend = backends[b];
+            o.cpu_threads = too_many[i];
+            GK_EXPECT(gk_context_create_ex(&o, &ctx), GK_E_INVALID_ARGUMENT,
+                      "gk_context_create_ex");
+            assert_ptr_equal(ctx, CTX_SENTINEL);
+            char want[64];
+            snprintf(want, sizeof want, "cpu_threads (%d) is above the maximum of 1024",
+                     (int)too_many[i]);
+            if (strstr(gk_last_error(), want) == NULL)
+                GK_FAIL("message \"%s\" should say \"%s\"", gk_last_error(), want);
+        }
+    gk_context_options o;
+    gk_context_options_init(&o);
+    o.backend = GK_BACKEND_CPU;
+    o.cpu_threads = 1024;
+    gk_context *ctx = NULL;
+    GK_CHECK_OK(gk_context_create_ex(&o, &ctx));
+    assert_string_equal(gk_context_device_name(ctx), "CPU (1024 threads)");
+    run_one_op(ctx);
+    gk_context_destroy(ctx);
+}
+
 /* A context with one backend has nothing to calibrate; bad arguments are refused. */
 static void test_calibrate_single_backend(void **state)
 {
@@ -415,6 +449,30 @@ static void test_foreign_handle(void **state)
     gk_context_destroy(ctx);
 }
 
+/* A destroyed context passed again is detected, and its memory does not go to the next context,
+ * so a second destroy cannot destroy that one (at eaa3a2f malloc handed the freed block to the
+ * next context at once, and the stale destroy freed it). */
+static void test_destroyed_context(void **state)
+{
+    (void)state;
+    gk_context *a = NULL, *b = NULL;
+    GK_CHECK_OK(gk_context_create(GK_BACKEND_CPU, &a));
+    gk_context_destroy(a);
+    GK_CHECK_OK(gk_context_create(GK_BACKEND_CPU, &b));
+    assert_ptr_not_equal(a, b);
+    gk_context_destroy(a); /* a second destroy is ignored */
+    gk_buffer *x = NULL;
+    GK_EXPECT(gk_buffer_create(a, GK_FLOAT32, 3, &x), GK_E_INVALID_ARGUMENT, "gk_buffer_create");
+    assert_null(x);
+    if (strstr(gk_last_error(), "was destroyed") == NULL)
+        GK_FAIL("message \"%s\" should say the context was destroyed", gk_last_error());
+    GK_EXPECT(gk_context_synchronize(a), GK_E_INVALID_ARGUMENT, "gk_context_synchronize");
+    assert_int_equal(gk_context_backend(a), 0);
+    assert_string_equal(gk_context_device_name(a), "");
+    run_one_op(b); /* the later context is intact */
+    gk_context_destroy(b);
+}
+
 /* The context goes with its last buffer: destroying it first leaves the buffers usable. */
 static void test_destroy_context_first(void **state)
 {
@@ -443,8 +501,10 @@ int main(void)
         cmocka_unit_test(test_auto_resolves),     cmocka_unit_test(test_cuda_request),
         cmocka_unit_test(test_env_backend),       cmocka_unit_test(test_options_init),
         cmocka_unit_test(test_create_ex),         cmocka_unit_test(test_options_older_struct),
-        cmocka_unit_test(test_options_errors),    GK_TEST_BOTH(test_calibrate_single_backend),
+        cmocka_unit_test(test_options_errors),    cmocka_unit_test(test_cpu_threads_limit),
+        GK_TEST_BOTH(test_calibrate_single_backend),
         cmocka_unit_test(test_auto_hybrid),       cmocka_unit_test(test_foreign_handle),
+        cmocka_unit_test(test_destroyed_context),
         GK_TEST_BOTH(test_destroy_context_first),
     };
     return cmocka_run_group_tests_name("context", tests, gk_test_group_setup, NULL);

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static const gk_dtype dtypes[] = {GK_FLOAT32, GK_FLOAT64};
 
@@ -290,6 +291,97 @@ static void test_tf32_flag(void **state)
     gk_context_destroy(ctx);
 }
 
+/* A leading dimension above INT_MAX (what OpenBLAS's 32-bit blasint holds): matrices of one
+ * stored row address only their columns, so small buffers do, on every backend. At eaa3a2f the
+ * CPU backend returned GK_E_UNSUPPORTED, which gk_gemm does not document. */
+static void test_huge_ld_one_row(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    const size_t huge = ((size_t)1 << 31) + 3;
+    for (size_t di = 0; di < 2; di++) {
+        gk_dtype t = dtypes[di];
+        /* m = 1: A (not transposed) and C have one row; n = 1: so has B transposed */
+        one_gemm(ctx, t, GK_NO_TRANS, GK_TRANS, 1, 1, 33, huge - 33, huge - 33, huge - 1, 1.5,
+                 0.5, 0.0, contract_tol(t), "huge lda, ldb, ldc, one row each");
+        /* k = 1: A transposed and B not transposed have one row */
+        one_gemm(ctx, t, GK_TRANS, GK_NO_TRANS, 7, 5, 1, huge - 7, huge - 5, 0, 1.0, 0.0, 0.0,
+                 contract_tol(t), "huge lda, ldb, k = 1");
+        one_gemm(ctx, t, GK_NO_TRANS, GK_NO_TRANS, 1, 33, 7, huge, 1, huge, -1.0, 2.0, 0.0,
+                 contract_tol(t), "huge lda, ldc, m = 1");
+    }
+}
+
+/* Several rows of ld = 2^31 + 1 elements, in sparse anonymous memory wrapped without a copy
+ * (the CPU only: CUDA would stage the whole extent, gigabytes). Only the addressed elements
+ * are touched; the reference is computed here, element by element. */
+static void *sparse_map(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void test_huge_ld_rows(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    const size_t ld = ((size_t)1 << 31) + 1, m = 3, n = 2, k = 3;
+    for (size_t di = 0; di < 2; di++) {
+        gk_dtype t = dtypes[di];
+        size_t es = gk_test_esize(t);
+        for (int tr = 0; tr < 4; tr++) {
+            gk_transpose ta = tr & 1 ? GK_TRANS : GK_NO_TRANS, tb = tr & 2 ? GK_TRANS : GK_NO_TRANS;
+            size_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
+            size_t na = (ar - 1) * ld + ac, nb = (br - 1) * ld + bc, nc = (m - 1) * ld + n;
+            void *a = sparse_map(na * es), *b = sparse_map(nb * es), *c = sparse_map(nc * es);
+            if (a == NULL || b == NULL || c == NULL) {
+                print_message("[ SKIP WHY ] cannot map %zu + %zu + %zu bytes of sparse memory\n",
+                              na * es, nb * es, nc * es);
+                skip();
+            }
+            for (size_t i = 0; i < ar; i++)
+                for (size_t j = 0; j < ac; j++)
+                    gk_test_set(t, a, i * ld + j, gk_test_uniform(-1, 1));
+            for (size_t i = 0; i < br; i++)
+                for (size_t j = 0; j < bc; j++)
+                    gk_test_set(t, b, i * ld + j, gk_test_uniform(-1, 1));
+            double c0[3][2];
+            for (size_t i = 0; i < m; i++)
+                for (size_t j = 0; j < n; j++) {
+                    c0[i][j] = gk_test_round(t, gk_test_uniform(-1, 1));
+                    gk_test_set(t, c, i * ld + j, c0[i][j]);
+                }
+            gk_buffer *A = NULL, *B = NULL, *C = NULL;
+            GK_CHECK_OK(gk_buffer_wrap_host(ctx, t, na, a, &A));
+            GK_CHECK_OK(gk_buffer_wrap_host(ctx, t, nb, b, &B));
+            GK_CHECK_OK(gk_buffer_wrap_host(ctx, t, nc, c, &C));
+            GK_CHECK_OK(gk_gemm(ctx, ta, tb, m, n, k, 2.0, A, ld, B, ld, 0.5, C, ld));
+            for (size_t i = 0; i < m; i++)
+                for (size_t j = 0; j < n; j++) {
+                    long double ref = 0.5L * c0[i][j], mag = fabsl(ref);
+                    for (size_t l = 0; l < k; l++) {
+                        long double p = 2.0L * gk_test_get(t, a, ta ? l * ld + i : i * ld + l) *
+                                        gk_test_get(t, b, tb ? j * ld + l : l * ld + j);
+                        ref += p;
+                        mag += fabsl(p);
+                    }
+                    double got = gk_test_get(t, c, i * ld + j);
+                    if (!(fabsl(got - ref) <= contract_tol(t) * mag))
+                        GK_FAIL("%s gemm ta=%d tb=%d ld=%zu: C[%zu,%zu] = %.17g, expected %.17Lg",
+                                gk_test_dtype_name(t), ta, tb, ld, i, j, got, ref);
+                    if (i + 1 < m && gk_test_get(t, c, i * ld + n) != 0.0)
+                        GK_FAIL("%s gemm ld=%zu: padding after row %zu was written",
+                                gk_test_dtype_name(t), ld, i);
+                }
+            gk_buffer_destroy(A);
+            gk_buffer_destroy(B);
+            gk_buffer_destroy(C);
+            munmap(a, na * es);
+            munmap(b, nb * es);
+            munmap(c, nc * es);
+        }
+    }
+}
+
 /* Every documented status, C untouched each time. */
 static void test_errors(void **state)
 {
@@ -397,6 +489,9 @@ int main(void)
         GK_TEST_BOTH(test_host_wrapped),
         GK_TEST_BOTH(test_tf32_flag),
         GK_TEST_BOTH(test_errors),
+        GK_TEST_BOTH(test_huge_ld_one_row),
+        {"test_huge_ld_rows/cpu", test_huge_ld_rows, gk_test_setup, gk_test_teardown,
+         &gk_test_cpu},
     };
     return cmocka_run_group_tests_name("gemm", tests, gk_test_group_setup, NULL);
 }
