@@ -54,11 +54,13 @@ static int cache_path(const gk_context *ctx, char *path, size_t size)
 void gk__load_cost_model(gk_context *ctx)
 {
     gk__cost_model_defaults(&ctx->model);
-    char path[1024];
-    if (cache_path(ctx, path, sizeof path) && gk__cost_model_load(&ctx->model, path))
+    char path[1024], why[256];
+    if (!cache_path(ctx, path, sizeof path))
+        gk__log("AUTO cost model: built-in defaults (no cache file)");
+    else if (gk__cost_model_load(&ctx->model, path, why, sizeof why))
         gk__log("AUTO cost model loaded from %s", path);
     else
-        gk__log("AUTO cost model: built-in defaults");
+        gk__log("AUTO cost model: built-in defaults, %s not used: %s", path, why);
 }
 
 /* Scratch of one calibration: host arrays for the CPU's runs, device arrays for the GPU's. */

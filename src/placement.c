@@ -2,9 +2,17 @@
 /* placement.c - predicting CPU and GPU time of a host-data call, and the model's cache file. */
 #include "placement.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A cache file written by gk__cost_model_save is some 700 bytes. */
+#define CACHE_FILE_MAX 65536
 
 static const char *const class_names[GK_WORK_CLASSES] = {"stream", "exp", "gemm", "rbf_rows",
                                                          "rbf_pairs"};
@@ -139,9 +147,20 @@ void gk__placement_observe(gk_placement_history *h, const gk_workload *w, gk_pla
 
 int gk__cost_model_save(const gk_cost_model *m, const char *path)
 {
-    FILE *f = fopen(path, "w");
-    if (f == NULL)
+    /* Not blocking, and only into a regular file: opening a FIFO waits for a reader. */
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0644);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        errno = EINVAL;
         return 0;
+    }
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+    if (f == NULL) {
+        if (fd >= 0)
+            close(fd);
+        return 0;
+    }
     fprintf(f, "# libgpukern AUTO calibration: rates in work units per second\n");
     fprintf(f, "h2d_bytes_per_s %.6g\nd2h_bytes_per_s %.6g\n", m->h2d_bytes_per_s,
             m->d2h_bytes_per_s);
@@ -177,26 +196,136 @@ static double *field(gk_cost_model *m, const char *key)
     return NULL;
 }
 
-int gk__cost_model_load(gk_cost_model *m, const char *path)
+/* What a physical figure of each kind may be; a cache file with anything else is refused. */
+static void plausible_range(const char *key, double *lo, double *hi, const char **unit)
 {
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
+    if (strstr(key, "bytes_per_s") != NULL) {
+        *lo = 1e6; /* 1 MB/s .. 10 TB/s */
+        *hi = 1e13;
+        *unit = "bytes/s";
+    } else if (strstr(key, "call_s") != NULL) {
+        *lo = 1e-9; /* 1 ns .. 1 s */
+        *hi = 1.0;
+        *unit = "s";
+    } else {
+        *lo = 1e6; /* work units per second */
+        *hi = 1e18;
+        *unit = "units/s";
+    }
+}
+
+/* Reads one "key value" line (line number lineno) into read; 0 with *why set if it is not one. */
+static int parse_line(gk_cost_model *read, unsigned char *seen, char *line, int lineno, char *why,
+                      size_t why_size)
+{
+    char *key = line + strspn(line, " \t");
+    char *key_end = key + strcspn(key, " \t");
+    char *value = key_end + strspn(key_end, " \t");
+    char *value_end = value + strcspn(value, " \t");
+    char *rest = value_end + strspn(value_end, " \t");
+    if (key == key_end || value == value_end || *rest != '\0') {
+        snprintf(why, why_size, "line %d is not \"key value\": \"%.60s\"", lineno, key);
         return 0;
+    }
+    *key_end = '\0';
+    *value_end = '\0';
+    double *slot = field(read, key);
+    if (slot == NULL) {
+        snprintf(why, why_size, "line %d: unknown key \"%.60s\"", lineno, key);
+        return 0;
+    }
+    size_t index = (size_t)((char *)slot - (char *)read) / sizeof(double);
+    if (seen[index]) {
+        snprintf(why, why_size, "line %d: %s appears twice", lineno, key);
+        return 0;
+    }
+    seen[index] = 1;
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(value, &end);
+    if (end != value_end || errno == ERANGE || !isfinite(v)) {
+        snprintf(why, why_size, "line %d: %s \"%.40s\" is not a finite, normal number", lineno, key,
+                 value);
+        return 0;
+    }
+    double lo, hi;
+    const char *unit;
+    plausible_range(key, &lo, &hi, &unit);
+    if (!(v >= lo && v <= hi)) {
+        snprintf(why, why_size, "line %d: %s %g is outside [%g, %g] %s", lineno, key, v, lo, hi,
+                 unit);
+        return 0;
+    }
+    *slot = v;
+    return 1;
+}
+
+/* The model's fields are all doubles: how many, for the check that each came once. */
+#define MODEL_FIELDS (sizeof(gk_cost_model) / sizeof(double))
+
+int gk__cost_model_load(gk_cost_model *m, const char *path, char *why, size_t why_size)
+{
+    /* Not blocking: a FIFO would wait for a writer forever. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        snprintf(why, why_size, "cannot open: %s", strerror(errno));
+        return 0;
+    }
+    struct stat st;
+    int stat_ok = fstat(fd, &st) == 0;
+    if (!stat_ok || !S_ISREG(st.st_mode) || st.st_size > CACHE_FILE_MAX) {
+        snprintf(why, why_size, "%s",
+                 !stat_ok               ? "cannot stat it"
+                 : !S_ISREG(st.st_mode) ? "not a regular file"
+                                        : "larger than 64 KiB, which no cache file is");
+        close(fd);
+        return 0;
+    }
+    FILE *f = fdopen(fd, "r");
+    if (f == NULL) {
+        snprintf(why, why_size, "cannot read: %s", strerror(errno));
+        close(fd);
+        return 0;
+    }
     gk_cost_model read = *m;
+    unsigned char seen[MODEL_FIELDS] = {0};
     char line[256];
-    int ok = 1;
+    int ok = 1, lineno = 0;
     while (ok && fgets(line, sizeof line, f) != NULL) {
-        char key[64];
-        double value;
-        if (line[0] == '#' || line[0] == '\n')
+        lineno++;
+        size_t len = strlen(line);
+        int whole = len > 0 && line[len - 1] == '\n';
+        if (whole)
+            line[--len] = '\0';
+        const char *text = line + strspn(line, " \t");
+        if (text[0] == '#') {
+            /* a comment ends at its newline, however long: its tail is no key */
+            int ch = 0;
+            while (!whole && (ch = fgetc(f)) != EOF && ch != '\n')
+                ;
             continue;
-        double *slot = NULL;
-        ok = sscanf(line, "%63s %lf", key, &value) == 2 && (slot = field(&read, key)) != NULL &&
-             value > 0.0;
-        if (ok)
-            *slot = value;
+        }
+        if (!whole && !feof(f)) {
+            snprintf(why, why_size, "line %d is longer than %zu characters", lineno,
+                     sizeof line - 2);
+            ok = 0;
+        } else if (text[0] != '\0') {
+            ok = parse_line(&read, seen, line, lineno, why, why_size);
+        }
+    }
+    if (ok && ferror(f)) {
+        snprintf(why, why_size, "read error after line %d", lineno);
+        ok = 0;
     }
     fclose(f);
+    size_t missing = 0;
+    for (size_t i = 0; i < MODEL_FIELDS; i++)
+        missing += !seen[i];
+    if (ok && missing > 0) {
+        snprintf(why, why_size, "%zu of its %zu keys are missing (truncated?)", missing,
+                 MODEL_FIELDS);
+        ok = 0;
+    }
     if (ok)
         *m = read;
     return ok;

@@ -101,8 +101,13 @@ gk_placement gk__place_learned(const gk_cost_model *m, gk_placement_history *h,
 void gk__placement_observe(gk_placement_history *h, const gk_workload *w, gk_placement p,
                            double seconds);
 
-/* Reads and writes the model as "key value" lines; 0 on failure (missing or malformed). */
-int gk__cost_model_load(gk_cost_model *m, const char *path);
+/* Writes the model as "key value" lines, one per field, with a comment; 0 on failure. */
 int gk__cost_model_save(const gk_cost_model *m, const char *path);
+/* Reads what gk__cost_model_save wrote: 1 and *m filled, or 0 with *m as it was and why saying
+ * what is wrong. The file must be a regular file (opened without blocking) holding each key once
+ * with a finite number in its physical range, comments (#) and blank lines; anything else
+ * (an unknown key, a number with trailing characters, a line over 255 characters that is not a
+ * comment, a missing key) refuses the whole file. */
+int gk__cost_model_load(gk_cost_model *m, const char *path, char *why, size_t why_size);
 
 #endif /* GK_PLACEMENT_H */

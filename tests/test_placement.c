@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -336,7 +337,9 @@ static void test_save_then_load_round_trips(void **state)
     m.gpu_rate[GK_WORK_EXP][1] = 1.25e11;
     assert_true(gk__cost_model_save(&m, path));
     gk__cost_model_defaults(&back);
-    assert_true(gk__cost_model_load(&back, path));
+    char why[256] = "";
+    if (!gk__cost_model_load(&back, path, why, sizeof why))
+        fail_msg("the saved file is refused: %s", why);
     remove(path);
     assert_float_equal(back.gpu_call_s, m.gpu_call_s, 1e-15);
     assert_float_equal(back.h2d_bytes_per_s, m.h2d_bytes_per_s, 1.0);
@@ -347,29 +350,124 @@ static void test_save_then_load_round_trips(void **state)
         }
 }
 
-/* A file with an unknown key or a non-positive figure is refused and changes nothing. */
+/* path holds a complete, valid cache file with line `replace` (a key's name) swapped for
+ * `with` (NULL: dropped), and `extra` appended. */
+static void write_variant(const char *path, const char *replace, const char *with,
+                          const char *extra)
+{
+    gk_cost_model m = injected();
+    assert_true(gk__cost_model_save(&m, path));
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char text[8192];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[len] = '\0';
+    f = fopen(path, "w");
+    assert_non_null(f);
+    for (char *line = strtok(text, "\n"); line != NULL; line = strtok(NULL, "\n")) {
+        if (replace != NULL && strncmp(line, replace, strlen(replace)) == 0 &&
+            line[strlen(replace)] == ' ') {
+            if (with != NULL)
+                fprintf(f, "%s\n", with);
+        } else {
+            fprintf(f, "%s\n", line);
+        }
+    }
+    fputs(extra, f);
+    fclose(f);
+}
+
+/* The file is refused, the model unchanged, and the reason names what is wrong. */
+static void expect_refused(const char *path, const char *reason_part, const char *what)
+{
+    gk_cost_model m, before;
+    gk__cost_model_defaults(&m);
+    before = m;
+    char why[256] = "";
+    if (gk__cost_model_load(&m, path, why, sizeof why))
+        fail_msg("%s: the file was accepted", what);
+    assert_memory_equal(&m, &before, sizeof m);
+    if (strstr(why, reason_part) == NULL)
+        fail_msg("%s: the reason \"%s\" should mention \"%s\"", what, why, reason_part);
+}
+
+/* A file with a malformed or implausible line, or with a key missing, is refused as a whole and
+ * changes nothing. At eaa3a2f "1e-" was read as 1, inf and subnormal rates were taken, and the
+ * tail of a comment line over 255 characters was parsed as a key. */
 static void test_malformed_file_is_refused(void **state)
 {
     (void)state;
-    static const char *const bodies[] = {"gpu_call_s 1e-3\nfoo_bar 7\n", "gpu_call_s -1\n",
-                                         "cpu_gemm_f32\n"};
+    static const struct {
+        const char *replace, *with, *extra, *reason;
+    } cases[] = {
+        {NULL, NULL, "foo_bar 7\n", "unknown key \"foo_bar\""},
+        {"gpu_call_s", "gpu_call_s -1", "", "outside"},
+        {"cpu_gemm_f32", "cpu_gemm_f32", "", "not \"key value\""},
+        {"gpu_call_s", "gpu_call_s 1e-", "", "is not a finite, normal number"},
+        {"gpu_call_s", "gpu_call_s 0.001s", "", "is not a finite, normal number"},
+        {"cpu_gemm_f32", "cpu_gemm_f32 inf", "", "is not a finite, normal number"},
+        {"cpu_gemm_f32", "cpu_gemm_f32 nan", "", "is not a finite, normal number"},
+        {"cpu_gemm_f32", "cpu_gemm_f32 1e999", "", "is not a finite, normal number"},
+        {"cpu_gemm_f32", "cpu_gemm_f32 4.9e-324", "", "is not a finite, normal number"},
+        {"cpu_gemm_f32", "cpu_gemm_f32 1e-300", "", "outside"},
+        {"h2d_bytes_per_s", "h2d_bytes_per_s 1e30", "", "outside"},
+        {"cpu_call_s", "cpu_call_s 0", "", "outside"},
+        {"cpu_call_s", "cpu_call_s 5e-6 7", "", "not \"key value\""},
+        {NULL, NULL, "gpu_call_s 1e-4\n", "appears twice"},
+        {"gpu_exp_f64", NULL, "", "1 of its 24 keys are missing"},
+    };
     char path[512];
     temp_path(path, sizeof path);
-    for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++) {
-        FILE *f = fopen(path, "w");
-        assert_non_null(f);
-        fputs(bodies[i], f);
-        fclose(f);
-        gk_cost_model m, before;
-        gk__cost_model_defaults(&m);
-        before = m;
-        assert_false(gk__cost_model_load(&m, path));
-        assert_memory_equal(&m, &before, sizeof m);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        write_variant(path, cases[i].replace, cases[i].with, cases[i].extra);
+        expect_refused(path, cases[i].reason, cases[i].with ? cases[i].with : cases[i].extra);
     }
-    remove(path);
+    /* a comment over 255 characters whose tail reads like a key: a comment all the same (at
+     * eaa3a2f the 255 characters of the first fgets ended just before "gpu_call_s 0.5") */
+    char comment[300];
+    memset(comment, 'x', sizeof comment);
+    comment[0] = '#';
+    memcpy(comment + 255, "gpu_call_s 0.5\n", 16);
+    write_variant(path, NULL, NULL, comment);
     gk_cost_model m;
     gk__cost_model_defaults(&m);
-    assert_false(gk__cost_model_load(&m, "/nonexistent/gpukern/calibration.txt"));
+    char why[256] = "";
+    if (!gk__cost_model_load(&m, path, why, sizeof why))
+        fail_msg("a long comment refused the file: %s", why);
+    assert_float_equal(m.gpu_call_s, injected().gpu_call_s, 1e-15);
+    /* a line over 255 characters that is not a comment */
+    char longline[400];
+    memset(longline, ' ', sizeof longline);
+    memcpy(longline + 350, "gpu_call_s 1e-3\n", 17);
+    longline[0] = 'c';
+    write_variant(path, NULL, NULL, longline);
+    expect_refused(path, "longer than 254 characters", "a long line");
+    remove(path);
+    gk__cost_model_defaults(&m);
+    assert_false(gk__cost_model_load(&m, "/nonexistent/gpukern/calibration.txt", why, sizeof why));
+    assert_non_null(strstr(why, "No such file"));
+}
+
+/* A directory or a FIFO is no cache file: refused at once, without blocking on the FIFO (at
+ * eaa3a2f a directory loaded as an empty model, and a FIFO blocked forever). Saving into a
+ * FIFO fails at once too. */
+static void test_special_files_are_refused(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gk_placement_dir_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    expect_refused(dir, "not a regular file", "a directory");
+    char fifo[600];
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    alarm(20); /* a blocking open would otherwise hang the test for good */
+    expect_refused(fifo, "not a regular file", "a FIFO");
+    gk_cost_model m = injected();
+    assert_false(gk__cost_model_save(&m, fifo));
+    alarm(0);
+    remove(fifo);
+    rmdir(dir);
 }
 
 /* The built-in figures keep tiny calls on the CPU and send very large compute to the GPU. */
@@ -403,6 +501,7 @@ int main(void)
         cmocka_unit_test(test_cold_retries_do_not_hide_the_faster_backend),
         cmocka_unit_test(test_save_then_load_round_trips),
         cmocka_unit_test(test_malformed_file_is_refused),
+        cmocka_unit_test(test_special_files_are_refused),
         cmocka_unit_test(test_defaults_are_conservative),
     };
     return cmocka_run_group_tests_name("placement", tests, NULL, NULL);
