@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* errors_doc.c - provokes each documented error and writes docs/errors.md, or checks it. */
-#define _GNU_SOURCE
 #include <regex.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "gpukern.h"
+#include "placement.h"
 
 /* usage: errors_doc            prints docs/errors.md
  *        errors_doc --check F  compares F with what it would print (exit 1 on a difference, 77
@@ -70,10 +73,132 @@ static void section(const char *title)
             title);
 }
 
+/* Scratch files for the loader's and the cache file's rows; shown as $DIR. */
+static char workdir[] = "/tmp/gk_errors_doc_XXXXXX";
+
+/* Writes text (len bytes) to workdir/name and returns the path. */
+static const char *scratch_file(const char *name, const void *text, size_t len)
+{
+    static char path[256];
+    snprintf(path, sizeof path, "%s/%s", workdir, name);
+    FILE *f = fopen(path, "wb");
+    if (f == NULL || fwrite(text, 1, len, f) != len || fclose(f) != 0) {
+        fprintf(stderr, "errors_doc: cannot write %s\n", path);
+        exit(2);
+    }
+    return path;
+}
+
+/* A message with workdir shown as $DIR. */
+static void put_scrubbed(const char *msg)
+{
+    size_t n = strlen(workdir);
+    char buf[4096];
+    size_t used = 0;
+    while (*msg && used + 5 < sizeof buf) {
+        if (strncmp(msg, workdir, n) == 0) {
+            memcpy(buf + used, "$DIR", 4);
+            used += 4;
+            msg += n;
+        } else {
+            buf[used++] = *msg++;
+        }
+    }
+    buf[used] = '\0';
+    put_message(buf);
+}
+
+static const char *self_path; /* this program, run again for each loader row */
+
+/* --plugin-candidate mode: the first line of what the loader recorded about GK_CUDA_PLUGIN. */
+static int print_candidate(const char *path)
+{
+    setenv("GK_CUDA_PLUGIN", path, 1);
+    gk_backend_available(GK_BACKEND_CUDA);
+    const char *msg = strchr(gk_last_error(), '\n');
+    msg = msg ? msg + 1 + strspn(msg + 1, " ") : "";
+    printf("%.*s", (int)strcspn(msg, "\n"), msg);
+    return 0;
+}
+
+/* What the CUDA module loader records for a candidate named by GK_CUDA_PLUGIN: it looks once
+ * per process, so a fresh process (this program again) asks and sends back the line. */
+static void plugin_row(const char *input, const char *path)
+{
+    int fds[2];
+    fflush(out);
+    if (pipe(fds) != 0)
+        exit(2);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        dup2(fds[1], 1);
+        execl(self_path, self_path, "--plugin-candidate", path, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    char line[2048];
+    size_t used = 0;
+    ssize_t n;
+    while (used < sizeof line - 1 && (n = read(fds[0], line + used, sizeof line - 1 - used)) > 0)
+        used += (size_t)n;
+    line[used] = '\0';
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    fprintf(out, "| `GK_CUDA_PLUGIN` | %s | (not loaded) | ", input);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fprintf(out, "the process died (status %d) ", status);
+    /* Which segment, its size and offset depend on how the library was built. */
+    regex_t segment;
+    regmatch_t m;
+    if (regcomp(&segment, "segment [0-9]+ \\([0-9]+ bytes at offset [0-9]+\\)", REG_EXTENDED) != 0)
+        exit(2);
+    if (regexec(&segment, line, 1, &m, 0) == 0) {
+        char tail[2048];
+        snprintf(tail, sizeof tail, "%s", line + m.rm_eo);
+        snprintf(line + m.rm_so, sizeof line - (size_t)m.rm_so, "segment N (S bytes at offset O)%s",
+                 tail);
+    }
+    regfree(&segment);
+    put_scrubbed(line);
+    fputs(" |\n", out);
+}
+
+/* What AUTO's cache file reader says of a valid saved model whose line for the key `line`
+ * starts with is replaced by `line` (appended when it names no key). */
+static void cache_row(const char *input, const char *line)
+{
+    gk_cost_model m;
+    gk__cost_model_defaults(&m);
+    char path[256], why[256] = "", text[4096];
+    snprintf(path, sizeof path, "%s/calibration.txt", workdir);
+    FILE *f = NULL;
+    size_t len = 0;
+    if (!gk__cost_model_save(&m, path) || (f = fopen(path, "r")) == NULL)
+        exit(2);
+    len = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[len] = '\0';
+    if ((f = fopen(path, "w")) == NULL)
+        exit(2);
+    size_t key = strcspn(line, " ");
+    for (char *l = strtok(text, "\n"); l != NULL; l = strtok(NULL, "\n"))
+        if (strncmp(l, line, key) != 0 || l[key] != ' ')
+            fprintf(f, "%s\n", l);
+    fputs(line, f);
+    fclose(f);
+    int ok = gk__cost_model_load(&m, path, why, sizeof why);
+    fprintf(out, "| cache file | %s | %s | ", input, ok ? "(loaded)" : "(defaults used)");
+    put_scrubbed(ok ? "(no error)" : why);
+    fputs(" |\n", out);
+}
+
 static void generate(void)
 {
-    gk_context *c = NULL, *other = NULL, *made = NULL;
+    gk_context *c = NULL, *other = NULL, *made = NULL, *dead = NULL;
     gk_buffer *x = NULL, *y = NULL, *z = NULL, *d = NULL, *s = NULL, *o = NULL, *v = NULL;
+    gk_buffer *h = NULL, *t = NULL, *gone = NULL;
     if (gk_context_create(GK_BACKEND_CPU, &c) != GK_OK ||
         gk_context_create(GK_BACKEND_CPU, &other) != GK_OK ||
         gk_buffer_create(c, GK_FLOAT32, 10, &x) != GK_OK ||
@@ -82,10 +207,15 @@ static void generate(void)
         gk_buffer_create(c, GK_FLOAT64, 10, &d) != GK_OK ||
         gk_buffer_create(c, GK_FLOAT32, 5, &s) != GK_OK ||
         gk_buffer_create(other, GK_FLOAT32, 10, &o) != GK_OK ||
-        gk_buffer_view(x, 2, 6, &v) != GK_OK) {
+        gk_buffer_view(x, 2, 6, &v) != GK_OK || gk_buffer_view(x, 0, 5, &h) != GK_OK ||
+        gk_buffer_view(x, 1, 5, &t) != GK_OK || gk_context_create(GK_BACKEND_CPU, &dead) != GK_OK ||
+        gk_buffer_create(c, GK_FLOAT32, 3, &gone) != GK_OK) {
         fprintf(stderr, "errors_doc: setup failed: %s\n", gk_last_error());
         exit(2);
     }
+    /* Destroyed handles stay recognisable for a while (quarantine.c). */
+    gk_context_destroy(dead);
+    gk_buffer_destroy(gone);
     float host[16] = {0};
     double r;
     gk_buffer *b;
@@ -98,7 +228,8 @@ static void generate(void)
           "file\nand the library disagree. Each row is one call with one thing wrong; the "
           "message is\n`gk_last_error()` after it, with pointers shown as `0x...`. Buffers "
           "`x`, `y`, `z` hold\n10 float32, `d` 10 float64, `s` 5 float32; `o` belongs to "
-          "another context; `v` is a view\nof `x`.\n\n"
+          "another context; `v` is a view\nof `x`, `h` and `t` are views of its elements 0-4 "
+          "and 1-5; `dead` is a\ncontext, `gone` a buffer, both destroyed just before.\n\n"
           "The CPU cannot provoke `GK_E_DEVICE` (a CUDA runtime or kernel failure, with the\n"
           "runtime's text) or `GK_E_INTERNAL` (a bug); its `GK_E_UNSUPPORTED` rows are interop\n"
           "calls that need a GPU. `GK_E_OUT_OF_MEMORY` comes from any allocation that fails "
@@ -135,12 +266,15 @@ static void generate(void)
     gk_context_options_init(&o_);
     o_.cpu_threads = -2;
     row("gk_context_create_ex", "`cpu_threads` -2", gk_context_create_ex(&o_, &made));
+    o_.cpu_threads = 100000;
+    row("gk_context_create_ex", "`cpu_threads` 100000", gk_context_create_ex(&o_, &made));
     gk_context_options_init(&o_);
     o_.flags = 0x80;
     row("gk_context_create_ex", "`flags` 0x80", gk_context_create_ex(&o_, &made));
     row("gk_context_synchronize", "context NULL", gk_context_synchronize(NULL));
     row("gk_context_synchronize", "a buffer passed as the context",
         gk_context_synchronize((gk_context *)(void *)x));
+    row("gk_context_synchronize", "`dead`", gk_context_synchronize(dead));
     row("gk_context_calibrate", "`flags` 1", gk_context_calibrate(c, 1));
     row_first_line("gk_backend_available", "`GK_BACKEND_CUDA` without a usable GPU (returns 0)",
                    gk_backend_available(GK_BACKEND_CUDA) ? GK_OK : GK_E_BACKEND_UNAVAILABLE);
@@ -169,6 +303,8 @@ static void generate(void)
     row("gk_buffer_read", "`dst` NULL, `count` 3", gk_buffer_read(x, 0, 3, NULL));
     row("gk_buffer_read", "a context passed as the buffer",
         gk_buffer_read((gk_buffer *)(void *)c, 0, 1, host));
+    row("gk_buffer_read", "`gone`", gk_buffer_read(gone, 0, 1, host));
+    row("gk_buffer_create", "context `dead`", gk_buffer_create(dead, GK_FLOAT32, 4, &b));
 
     section("Element-wise operations and reductions");
     row("gk_fill", "context NULL", gk_fill(NULL, 1.0, x));
@@ -181,6 +317,9 @@ static void generate(void)
     row("gk_axpy", "`y` = `s`", gk_axpy(c, 2.0, x, s));
     row("gk_scale", "`x` = `o`", gk_scale(c, 2.0, o));
     row("gk_exp", "`y` = `d`", gk_exp(c, x, d));
+    row("gk_copy", "`x` = `h`, `y` = `t` (partial overlap)", gk_copy(c, h, t));
+    row("gk_add", "`x` = `t`, `y` = `s`, `z` = `h`", gk_add(c, t, s, h));
+    row("gk_fill", "`x` = `gone`", gk_fill(c, 1.0, gone));
     row("gk_sum", "`result` NULL", gk_sum(c, x, NULL));
     row("gk_dot", "`y` = `s`", gk_dot(c, x, s, &r));
     row("gk_nrm2", "`x` = `o`", gk_nrm2(c, o, &r));
@@ -204,6 +343,9 @@ static void generate(void)
         gk_gemm(c, GK_NO_TRANS, GK_NO_TRANS, 2, 2, 2, 1, x, 2, d, 2, 0, z, 2));
     row("gk_gemm", "`b` = `o`",
         gk_gemm(c, GK_NO_TRANS, GK_NO_TRANS, 2, 2, 2, 1, x, 2, o, 2, 0, z, 2));
+    row("gk_gemm", "`lda`, `ldc` 2^31 + 3 with `m` 1 (accepted: one row addresses its columns)",
+        gk_gemm(c, GK_NO_TRANS, GK_NO_TRANS, 1, 2, 2, 1, x, ((size_t)1 << 31) + 3, y, 2, 0, z,
+                ((size_t)1 << 31) + 3));
 
     section("Gaussian (RBF) kernels");
     row("gk_rbf_rows", "`n` 6, `d` 2 (`a` holds 10)", gk_rbf_rows(c, 6, 2, 1.0, x, y, z));
@@ -242,7 +384,54 @@ static void generate(void)
     row("gk_context_set_stream", "context NULL", gk_context_set_stream(NULL, NULL));
     row("gk_context_set_stream", "a CPU context", gk_context_set_stream(c, NULL));
 
-    gk_buffer *all[] = {x, y, z, d, s, o, v};
+
+    section("The CUDA module loader (each candidate path, here named by GK_CUDA_PLUGIN)");
+    if (mkdtemp(workdir) == NULL)
+        exit(2);
+    char module[4096];
+    FILE *lib = fopen(GK_LIBRARY_FILE, "rb");
+    size_t got = lib ? fread(module, 1, sizeof module, lib) : 0;
+    if (lib)
+        fclose(lib);
+    plugin_row("libgpukern.so cut to 4096 bytes", scratch_file("cut.so", module, got));
+    plugin_row("a text file", scratch_file("text.so", "not a module\n", 13));
+    char fifo[256];
+    snprintf(fifo, sizeof fifo, "%s/fifo.so", workdir);
+    mkfifo(fifo, 0600);
+    plugin_row("a FIFO", fifo);
+    plugin_row("a directory", workdir);
+    static char longpath[5001];
+    memset(longpath, 'x', 5000);
+    longpath[0] = '/';
+    plugin_row("a path of 5000 characters", longpath);
+
+    section(
+        "AUTO's calibration cache file (a message under GK_LOG=1; the built-in defaults are used)");
+    cache_row("`gpu_call_s 1e-`", "gpu_call_s 1e-\n");
+    cache_row("`cpu_gemm_f32 inf`", "cpu_gemm_f32 inf\n");
+    cache_row("`cpu_gemm_f32 4.9e-324` (subnormal)", "cpu_gemm_f32 4.9e-324\n");
+    cache_row("`h2d_bytes_per_s 1e30`", "h2d_bytes_per_s 1e30\n");
+    cache_row("`foo 1`", "foo 1\n");
+    char longline[300];
+    memset(longline, ' ', sizeof longline);
+    memcpy(longline + sizeof longline - 13, "foo_bar 1\n", 11);
+    longline[0] = 'x';
+    cache_row("a line of 297 characters", longline);
+    memset(longline, '#', 256);
+    memcpy(longline + 256, "gpu_call_s 5\n", 14);
+    cache_row("a comment of 268 characters ending in `gpu_call_s 5`", longline);
+    gk_cost_model m;
+    char why[256] = "";
+    fprintf(out, "| cache file | a directory | (defaults used) | %s |\n",
+            gk__cost_model_load(&m, workdir, why, sizeof why) ? "(loaded)" : why);
+    fprintf(out, "| cache file | a FIFO | (defaults used) | %s |\n",
+            gk__cost_model_load(&m, fifo, why, sizeof why) ? "(loaded)" : why);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", workdir);
+    if (system(cmd) != 0)
+        exit(2);
+
+    gk_buffer *all[] = {x, y, z, d, s, o, v, h, t};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         gk_buffer_destroy(all[i]);
     gk_context_destroy(other);
@@ -251,6 +440,9 @@ static void generate(void)
 
 int main(int argc, char **argv)
 {
+    self_path = "/proc/self/exe";
+    if (argc == 3 && strcmp(argv[1], "--plugin-candidate") == 0)
+        return print_candidate(argv[2]);
     if (regcomp(&pointer_re, "0x[0-9a-f]{8,}", REG_EXTENDED) != 0)
         return 2;
     if (argc == 1) {
@@ -260,7 +452,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc != 3 || strcmp(argv[1], "--check") != 0) {
-        fprintf(stderr, "usage: errors_doc [--check docs/errors.md]\n");
+        fprintf(stderr, "usage: errors_doc [--check docs/errors.md | --plugin-candidate PATH]\n");
         return 2;
     }
     if (gk_backend_available(GK_BACKEND_CUDA)) {
