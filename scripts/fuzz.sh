@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Builds the libFuzzer harness (tests/fuzz, clang) and runs it for N seconds from the seed corpus.
-# usage: scripts/fuzz.sh [seconds, default 60]; GK_FUZZ_BUILD_DIR overrides build-fuzz/.
+# usage: scripts/fuzz.sh [seconds, default 60]; GK_FUZZ_BUILD_DIR overrides build-fuzz/;
+# GK_FUZZ_NEW_DIR=<dir> keeps the inputs the run adds there (for refreshing the seeds).
 # Prints the number of executions; a crash, sanitizer report or leak fails the run and leaves the
 # input that caused it in the build directory (crash-*, leak-*, timeout-*).
 set -euo pipefail
@@ -9,6 +10,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-60}
 build=${GK_FUZZ_BUILD_DIR:-$root/build-fuzz}
 corpus=$root/tests/fuzz/corpus
+dict=$root/tests/fuzz/fuzz_api.dict
 
 CC=clang cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGK_WITH_CUDA=OFF \
   -DGK_BUILD_TESTS=OFF -DGK_BUILD_EXAMPLES=OFF -DGK_BUILD_BENCH=OFF -DGK_BUILD_FUZZ=ON
@@ -18,18 +20,24 @@ fuzzer=$build/tests/fuzz/fuzz_api
 # libomp's workers would spin for 200 ms after each parallel region, taking a core from the
 # fuzzer; passive waiting gives it back.
 export OMP_WAIT_POLICY=passive
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+if [ -n "${GK_FUZZ_NEW_DIR:-}" ]; then
+  work=$GK_FUZZ_NEW_DIR
+  mkdir -p "$work"
+else
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+fi
 
 echo "replaying the $(find "$corpus" -type f | wc -l) seed inputs"
 "$fuzzer" -runs=0 -artifact_prefix="$build/" "$corpus" >"$build/fuzz-replay.log" 2>&1 ||
   { tail -40 "$build/fuzz-replay.log"; exit 1; }
 
 # New inputs go to a scratch directory, so the committed seeds stay as they are. To refresh the
-# seeds from a longer run: fuzz_api -merge=1 -max_len=512 -use_counters=0 <new dir> <run's dir>.
+# seeds from a longer run (GK_FUZZ_NEW_DIR=<run's dir>): fuzz_api -merge=1 -max_len=512 -use_counters=0
+# <new dir> tests/fuzz/corpus <run's dir>, then replace tests/fuzz/corpus with <new dir>.
 echo "fuzzing for $seconds s"
 status=0
-"$fuzzer" -max_total_time="$seconds" -max_len=1024 -print_final_stats=1 \
+"$fuzzer" -max_total_time="$seconds" -max_len=1024 -print_final_stats=1 -dict="$dict" \
   -artifact_prefix="$build/" "$work" "$corpus" >"$build/fuzz.log" 2>&1 || status=$?
 execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$build/fuzz.log")
 if [ $status -ne 0 ]; then

@@ -12,7 +12,10 @@
  * past the end gives zeros). Operands reach the edges on purpose: NULL and foreign handles
  * (where the library promises to detect them), a context passed as a buffer and a buffer as a
  * context, bad enum values, sizes near SIZE_MAX, leading dimensions, offsets and views that
- * overlap. Destroyed handles are never passed: use after free is not a case the API can detect.
+ * overlap, and handles the program destroyed a few calls before (the library keeps a destroyed
+ * handle's memory, poisoned, until 16 contexts or 256 buffers have been freed after it, and
+ * promises to detect it until then; the program only passes its last DEAD_BUFS buffers and
+ * DEAD_CTXS contexts destroyed, well inside those numbers).
  *
  * Every call must return a status its documentation lists; a failure must leave its
  * out-parameters and its output buffer as they were, and gk_last_error() must begin with the
@@ -26,6 +29,8 @@
 #define NCTX 2
 #define NBUF 8
 #define NHOST 16
+#define DEAD_BUFS 4
+#define DEAD_CTXS 2
 
 /* Calls must fail with these statuses only (bit s for gk_status s), per gpukern.h. */
 #define S(x) (1u << (x))
@@ -60,6 +65,9 @@ typedef struct pool {
     gk_buffer *buf[NBUF];
     void *host[NHOST]; /* freed last: views of a wrapped buffer outlive its handle */
     int nhost;
+    gk_buffer *dead_buf[DEAD_BUFS]; /* the latest buffers and contexts destroyed */
+    gk_context *dead_ctx[DEAD_CTXS];
+    int next_dead_buf, next_dead_ctx;
     double scratch[MAX_ELEMS]; /* source and destination of reads and writes */
 } pool;
 
@@ -134,34 +142,58 @@ static gk_transpose take_transpose(reader *r)
 
 static gk_context *take_ctx(reader *r, pool *p)
 {
-    uint8_t b = take8(r) % 8;
+    uint8_t b = take8(r) % 10;
     if (b < NCTX * 2)
         return p->ctx[b % NCTX];
     if (b == 4 || b == 5)
         return NULL;
     if (b == 6)
         return (gk_context *)(void *)foreign;
-    return (gk_context *)(void *)p->buf[0]; /* a buffer where a context belongs */
+    if (b == 7)
+        return (gk_context *)(void *)p->buf[0]; /* a buffer where a context belongs */
+    return p->dead_ctx[b - 8];
 }
 
 static gk_buffer *take_buf(reader *r, pool *p)
 {
-    uint8_t b = take8(r) % 12;
+    uint8_t b = take8(r) % 16;
     if (b < NBUF)
         return p->buf[b];
     if (b < 10)
         return NULL;
     if (b == 10)
         return (gk_buffer *)(void *)foreign;
-    return (gk_buffer *)(void *)p->ctx[0]; /* a context where a buffer belongs */
+    if (b == 11)
+        return (gk_buffer *)(void *)p->ctx[0]; /* a context where a buffer belongs */
+    return p->dead_buf[b - 12];
+}
+
+/* Destroys what a slot holds (NULL ok) and remembers it among the latest destroyed. */
+static void destroy_buf(pool *p, gk_buffer **slot)
+{
+    if (*slot == NULL)
+        return;
+    gk_buffer_destroy(*slot);
+    p->dead_buf[p->next_dead_buf] = *slot;
+    p->next_dead_buf = (p->next_dead_buf + 1) % DEAD_BUFS;
+    *slot = NULL;
+}
+
+static void destroy_ctx(pool *p, gk_context **slot)
+{
+    if (*slot == NULL)
+        return;
+    gk_context_destroy(*slot);
+    p->dead_ctx[p->next_dead_ctx] = *slot;
+    p->next_dead_ctx = (p->next_dead_ctx + 1) % DEAD_CTXS;
+    *slot = NULL;
 }
 
 /* The slot a new buffer goes to; the buffer there before is destroyed. */
 static gk_buffer **take_slot(reader *r, pool *p)
 {
     gk_buffer **slot = &p->buf[take8(r) % NBUF];
-    gk_buffer_destroy(*slot);
-    *slot = NULL;
+    destroy_buf(p, slot);
     return slot;
 }
 
@@ -245,11 +277,11 @@ static void op_context_create(reader *r, pool *p)
         gk_context_options o;
         gk_context_options_init(&o);
         static const uint32_t sizes[] = {sizeof o, 0, 4, 8, 12, 16, 20, sizeof o + 4};
-        static const int32_t ints[] = {0, 1, 2, -1, 3, INT32_MIN};
+        static const int32_t ints[] = {0, 1, 2, -1, 3, INT32_MIN, 1025, INT32_MAX};
         o.struct_size = sizes[take8(r) % 8];
-        o.backend = ints[take8(r) % 6];
-        o.device = ints[take8(r) % 6];
-        o.cpu_threads = ints[take8(r) % 6];
+        o.backend = ints[take8(r) % 8];
+        o.device = ints[take8(r) % 8];
+        o.cpu_threads = ints[take8(r) % 8];
         o.flags = take8(r) < 200 ? 0 : (uint32_t)take64(r);
         st = gk_context_create_ex(how & 2 ? &o : NULL, how & 4 ? &c : NULL);
     } else {
@@ -265,15 +297,13 @@ static void op_context_create(reader *r, pool *p)
     }
     if (gk_context_backend(c) != GK_BACKEND_CPU)
         fail(fn, "made a context on a backend other than the CPU in a CPU-only build", st);
-    gk_context_destroy(*slot);
+    destroy_ctx(p, slot);
     *slot = c;
 }
 
 static void op_context_destroy(reader *r, pool *p)
 {
-    gk_context **slot = &p->ctx[take8(r) % NCTX];
-    gk_context_destroy(*slot);
-    *slot = NULL;
+    destroy_ctx(p, &p->ctx[take8(r) % NCTX]);
 }
 
 /* The slot is emptied before the other operands are read, which may name what it held. */
@@ -340,15 +370,13 @@ static void op_buffer_view(reader *r, pool *p)
     if (gk_buffer_count(v) != count || gk_buffer_dtype(v) != gk_buffer_dtype(parent))
         fail("gk_buffer_view", "made a view of another count or dtype", st);
     /* The parent may sit in the slot the view goes to: views keep their parent's memory. */
-    gk_buffer_destroy(p->buf[to]);
+    destroy_buf(p, &p->buf[to]);
     p->buf[to] = v;
 }
 
 static void op_buffer_destroy(reader *r, pool *p)
 {
-    gk_buffer **slot = &p->buf[take8(r) % NBUF];
-    gk_buffer_destroy(*slot);
-    *slot = NULL;
+    destroy_buf(p, &p->buf[take8(r) % NBUF]);
 }
 
 static void op_buffer_write(reader *r, pool *p)
