@@ -22,9 +22,11 @@ from ._core import (
 )
 from ._base import _lib_version
 
-__version__ = "1.0.0"
-#: Version of the loaded libgpukern ("major.minor.patch"), which may be newer than the package.
+#: Version of the loaded libgpukern ("major.minor.patch"): the one pip built into the package,
+#: or the one GPUKERN_LIBRARY names.
 library_version = _lib_version()
+#: The package is versioned as the library it ships (pyproject.toml reads CMakeLists.txt).
+__version__ = library_version
 
 __all__ = [
     "Array",

@@ -18,12 +18,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def include_dirs():
-    """GPUKERN_INCLUDE (colon separated), else the source tree's and the library's include/."""
+    """GPUKERN_INCLUDE (colon separated), else the headers beside the library, the source tree's."""
     if os.environ.get("GPUKERN_INCLUDE"):
         return os.environ["GPUKERN_INCLUDE"].split(os.pathsep), True
     libdir = os.path.dirname(gpukern.library_path)
-    # <build>/lib -> <build>/include (generated gpukern_version.h); <prefix>/lib -> <prefix>/include.
-    guesses = [os.path.join(HERE, "..", "..", "include"), os.path.join(libdir, "..", "include")]
+    # pip's install: gpukern/include/ beside gpukern/libgpukern.so.1; <build>/lib ->
+    # <build>/include (generated gpukern_version.h); <prefix>/lib -> <prefix>/include.
+    guesses = [os.path.join(libdir, "include"), os.path.join(HERE, "..", "..", "include"),
+               os.path.join(libdir, "..", "include")]
     return [os.path.normpath(d) for d in guesses], False
 
 

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: MIT
 """Finding and loading libgpukern, and what import tells when it cannot."""
 
+import importlib.metadata
 import os
+import re
 import subprocess
 import sys
 
@@ -14,9 +16,28 @@ from gpukern import _lib
 def test_loaded_library():
     assert os.path.isfile(gpukern.library_path)
     assert gpukern.library_version.split(".")[0] == str(_lib.ABI_MAJOR)
-    assert gpukern.__version__ == "1.0.0"
+    assert gpukern.__version__ == gpukern.library_version
     if os.environ.get("GPUKERN_LIBRARY"):
         assert os.path.samefile(gpukern.library_path, os.environ["GPUKERN_LIBRARY"])
+
+
+def test_pip_installed_package_loads_the_library_it_ships():
+    if os.environ.get("GPUKERN_LIBRARY"):
+        pytest.skip("GPUKERN_LIBRARY chooses the library")
+    package_dir = os.path.dirname(os.path.abspath(gpukern.__file__))
+    shipped = os.path.join(package_dir, _lib.SONAME)
+    if not os.path.isfile(shipped):
+        pytest.skip("this gpukern was not installed by pip (no %s in %s)" % (_lib.SONAME, package_dir))
+    assert os.path.samefile(gpukern.library_path, shipped)
+    for header in ("gpukern.h", "gpukern_version.h"):
+        assert os.path.isfile(os.path.join(package_dir, "include", header))
+    # The distribution's version is the C library's, read from the same CMakeLists.txt.
+    assert importlib.metadata.version("gpukern") == gpukern.__version__
+    cmakelists = os.path.join(os.path.dirname(__file__), "..", "..", "CMakeLists.txt")
+    if os.path.isfile(cmakelists):
+        with open(cmakelists, encoding="utf-8") as f:
+            declared = re.search(r"project\(gpukern VERSION ([0-9.]+)", f.read()).group(1)
+        assert gpukern.__version__ == declared
 
 
 def test_available_backends():
