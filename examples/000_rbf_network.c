@@ -532,14 +532,31 @@ int main(int argc, char **argv)
     }
     printf("\nRMSE of the zero predictor (training): %.5f\n", rmse0[0]);
     print_table(be, nb, st, iters);
+    double total[3] = {0, 0, 0};
+    int on_cuda = -1, on_auto = -1;
     for (int b = 0; b < nb; b++) {
-        double total = 0;
         for (int i = 0; i < iters; i++)
-            total += st[b][i].iter_s;
+            total[b] += st[b][i].iter_s;
         printf("%-5s final test RMSE %.5f, %.1f ms over %d iterations\n", gkx_backend_name(be[b]),
-               st[b][iters - 1].test_rmse, 1e3 * total, iters);
+               st[b][iters - 1].test_rmse, 1e3 * total[b], iters);
+        if (be[b] == GK_BACKEND_CUDA)
+            on_cuda = b;
+        if (be[b] == GK_BACKEND_AUTO)
+            on_auto = b;
     }
-    printf("\nOK\n");
+    /* The CPU against the GPU on the network; AUTO, on host arrays, beside them. be[0] is the
+     * CPU unless only CUDA or only AUTO was asked for. */
+    char work[160], autotime[32];
+    int n = snprintf(work, sizeof work, "RBF network of %zu samples grown to %zu centers", cfg.m,
+                     st[0][iters - 1].centers);
+    if (on_auto >= 0 && (size_t)n < sizeof work)
+        snprintf(work + n, sizeof work - (size_t)n, " (auto on host arrays: %s)",
+                 gkx_seconds(total[on_auto], autotime, sizeof autotime));
+    printf("\n");
+    if (be[0] == GK_BACKEND_CPU && on_cuda >= 0)
+        gkx_summary(work, "cpu", total[0], "cuda", total[on_cuda]);
+    else
+        gkx_summary(work, gkx_backend_name(be[0]), total[0], NULL, 0);
     for (int b = 0; b < nb; b++) {
         gk_context_destroy(ctx[b]);
         free(st[b]);

@@ -5,7 +5,8 @@
 /* One backend's run: times gk_add on the backend's own buffers and on wrapped host arrays
  * (what PyCUDA's memcpy_htod / kernel / memcpy_dtoh in the article amounts to), checks the
  * result, and leaves it in out[] so backends can be compared bit for bit. */
-static void run_backend(gk_backend be, size_t n, int reps, float *hx, float *hy, float *out)
+static void run_backend(gk_backend be, size_t n, int reps, float *hx, float *hy, float *out,
+                        double times[2])
 {
     gk_context *ctx = NULL;
     GKX_CHECK(gk_context_create(be, &ctx));
@@ -66,6 +67,8 @@ static void run_backend(gk_backend be, size_t n, int reps, float *hx, float *hy,
            n, 1e3 * dev_s, 3.0 * (double)n * sizeof(float) / dev_s * 1e-9, n * sizeof(float));
     printf("  gk_add, %zu float32, host arrays:     %9.3f ms  (includes any transfers)\n", n,
            1e3 * host_s);
+    times[0] = dev_s;
+    times[1] = host_s;
 
     gk_buffer_destroy(wx);
     gk_buffer_destroy(wy);
@@ -100,8 +103,9 @@ int main(int argc, char **argv)
 
     float *hx = gkx_malloc(n * sizeof *hx), *hy = gkx_malloc(n * sizeof *hy);
     float *res[2] = {gkx_malloc(n * sizeof(float)), nb > 1 ? gkx_malloc(n * sizeof(float)) : NULL};
+    double times[2][2]; /* [backend][backend buffers, host arrays] */
     for (int i = 0; i < nb; i++)
-        run_backend(be[i], n, reps, hx, hy, res[i]);
+        run_backend(be[i], n, reps, hx, hy, res[i], times[i]);
     if (nb > 1) {
         /* add is specified bit-identical across backends, inputs included (Philox). */
         if (memcmp(res[0], res[1], n * sizeof(float)) != 0) {
@@ -110,7 +114,11 @@ int main(int argc, char **argv)
         }
         printf("\nCPU and CUDA results are bit-identical.\n");
     }
-    printf("\nOK\n");
+    char work[96];
+    snprintf(work, sizeof work, "gk_add of %zu float32 on each backend's buffers", n);
+    printf("\n");
+    gkx_summary(work, gkx_backend_name(be[0]), times[0][0], nb > 1 ? gkx_backend_name(be[1]) : NULL,
+                nb > 1 ? times[1][0] : 0);
     free(hx);
     free(hy);
     free(res[0]);

@@ -72,6 +72,35 @@ static inline double gkx_median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* A time as people read it: "5.4 us", "23.4 ms", "2.23 s". */
+static inline const char *gkx_seconds(double s, char *buf, size_t size)
+{
+    if (s < 1e-3)
+        snprintf(buf, size, "%.1f us", s * 1e6);
+    else if (s < 1.0)
+        snprintf(buf, size, "%.1f ms", s * 1e3);
+    else
+        snprintf(buf, size, "%.2f s", s);
+    return buf;
+}
+
+/* The line an example ends with: which of two runs of `work` was faster, and by how much. */
+static inline void gkx_summary(const char *work, const char *a, double a_s, const char *b,
+                               double b_s)
+{
+    char fast[32], slow[32];
+    if (b == NULL) {
+        printf("Summary: %s took %s on %s (one backend here, nothing to compare with)\n", work,
+               gkx_seconds(a_s, fast, sizeof fast), a);
+        return;
+    }
+    int a_wins = a_s <= b_s;
+    printf("Summary: %s: %s was %.2fx faster than %s (%s against %s)\n", work, a_wins ? a : b,
+           a_wins ? b_s / a_s : a_s / b_s, a_wins ? b : a,
+           gkx_seconds(a_wins ? a_s : b_s, fast, sizeof fast),
+           gkx_seconds(a_wins ? b_s : a_s, slow, sizeof slow));
+}
+
 /* Bit mask of backends a run asks for; GKX_AUTO (an AUTO context) only where a program takes
  * GKX_BACKENDS_AUTO flags. */
 enum { GKX_CPU = 1u, GKX_CUDA = 2u, GKX_ALL = 3u, GKX_AUTO = 4u };

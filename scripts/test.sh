@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # The whole test suite: ctest; ctest under ASan+UBSan+LSan with the allocation-failure sweep; the
 # CPU tests under valgrind; the threads test under TSan; the ABI against the released baselines;
-# the libFuzzer harness for 60 s; pytest.
+# the libFuzzer harness for 60 s; pytest on the package as pip installs it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # The CUDA module is built when nvcc is found; the toolkit's usual home is not always on PATH.
@@ -49,11 +49,17 @@ OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 TSAN_OPTIONS=halt_on_error=1 \
 echo "=== libFuzzer on the C API (clang, ASan+UBSan), 60 s ==="
 GK_FUZZ_BUILD_DIR="$build-fuzz" "$root/scripts/fuzz.sh" 60
 
-echo "=== pytest (python/) in a fresh virtualenv ==="
+echo "=== pytest (python/): a fresh virtualenv, pip install ./python, no GPUKERN_LIBRARY ==="
+# pip builds the library itself (CMake through scikit-build-core, the CUDA module too when nvcc
+# is found) and installs it inside the package: the tests load that copy, as a user's would.
 venv="$build/venv"
+rm -rf "$venv"
 python3 -m venv "$venv"
 "$venv/bin/pip" install -q --upgrade pip
-"$venv/bin/pip" install -q "$root/python" pytest cffi
-GPUKERN_LIBRARY="$build/lib/libgpukern.so.1" \
-GPUKERN_INCLUDE="$root/include:$build/include" \
-  "$venv/bin/python" -m pytest -q "$root/python/tests"
+CMAKE_BUILD_PARALLEL_LEVEL="$jobs" "$venv/bin/pip" install -q "$root/python" pytest cffi
+# From outside the checkout, so `import gpukern` cannot pick up python/gpukern/ by accident.
+cd "$venv"
+package=$(env -u GPUKERN_LIBRARY "$venv/bin/python" -c "import gpukern, os; print(os.path.dirname(gpukern.__file__))")
+ls -l "$package/libgpukern.so.1"
+if command -v nvcc >/dev/null; then ls -l "$package/gpukern/libgpukern-cuda.so"; fi
+env -u GPUKERN_LIBRARY -u GPUKERN_INCLUDE "$venv/bin/python" -m pytest -q "$root/python/tests"

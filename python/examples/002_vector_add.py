@@ -66,6 +66,20 @@ def main():
     print()
     print("at n = %d, moving 3 x %d MB:" % (n, 4 * n // 10**6), ", ".join(
         "%s %.0f GB/s" % (h, 12 * n / float(v) / 1e3) for h, v in zip(header[1:], rows[-1][1:])))
+    print()
+    print("Summary: c = a + b float32: " + "; ".join(verdict(header, row) for row in (rows[0], rows[-1])))
+
+
+def verdict(header, row):
+    """At one size: the fastest method, and its ratio to NumPy (or the runner-up when NumPy wins)."""
+    times = {h: float(v) for h, v in zip(header[1:], row[1:])}
+    fastest = min(times, key=times.get)
+    if fastest == "NumPy":
+        second = min((k for k in times if k != "NumPy"), key=times.get)
+        return "at n = %s NumPy was fastest, %.2fx faster than gpukern %s (%.1f us against %.1f us)" % (
+            row[0], times[second] / times["NumPy"], second, times["NumPy"], times[second])
+    return "at n = %s gpukern %s was fastest, %.2fx faster than NumPy (%.1f us against %.1f us)" % (
+        row[0], fastest, times["NumPy"] / times[fastest], times[fastest], times["NumPy"])
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from ._core import (
     GpukernError,
     Status,
     available_backends,
+    device_count,
     from_dlpack,
 )
 from ._base import _lib_version
@@ -34,6 +35,7 @@ __all__ = [
     "GpukernError",
     "Status",
     "available_backends",
+    "device_count",
     "from_dlpack",
     "library_path",
     "library_version",

@@ -51,12 +51,26 @@ from ._base import (
     _u64,
 )
 
-__all__ = ["Array", "Context", "GpukernError", "LIBRARY_PATH", "Status", "available_backends", "from_dlpack"]
+__all__ = ["Array", "Context", "GpukernError", "LIBRARY_PATH", "Status", "available_backends",
+           "device_count", "from_dlpack"]
 
 
 def available_backends():
     """Names of the backends usable on this machine, e.g. ["cpu"] or ["cpu", "cuda"]."""
     return [name for code, name in sorted(_BACKEND_NAMES.items()) if _gk_backend_available(code)]
+
+
+def device_count(backend="cuda"):
+    """How many devices a backend has here: usable CUDA GPUs (0 when none), or 1 for "cpu".
+
+    Context(device=...) takes ordinals below it. Needs libgpukern >= 1.2 (gk_device_count).
+    """
+    if backend not in ("cpu", "cuda"):
+        raise ValueError("backend must be 'cpu' or 'cuda', not %r" % (backend,))
+    fn = getattr(LIB, "gk_device_count", None)
+    if fn is None:
+        raise NotImplementedError("libgpukern %s lacks gk_device_count (1.2)" % _lib_version())
+    return fn(_BACKENDS[backend])
 
 
 _TRANSPOSED = (
@@ -235,6 +249,19 @@ def from_dlpack(obj, ctx=None):
     return _interop.convert(ctx, obj, "from_dlpack's argument", host_ok=False, read_only_ok=False)
 
 
+def _int32(value, what, least):
+    """value as an int in [least, 2**31 - 1] (a gk_context_options field), else TypeError/ValueError."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError("%s must be an integer, not %r" % (what, value))
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise TypeError("%s must be an integer, not %s" % (what, type(value).__name__)) from None
+    if not least <= value <= 2**31 - 1:
+        raise ValueError("%s must be in [%d, 2**31 - 1], got %d" % (what, least, value))
+    return value
+
+
 class Context:
     """A libgpukern context: one backend ("cpu" or "cuda") and its device.
 
@@ -242,12 +269,17 @@ class Context:
     as the C library requires; distinct Contexts run concurrently.
     """
 
-    def __init__(self, backend="auto", device=0):
+    def __init__(self, backend="auto", device=0, cpu_threads=None, allow_tf32=False):
+        """backend: "auto" (CUDA when usable, else the CPU), "cpu" or "cuda"; device: the CUDA
+        device ordinal (gpukern.device_count() says how many); cpu_threads: threads for CPU ops
+        (None: OpenMP's default); allow_tf32: float32 gemm may use TF32 tensor cores on CUDA
+        (about 1e-3 relative error instead of float32's rounding)."""
         if backend not in _BACKENDS:
             raise ValueError("backend must be one of %s, not %r" % (sorted(_BACKENDS), backend))
-        device = operator.index(device)
-        if device < 0:
-            raise ValueError("device must be >= 0, got %d" % device)
+        device = _int32(device, "device", 0)
+        threads = 0 if cpu_threads is None else _int32(cpu_threads, "cpu_threads", 1)
+        if not isinstance(allow_tf32, (bool, np.bool_)):
+            raise TypeError("allow_tf32 must be True or False, not %r" % (allow_tf32,))
         self._h = None
         # Reentrant: a garbage collection that runs inside a locked call may free an Array
         # of this context on the same thread.
@@ -260,6 +292,8 @@ class Context:
         opts.backend = _BACKENDS[backend]
         opts.device = device
         self._device = device
+        opts.cpu_threads = threads
+        opts.flags = _lib.FLAG_ALLOW_TF32 if allow_tf32 else 0
         h = c_void_p()
         status = LIB.gk_context_create_ex(byref(opts), byref(h))
         if status:
@@ -267,6 +301,18 @@ class Context:
         self._h = h
         self._backend = _BACKEND_NAMES[LIB.gk_context_backend(h)]
         self._device_name = LIB.gk_context_device_name(h).decode("utf-8", "replace")
+        self._cpu_threads = cpu_threads if cpu_threads is None else threads
+        self._allow_tf32 = bool(allow_tf32)
+
+    @property
+    def cpu_threads(self):
+        """Threads for CPU ops as asked for (None: OpenMP's default)."""
+        return self._cpu_threads
+
+    @property
+    def allow_tf32(self):
+        """Whether float32 gemm may use TF32 tensor cores (CUDA)."""
+        return self._allow_tf32
 
     @property
     def backend(self):
@@ -324,7 +370,11 @@ class Context:
 
     def __repr__(self):
         state = "" if self._h is not None else " closed"
-        return "<gpukern.Context backend=%r device=%r%s>" % (self._backend, self._device_name, state)
+        options = "".join(
+            [" cpu_threads=%d" % self._cpu_threads if self._cpu_threads is not None else "",
+             " allow_tf32=True" if self._allow_tf32 else ""])
+        return "<gpukern.Context backend=%r device=%r%s%s>" % (
+            self._backend, self._device_name, options, state)
 
     # -- memory -----------------------------------------------------------------------------
 

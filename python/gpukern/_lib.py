@@ -31,6 +31,9 @@ class ContextOptions(ctypes.Structure):
     ]
 
 
+#: GK_FLAG_ALLOW_TF32 of gk_context_options.flags.
+FLAG_ALLOW_TF32 = 1
+
 _DPTR = ctypes.POINTER(_D)
 
 # name: (restype, argtypes) for the whole GPUKERN_1.0 API, so a library missing any of it is
@@ -83,6 +86,7 @@ LATER_PROTOTYPES = {
     "gk_buffer_data": (_P, [_P]),  # 1.2
     "gk_context_set_stream": (_I, [_P, _P]),  # 1.2
     "gk_context_stream": (_P, [_P]),  # 1.2
+    "gk_device_count": (_I, [_I]),  # 1.2
 }
 
 
