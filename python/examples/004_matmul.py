@@ -34,13 +34,18 @@ def gpukern_workload(ctx, n):
 
 
 def timed(fn, warm_up, repeat):
+    """(best seconds of `repeat` runs, what the last run returned), after one warm-up call."""
     warm_up()  # thread pools, cuBLAS handles and first-touch page faults are not the work
     best = float("inf")
     for _ in range(repeat):
         t0 = time.perf_counter()
-        fn()
+        result = fn()
         best = min(best, time.perf_counter() - t0)
-    return best
+    return best, result
+
+
+def seconds(s):
+    return "%.2f s" % s if s >= 1 else "%.1f ms" % (s * 1e3)
 
 
 def summary(work, times):
@@ -49,10 +54,10 @@ def summary(work, times):
     others = ", ".join("%s %.2fx NumPy" % (k, times["NumPy"] / v) for k, v in times.items()
                        if k not in ("NumPy", fastest))
     if fastest == "NumPy":
-        verdict = "NumPy was fastest (%.1f ms)" % (times["NumPy"] * 1e3)
+        verdict = "NumPy was fastest (%s)" % seconds(times["NumPy"])
     else:
-        verdict = "%s was fastest, %.1fx faster than NumPy (%.1f ms against %.1f ms)" % (
-            fastest, times["NumPy"] / times[fastest], times[fastest] * 1e3, times["NumPy"] * 1e3)
+        verdict = "%s was fastest, %.2fx faster than NumPy (%s against %s)" % (
+            fastest, times["NumPy"] / times[fastest], seconds(times[fastest]), seconds(times["NumPy"]))
     return "Summary: %s: %s%s" % (work, verdict, "; " + others if others else "")
 
 
@@ -60,7 +65,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="N = 1000 instead of the article's 5000")
     parser.add_argument("-n", type=int, help="matrix order (default 5000, the article's)")
-    parser.add_argument("--repeat", type=int, default=1, help="timed runs after a warm-up (best kept)")
+    parser.add_argument("--repeat", type=int, default=1, help="timed runs after a small warm-up (best kept)")
     args = parser.parse_args()
     n = args.n or (1000 if args.quick else ARTICLE_N)
     contexts = [gpukern.Context(b) for b in gpukern.available_backends()]
@@ -71,15 +76,16 @@ def main():
 
     flops = ROUNDS * 2.0 * n**3
     small = min(n, 256)
-    times = {"NumPy": timed(lambda: numpy_workload(n), lambda: numpy_workload(small), args.repeat)}
+    times = {"NumPy": timed(lambda: numpy_workload(n), lambda: numpy_workload(small), args.repeat)[0]}
     errors = {"NumPy": ""}
     for ctx in contexts:
         name = "gpukern %s" % ctx.backend
-        times[name] = timed(lambda: gpukern_workload(ctx, n), lambda: gpukern_workload(ctx, small), args.repeat)
-        # The same product by NumPy, from the same random matrix, bounds the error.
+        times[name], last = timed(lambda: gpukern_workload(ctx, n), lambda: gpukern_workload(ctx, small),
+                                  args.repeat)
+        # NumPy's product of the last round's random matrix (the same on every backend) bounds the error.
         x = ctx.uniform((n, n), seed=ROUNDS - 1, dtype=np.float64).get()
         ref = x @ x
-        errors[name] = "%.1e" % (np.linalg.norm(gpukern_workload(ctx, n).get() - ref) / np.linalg.norm(ref))
+        errors[name] = "%.1e" % (np.linalg.norm(last.get() - ref) / np.linalg.norm(ref))
     print()
     work = "%d x (rand(%d, %d) float64; x @ x)" % (ROUNDS, n, n)
     print(work)

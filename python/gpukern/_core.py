@@ -61,12 +61,13 @@ def available_backends():
 
 
 def device_count(backend="cuda"):
-    """How many devices a backend has here: usable CUDA GPUs (0 when none), or 1 for "cpu".
+    """How many devices a backend has here: the usable CUDA GPUs (0 when none; CUDA_VISIBLE_DEVICES
+    applies), 1 for "cpu", and for "auto" the count of the backend an "auto" Context runs on.
 
-    Context(device=...) takes ordinals below it. Needs libgpukern >= 1.2 (gk_device_count).
+    Context(backend, device=...) takes ordinals below it. Needs libgpukern >= 1.2.
     """
-    if backend not in ("cpu", "cuda"):
-        raise ValueError("backend must be 'cpu' or 'cuda', not %r" % (backend,))
+    if backend not in _BACKENDS:
+        raise ValueError("backend must be one of %s, not %r" % (sorted(_BACKENDS), backend))
     fn = getattr(LIB, "gk_device_count", None)
     if fn is None:
         raise NotImplementedError("libgpukern %s lacks gk_device_count (1.2)" % _lib_version())

@@ -65,8 +65,17 @@ def test_device_count():
     n = gpukern.device_count()
     assert n == gpukern.device_count("cuda")
     assert (n > 0) == ("cuda" in gpukern.available_backends())
-    with pytest.raises(ValueError, match="'auto'"):
-        gpukern.device_count("auto")
+    with gpukern.Context("auto") as ctx:
+        assert gpukern.device_count("auto") == gpukern.device_count(ctx.backend)
+    with pytest.raises(ValueError, match="'gpu'"):
+        gpukern.device_count("gpu")
+
+
+@needs_device_count
+def test_cpu_has_device_zero_only():
+    with pytest.raises(gpukern.GpukernError) as e:
+        gpukern.Context("cpu", device=1)
+    assert e.value.status == gpukern.Status.INVALID_ARGUMENT
 
 
 @needs_device_count
