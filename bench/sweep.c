@@ -373,9 +373,13 @@ static int find_plot_script(char *path, size_t len)
     return 0;
 }
 
-/* Runs python3 sweep_plot.py CSV PNG without a shell, so no path needs quoting. */
+/* Runs sweep_plot.py CSV PNG without a shell, so no path needs quoting, with $GK_PYTHON or else
+ * the python3 on PATH: an activated virtualenv's, where gpukern and matplotlib may live. */
 static int plot(const char *csv, const char *png)
 {
+    const char *python = getenv("GK_PYTHON");
+    if (python == NULL || python[0] == '\0')
+        python = "python3";
     char script[4096];
     if (!find_plot_script(script, sizeof script)) {
         fprintf(stderr, "gkbench: sweep_plot.py is in neither %s nor %s\n", GKBENCH_SOURCE_DIR,
@@ -385,14 +389,15 @@ static int plot(const char *csv, const char *png)
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
-        execlp("python3", "python3", script, csv, png, (char *)NULL);
-        perror("gkbench: python3");
+        execlp(python, python, script, csv, png, (char *)NULL);
+        fprintf(stderr, "gkbench: cannot run %s (%s): set GK_PYTHON to a Python with matplotlib\n",
+                python, strerror(errno));
         _exit(127);
     }
     int status = 0;
     if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
         WEXITSTATUS(status) != 0) {
-        fprintf(stderr, "gkbench: python3 %s %s %s failed\n", script, csv, png);
+        fprintf(stderr, "gkbench: %s %s %s %s failed\n", python, script, csv, png);
         return 0;
     }
     printf("plot written to %s\n", png);

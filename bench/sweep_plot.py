@@ -7,7 +7,9 @@ One panel per op. Curves: the CPU context, the CUDA context (its times include s
 host data to the device and the results back), and the AUTO context, whose markers say which
 backend it ran each size on. The dotted vertical line is the crossover: the first size at
 which CUDA was faster than the CPU. The last panel repeats the CSV's header (devices, date).
-Exit status 2 without matplotlib or for bad arguments.
+Exit status 2 without matplotlib (the message says what to install, for which Python) or for
+bad arguments. gkbench runs it with $GK_PYTHON, else the python3 on PATH (an activated
+virtualenv's, where `pip install './python[plot]'` brings matplotlib).
 """
 import csv
 import math
@@ -93,8 +95,11 @@ def main(argv):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("sweep_plot.py: matplotlib is not installed (pip install matplotlib); "
-              f"the CSV {argv[1]} is complete without the plot", file=sys.stderr)
+        print(f"sweep_plot.py: matplotlib is not installed for {sys.executable} (Python "
+              f"{sys.version.split()[0]}). Install it there: `{sys.executable} -m pip install "
+              "matplotlib` (with gpukern: `pip install './python[plot]'`; Debian's system "
+              "python3: `apt-get install python3-matplotlib`), or point GK_PYTHON at a Python "
+              f"that has it. The CSV {argv[1]} is complete without the plot.", file=sys.stderr)
         return 2
     header, ops = read(argv[1])
     if not ops:

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* 000_rbf_network.c - seed article 000: the Gaussian kernel on 1000x20 rows, then an
- * incremental RBF network whose number of centers grows, each timed per backend: CPU, CUDA and
- * AUTO, where the network lives in host arrays and AUTO places each call on either. */
+/* 000_rbf_network.c - article 000 (PyCUDA against NumPy on a Jetson TX2, for an incremental RBF
+ * network): the Gaussian kernel on 1000x20 rows, then a network whose number of centers grows,
+ * each timed per backend: CPU, CUDA and AUTO, where the network lives in host arrays and AUTO
+ * places each call on either. */
 #include "common.h"
 
 /* Part 1 is the article's measurement: K[i] = exp(-||A_i - B_i||^2) on 1000 x 20 float32. */
@@ -494,7 +495,7 @@ int main(int argc, char **argv)
     };
     gkx_parse_flags(argc, argv,
                     "Gaussian kernel on 1000x20 rows, then an incremental RBF network "
-                    "(seed article 000).",
+                    "(article 000: PyCUDA 5.4 ms, NumPy 17.5 ms for the kernel).",
                     flags, (int)(sizeof flags / sizeof flags[0]));
     if (reps < 1 || cfg.d == 0 || cfg.start == 0 || cfg.nmax == 0 || cfg.nmax > cfg.m ||
         cfg.mt == 0) {

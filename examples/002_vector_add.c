@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* 002_vector_add.c - seed article 002's vector add (c = a + b) with gk_add, timed per backend. */
+/* 002_vector_add.c - the vector add (c = a + b) of article 002's PyCUDA example, with gk_add,
+ * timed per backend. */
 #include "common.h"
 
 /* One backend's run: times gk_add on the backend's own buffers and on wrapped host arrays
@@ -91,8 +92,8 @@ int main(int argc, char **argv)
         {"--reps", GKX_INT, &reps, "timed repetitions, median reported (default 10)"},
         {"--backend", GKX_BACKENDS, &mask, "cpu | cuda | all (default all that are available)"},
     };
-    gkx_parse_flags(argc, argv, "Vector add z = x + y with gk_add (seed article 002).", flags,
-                    (int)(sizeof flags / sizeof flags[0]));
+    gkx_parse_flags(argc, argv, "Vector add z = x + y with gk_add (article 002's PyCUDA kernel).",
+                    flags, (int)(sizeof flags / sizeof flags[0]));
     if (reps < 1)
         reps = 1;
 

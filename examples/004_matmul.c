@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* 004_matmul.c - seed article 004's workload, 5 x (x = rand(N, N) float64; x @ x), per backend. */
+/* 004_matmul.c - article 004's NumPy-against-CuPy workload, 5 x (x = rand(N, N) float64;
+ * x @ x), per backend. */
 #include "common.h"
 
 /* Entries of the last product checked against a long double reference: checking all N^2 would
@@ -99,7 +100,7 @@ int main(int argc, char **argv)
     };
     gkx_parse_flags(argc, argv,
                     "5 x (x = rand(N, N) float64; x @ x) with gk_rng_uniform and gk_gemm "
-                    "(seed article 004).",
+                    "(article 004: NumPy against CuPy at N = 5000).",
                     flags, (int)(sizeof flags / sizeof flags[0]));
     if (quick)
         n = 1000;

@@ -1,5 +1,9 @@
 # SPDX-License-Identifier: MIT
-"""Seed 000 redone: the Gaussian kernel of an incremental RBF network, NumPy against gpukern.
+"""Article 000 redone: the Gaussian kernel of an incremental RBF network, NumPy against gpukern.
+
+The article (a PyCUDA test on a Jetson TX2) timed K[i] = exp(-||A_i - B_i||^2) on 1000 x 20
+float32 rows from host arrays: PyCUDA 5.4 ms, NumPy 17.5 ms; in its network the GPU lost while
+the node count was small.
 
 Besides one context per backend, an AUTO context (calibrated once at the start) takes NumPy
 arrays as they are: every operand is host data, so AUTO runs each call on the CPU or the GPU,

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Seed 002 redone: the vector add of PyCUDA's first kernel, NumPy against gpukern per backend."""
+"""Article 002 redone: the vector add of its PyCUDA example (c = a + b), NumPy against gpukern per backend."""
 
 import argparse
 import time

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
-"""Seed 004 redone: 5 x (a random N x N float64 matrix; x @ x), NumPy against gpukern per backend.
+"""Article 004 redone: 5 x (a random N x N float64 matrix; x @ x), NumPy against gpukern per backend.
 
-The article (CuPy against NumPy on one PC) timed 5 rounds at N = 5000; so does this by default.
+The article (a 2021 blog post on CuPy as "CUDA for NumPy") timed 5 rounds at N = 5000, NumPy
+against CuPy; so does this by default, waiting for the device before reading the clock.
 --quick runs N = 1000 and says so.
 """
 
