@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* cuda_rng.cu - uniform and normal Philox4x32-10 streams, element for element as src/philox.h. */
 #include "cuda_internal.h"
+#include "normal_f32.h"
 #include "philox.h"
 
 /* Every variant turns one Philox block (four 32-bit words) into exactly 16 bytes of output:
  * four float32 elements or two float64 elements. The arithmetic on the words is that of
  * src/philox.h (the same helpers where they exist), so uniform values are bit-identical to the
- * CPU backend and normal values differ only by the libm in use. */
+ * CPU backend. Normal values are evaluated in double as defined, except float32 with a finite
+ * stddev: src/normal_f32.h's float32 arithmetic, within 1.625 u |stddev z| + 2 u |mean| of the
+ * definition (u = 2^-24, proved there), at about half the cost. */
 __device__ __forceinline__ void cuda_rng_uniform_block(float (&v)[4], uint64_t seed, uint64_t b)
 {
     gk_philox_words w = gk__philox4x32_10(seed, b);
@@ -53,6 +56,15 @@ __device__ __forceinline__ void cuda_rng_normal_block(float (&v)[4], uint64_t se
     }
 }
 
+/* The same elements in float32 arithmetic (normal_f32.h); mean and stddev are floats already. */
+__device__ __forceinline__ void cuda_rng_normal_f32_block(float (&v)[4], uint64_t seed,
+                                                          uint64_t b, float mean, float stddev)
+{
+    gk_philox_words w = gk__philox4x32_10(seed, b);
+    gk__normal_pair_f32(w.x[0], w.x[1], mean, stddev, &v[0], &v[1]);
+    gk__normal_pair_f32(w.x[2], w.x[3], mean, stddev, &v[2], &v[3]);
+}
+
 /* float64 normal: block e / 2, u1 from x0, x1 (shifted off zero), u2 from x2, x3. */
 __device__ __forceinline__ void cuda_rng_normal_block(double (&v)[2], uint64_t seed, uint64_t b,
                                                       double mean, double stddev)
@@ -68,7 +80,9 @@ __device__ __forceinline__ void cuda_rng_normal_block(double (&v)[2], uint64_t s
  * depends only on (seed, element index), never on the launch shape or on how a range is split
  * into calls. Whole blocks go out as one 16-byte store when x is aligned to block boundaries
  * (vec); consecutive threads write consecutive 16 bytes. */
-template <typename T, bool NORMAL>
+enum cuda_rng_kind { CUDA_RNG_UNIFORM, CUDA_RNG_NORMAL, CUDA_RNG_NORMAL_F32 };
+
+template <typename T, int KIND>
 __global__ void __launch_bounds__(GK_CUDA_THREADS)
     cuda_rng(size_t n, uint64_t seed, uint64_t offset, double mean, double stddev, T *x, bool vec)
 {
@@ -80,7 +94,9 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
          t += (uint64_t)gridDim.x * blockDim.x) {
         const uint64_t b = b0 + t, e0 = b * EPB;
         T v[EPB];
-        if (NORMAL)
+        if constexpr (KIND == CUDA_RNG_NORMAL_F32)
+            cuda_rng_normal_f32_block(v, seed, b, (float)mean, (float)stddev);
+        else if constexpr (KIND == CUDA_RNG_NORMAL)
             cuda_rng_normal_block(v, seed, b, mean, stddev);
         else
             cuda_rng_uniform_block(v, seed, b);
@@ -97,7 +113,7 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
     }
 }
 
-template <typename T, bool NORMAL>
+template <typename T, int KIND>
 static gk_status cuda_rng_run(gk_cuda_state *s, size_t n, uint64_t seed, uint64_t offset,
                               double mean, double stddev, T *x)
 {
@@ -110,9 +126,9 @@ static gk_status cuda_rng_run(gk_cuda_state *s, size_t n, uint64_t seed, uint64_
      * aligned (unsigned wrap-around is harmless modulo 16). */
     bool vec = ((uint64_t)(uintptr_t)x - offset * sizeof(T)) % 16 == 0;
     unsigned int blocks = gk__cuda_blocks(nblocks, GK_CUDA_THREADS, (size_t)s->sm_count * 32);
-    cuda_rng<T, NORMAL>
+    cuda_rng<T, KIND>
         <<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(n, seed, offset, mean, stddev, x, vec);
-    return gk__cuda_launched(NORMAL ? "cuda_rng<normal>" : "cuda_rng<uniform>");
+    return gk__cuda_launched(KIND == CUDA_RNG_UNIFORM ? "cuda_rng<uniform>" : "cuda_rng<normal>");
 }
 
 gk_status gk__cuda_rng_uniform(void *st, gk_dtype t, size_t n, uint64_t seed, uint64_t offset,
@@ -120,9 +136,9 @@ gk_status gk__cuda_rng_uniform(void *st, gk_dtype t, size_t n, uint64_t seed, ui
 {
     gk_cuda_state *s = (gk_cuda_state *)st;
     if (t == GK_FLOAT32)
-        return cuda_rng_run<float, false>(s, n, seed, offset, 0.0, 0.0, (float *)x);
+        return cuda_rng_run<float, CUDA_RNG_UNIFORM>(s, n, seed, offset, 0.0, 0.0, (float *)x);
     if (t == GK_FLOAT64)
-        return cuda_rng_run<double, false>(s, n, seed, offset, 0.0, 0.0, (double *)x);
+        return cuda_rng_run<double, CUDA_RNG_UNIFORM>(s, n, seed, offset, 0.0, 0.0, (double *)x);
     return gk__cuda_bad_dtype(t);
 }
 
@@ -130,9 +146,16 @@ gk_status gk__cuda_rng_normal(void *st, gk_dtype t, size_t n, uint64_t seed, uin
                               double mean, double stddev, void *x)
 {
     gk_cuda_state *s = (gk_cuda_state *)st;
+    /* normal_f32.h's fmas never overflow before their last rounding and carry an infinite or
+     * NaN mean through as the definition does; an infinite stddev times a zero low part would
+     * give NaN where the definition gives inf, so that case keeps the double evaluation. */
+    if (t == GK_FLOAT32 && isfinite(stddev))
+        return cuda_rng_run<float, CUDA_RNG_NORMAL_F32>(s, n, seed, offset, mean, stddev,
+                                                        (float *)x);
     if (t == GK_FLOAT32)
-        return cuda_rng_run<float, true>(s, n, seed, offset, mean, stddev, (float *)x);
+        return cuda_rng_run<float, CUDA_RNG_NORMAL>(s, n, seed, offset, mean, stddev, (float *)x);
     if (t == GK_FLOAT64)
-        return cuda_rng_run<double, true>(s, n, seed, offset, mean, stddev, (double *)x);
+        return cuda_rng_run<double, CUDA_RNG_NORMAL>(s, n, seed, offset, mean, stddev,
+                                                     (double *)x);
     return gk__cuda_bad_dtype(t);
 }

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/* normal_f32.h - float32 arithmetic for the float32 normal stream, close to its double definition. */
+#ifndef GK_NORMAL_F32_H
+#define GK_NORMAL_F32_H
+
+/* The float32 normal stream is defined in double (philox.h: r = sqrt(-2 ln u1), theta = 2 pi u2,
+ * mean + stddev * r cos/sin theta, rounded once). The CUDA backend evaluates it in float32
+ * instead, where double arithmetic costs more than twice as much, and must stay within 4 ulp of
+ * |mean| + |stddev z| (DESIGN.md). Rounding r, cos theta, their product and the result to float
+ * would each cost up to half an ulp, i.e. up to 2^-24 relative, and a library logf or sincospif
+ * up to 2^-23 more: more than the contract allows across backends. So:
+ *   - u1 = m 2^-24 (m in [1, 2^24]) and u2 = k 2^-24 (k in [0, 2^24)) are exact in float, and
+ *     each takes only 2^24 values: tests/test_normal_f32.c evaluates every one of them on the
+ *     host with this very code and bounds the relative error of r and of cos/sin theta against
+ *     the double definition (the bounds quoted below are what that test enforces);
+ *   - ln u1, r, cos theta and sin theta are carried as unevaluated sums hi + lo (float-float),
+ *     with error-free products (fma) and sums (Dekker's fast two-sum) where the error matters;
+ *   - theta is reduced exactly: 4 u2 = q + nu with integer q and |nu| <= 1/2 exact in float, so
+ *     no multiple of pi is ever subtracted in rounded arithmetic;
+ *   - mean + stddev * (zh + zl) is one fma onto mean + stddev * zl: two roundings, of which
+ *     the inner one vanishes when mean is 0.
+ * With u = 2^-24 and rho_r <= u/4, rho_t <= 5u/16 the relative errors of r and of cos/sin
+ * theta, and every |lo/hi| below 2^-5 (all three enforced by that test), z = r cos theta comes
+ * out within (rho_r + rho_t + u (2^-5 + 2^-21)) |z| < 0.6 u |z| of the definition's, hence the
+ * value within 1.625 u |stddev z| + 2 u |mean| of mean + stddev z_definition: below 4 ulp of
+ * |mean| + |stddev z| (an ulp of v is at least u v) with 2 u to spare, which is the other
+ * backend's share: a CPU backend evaluating in double and rounding once stays within u.
+ *
+ * The same code compiles for the host (tests) and the device. Every rounding is spelled out:
+ * GK_FMUL/GK_FADD never fuse (nvcc contracts a * b + c into one fma otherwise) and fmaf is the
+ * only fused operation, so host and device compute the same bits, except for the seed of the
+ * square root (GK_RSQRT: the device's rsqrtf, 2 ulp, or the host's 1/sqrtf), whose error the
+ * Newton step below squares away (2^-44 relative). */
+
+#include <stdint.h>
+#include <string.h>
+
+#include "philox.h"
+
+#if defined(__CUDA_ARCH__)
+#define GK_FMUL(a, b) __fmul_rn(a, b)
+#define GK_FADD(a, b) __fadd_rn(a, b)
+#define GK_FSUB(a, b) __fsub_rn(a, b)
+#define GK_RSQRT(x) rsqrtf(x)
+#else
+#define GK_FMUL(a, b) ((a) * (b))
+#define GK_FADD(a, b) ((a) + (b))
+#define GK_FSUB(a, b) ((a) - (b))
+#define GK_RSQRT(x) (1.0f / sqrtf(x))
+#endif
+
+/* An unevaluated sum hi + lo. */
+typedef struct gk_ff {
+    float hi, lo;
+} gk_ff;
+
+GK_HD uint32_t gk__f32_bits(float f)
+{
+    uint32_t b;
+    memcpy(&b, &f, sizeof b);
+    return b;
+}
+
+GK_HD float gk__f32_from_bits(uint32_t b)
+{
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+}
+
+/* hi + lo = a + b exactly, for |a| >= |b| or a == 0 (Dekker). */
+GK_HD gk_ff gk__fast_two_sum(float a, float b)
+{
+    gk_ff s;
+    s.hi = GK_FADD(a, b);
+    s.lo = GK_FSUB(b, GK_FSUB(s.hi, a));
+    return s;
+}
+
+/* ln(m 2^-24) for m in [1, 2^24]: m = 2^j f with f in [2/3, 4/3), t = f - 1 exact (Sterbenz),
+ * ln = (j - 24) ln 2 + t + t^2 P(t), P a degree-9 fit of (log1p(t) - t) / t^2 on [-1/3, 1/3]
+ * (error 5e-9, i.e. 2^-27.6 relative to ln after the factor t^2 / ln <= 1/3). ln 2 is split so
+ * that (j - 24) ln2_hi is exact; the rounded parts (P, t^2, ln2_lo) all sit below the leading
+ * sum, which is kept exactly. */
+GK_HD gk_ff gk__ln_u24(uint32_t m)
+{
+    const float ln2_hi = 0.693145751953125f, ln2_lo = 1.428606765330187e-06f;
+    float fm = (float)m;
+    uint32_t ix = gk__f32_bits(fm) - 0x3f2aaaabu;
+    float e = (float)((int32_t)(ix >> 23) - 24);
+    float t = GK_FSUB(gk__f32_from_bits((ix & 0x7fffffu) + 0x3f2aaaabu), 1.0f);
+    float p = 0.11612185090780258f;
+    p = fmaf(p, t, -0.12726293504238129f);
+    p = fmaf(p, t, 0.10853283107280731f);
+    p = fmaf(p, t, -0.12221358716487885f);
+    p = fmaf(p, t, 0.14296180009841919f);
+    p = fmaf(p, t, -0.16677974164485931f);
+    p = fmaf(p, t, 0.19999852776527405f);
+    p = fmaf(p, t, -0.24999842047691345f);
+    p = fmaf(p, t, 0.3333333432674408f);
+    p = fmaf(p, t, -0.5f);
+    float tail = GK_FMUL(GK_FMUL(t, t), p);
+    gk_ff s = gk__fast_two_sum(GK_FMUL(e, ln2_hi), t);
+    float rest = GK_FADD(fmaf(e, ln2_lo, tail), s.lo);
+    return gk__fast_two_sum(s.hi, rest);
+}
+
+/* r = sqrt(-2 ln) for ln <= 0: the seed y ~ 1/sqrt(x) (relative error d <= 2^-21), rh = x y,
+ * then one Newton step rl = (x - rh^2) / (2 rh) ~ (x - rh^2) y / 2, whose error is O(d^2). */
+GK_HD gk_ff gk__bm_radius(gk_ff ln)
+{
+    float xh = -2.0f * ln.hi, xl = -2.0f * ln.lo;
+    gk_ff r = {0.0f, 0.0f};
+    if (xh > 0.0f) {
+        float y = GK_RSQRT(xh);
+        r.hi = GK_FMUL(xh, y);
+        float res = GK_FADD(fmaf(-r.hi, r.hi, xh), xl);
+        r.lo = GK_FMUL(res, GK_FMUL(0.5f, y));
+    }
+    return r;
+}
+
+/* cos and sin of theta = 2 pi k 2^-24 for k in [0, 2^24). 4 k 2^-24 = q + nu exactly, theta =
+ * q pi/2 + phi with phi = nu pi/2, |phi| <= pi/4: sin phi = nu (A1 + w S(w)), cos phi = 1 + B2 w
+ * + w^2 C(w) with w = nu^2, A1 = pi/2 and B2 = -pi^2/8 as float-float, S and C fits (relative
+ * errors below 2^-36 and 2^-30). Where theta is a multiple of pi/2 the definition's value is not
+ * 0 but the cosine or sine of the rounded double 2 pi u2: the multiple's q times
+ * pi/2 - fl(pi/2), which is used there instead. */
+GK_HD void gk__bm_sincos(uint32_t k, gk_ff *c, gk_ff *s)
+{
+    const float a1_hi = 1.5707963705062866f, a1_lo = -4.371138828673793e-08f;
+    const float b2_hi = -1.2337005138397217f, b2_lo = -3.629644851343983e-08f;
+    uint32_t q = (k + 0x200000u) >> 22;
+    int32_t ni = (int32_t)k - (int32_t)(q << 22);
+    float nu = GK_FMUL((float)ni, 0x1p-22f);
+    float wh = GK_FMUL(nu, nu), wl = fmaf(nu, nu, -wh);
+
+    float ps = fmaf(fmaf(fmaf(0.00015865151362959296f, wh, -0.0046814749948680401f), wh,
+                         0.07969260960817337f),
+                    wh, -0.64596408605575562f);
+    gk_ff sp;
+    sp.hi = GK_FMUL(a1_hi, nu);
+    sp.lo = fmaf(a1_hi, nu, -sp.hi);
+    sp.lo = fmaf(a1_lo, nu, sp.lo);
+    sp.lo = fmaf(GK_FMUL(nu, wh), ps, sp.lo);
+    sp = gk__fast_two_sum(sp.hi, sp.lo);
+    if (ni == 0 && q != 0) {
+        const float d_hi = 6.123234262925839e-17f, d_lo = -2.6718908186452923e-24f;
+        float qf = (float)q;
+        sp.hi = GK_FMUL(-qf, d_hi);
+        sp.lo = fmaf(-qf, d_lo, fmaf(-qf, d_hi, -sp.hi));
+    }
+
+    float pc = fmaf(fmaf(0.00090985902352258563f, wh, -0.020862599834799767f), wh,
+                    0.25366950035095215f);
+    float ph = GK_FMUL(b2_hi, wh);
+    float pl = fmaf(b2_hi, wh, -ph);
+    pl = fmaf(b2_hi, wl, pl);
+    pl = fmaf(b2_lo, wh, pl);
+    pl = fmaf(GK_FMUL(wh, wh), pc, pl);
+    gk_ff cp = gk__fast_two_sum(1.0f, ph);
+    cp.lo = GK_FADD(cp.lo, pl);
+
+    /* rotate (cos phi, sin phi) by q quarter turns */
+    gk_ff cq = (q & 1) ? sp : cp, sq = (q & 1) ? cp : sp;
+    if ((q + 1) & 2) {
+        cq.hi = -cq.hi;
+        cq.lo = -cq.lo;
+    }
+    if (q & 2) {
+        sq.hi = -sq.hi;
+        sq.lo = -sq.lo;
+    }
+    *c = cq;
+    *s = sq;
+}
+
+/* mean + stddev * r * t, rounded to float: z = r t as zh + zl (zh's rounding error exact by
+ * fma, the cross terms rounded once each), then mean + stddev zl, then + stddev zh. */
+GK_HD float gk__bm_value(gk_ff r, gk_ff t, float mean, float stddev)
+{
+    float zh = GK_FMUL(r.hi, t.hi);
+    float zl = fmaf(r.hi, t.hi, -zh);
+    zl = fmaf(r.hi, t.lo, zl);
+    zl = fmaf(r.lo, t.hi, zl);
+    return fmaf(stddev, zh, fmaf(stddev, zl, mean));
+}
+
+/* Elements 2i and 2i + 1 of the float32 normal stream from words (x_{2j}, x_{2j+1}). */
+GK_HD void gk__normal_pair_f32(uint32_t a, uint32_t b, float mean, float stddev, float *even,
+                                float *odd)
+{
+    gk_ff r = gk__bm_radius(gk__ln_u24((a >> 8) + 1u));
+    gk_ff c, s;
+    gk__bm_sincos(b >> 8, &c, &s);
+    *even = gk__bm_value(r, c, mean, stddev);
+    *odd = gk__bm_value(r, s, mean, stddev);
+}
+
+#endif /* GK_NORMAL_F32_H */
