@@ -126,7 +126,7 @@ GK_HD gk_ff gk__bm_radius(gk_ff ln)
  * errors below 2^-36 and 2^-30). Where theta is a multiple of pi/2 the definition's value is not
  * 0 but the cosine or sine of the rounded double 2 pi u2: the multiple's q times
  * pi/2 - fl(pi/2), which is used there instead. */
-GK_HD void gk__bm_sincos(uint32_t k, gk_ff *c, gk_ff *s)
+GK_HD uint32_t gk__bm_sincos_abs(uint32_t k, gk_ff *c, gk_ff *s)
 {
     const float a1_hi = 1.5707963705062866f, a1_lo = -4.371138828673793e-08f;
     const float b2_hi = -1.2337005138397217f, b2_lo = -3.629644851343983e-08f;
@@ -161,18 +161,25 @@ GK_HD void gk__bm_sincos(uint32_t k, gk_ff *c, gk_ff *s)
     gk_ff cp = gk__fast_two_sum(1.0f, ph);
     cp.lo = GK_FADD(cp.lo, pl);
 
-    /* rotate (cos phi, sin phi) by q quarter turns */
-    gk_ff cq = (q & 1) ? sp : cp, sq = (q & 1) ? cp : sp;
-    if ((q + 1) & 2) {
-        cq.hi = -cq.hi;
-        cq.lo = -cq.lo;
+    /* rotate (cos phi, sin phi) by q quarter turns: swap for odd q, and the signs, which the
+     * caller applies to stddev (an exact negation, one logic operation per element) */
+    *c = (q & 1) ? sp : cp;
+    *s = (q & 1) ? cp : sp;
+    return (((q + 1) >> 1) & 1) | (q & 2);
+}
+
+/* cos and sin theta with their signs (bit 0 of gk__bm_sincos_abs negates cos, bit 1 sin). */
+GK_HD void gk__bm_sincos(uint32_t k, gk_ff *c, gk_ff *s)
+{
+    uint32_t neg = gk__bm_sincos_abs(k, c, s);
+    if (neg & 1) {
+        c->hi = -c->hi;
+        c->lo = -c->lo;
     }
-    if (q & 2) {
-        sq.hi = -sq.hi;
-        sq.lo = -sq.lo;
+    if (neg & 2) {
+        s->hi = -s->hi;
+        s->lo = -s->lo;
     }
-    *c = cq;
-    *s = sq;
 }
 
 /* mean + stddev * r * t, rounded to float: z = r t as zh + zl (zh's rounding error exact by
@@ -192,9 +199,9 @@ GK_HD void gk__normal_pair_f32(uint32_t a, uint32_t b, float mean, float stddev,
 {
     gk_ff r = gk__bm_radius(gk__ln_u24((a >> 8) + 1u));
     gk_ff c, s;
-    gk__bm_sincos(b >> 8, &c, &s);
-    *even = gk__bm_value(r, c, mean, stddev);
-    *odd = gk__bm_value(r, s, mean, stddev);
+    uint32_t neg = gk__bm_sincos_abs(b >> 8, &c, &s), sd = gk__f32_bits(stddev);
+    *even = gk__bm_value(r, c, mean, gk__f32_from_bits(sd ^ (neg << 31)));
+    *odd = gk__bm_value(r, s, mean, gk__f32_from_bits(sd ^ ((neg >> 1) << 31)));
 }
 
 #endif /* GK_NORMAL_F32_H */
