@@ -5,10 +5,11 @@
 
 /* The float32 normal stream is defined in double (philox.h: r = sqrt(-2 ln u1), theta = 2 pi u2,
  * mean + stddev * r cos/sin theta, rounded once). The CUDA backend evaluates it in float32
- * instead, where double arithmetic costs more than twice as much, and must stay within 4 ulp of
- * |mean| + |stddev z| (DESIGN.md). Rounding r, cos theta, their product and the result to float
- * would each cost up to half an ulp, i.e. up to 2^-24 relative, and a library logf or sincospif
- * up to 2^-23 more: more than the contract allows across backends. So:
+ * instead (a double operation issues at half the float rate, and its log, sin and cos take more
+ * operations), and must stay within 4 ulp of |mean| + |stddev z| (DESIGN.md). Rounding r,
+ * cos theta, their product and the result to float would each cost up to half an ulp, i.e. up
+ * to 2^-24 relative, and a library logf or sincospif up to 2^-23 more: more than the contract
+ * allows across backends. So:
  *   - u1 = m 2^-24 (m in [1, 2^24]) and u2 = k 2^-24 (k in [0, 2^24)) are exact in float, and
  *     each takes only 2^24 values: tests/test_normal_f32.c evaluates every one of them on the
  *     host with this very code and bounds the relative error of r and of cos/sin theta against
@@ -19,12 +20,14 @@
  *     no multiple of pi is ever subtracted in rounded arithmetic;
  *   - mean + stddev * (zh + zl) is one fma onto mean + stddev * zl: two roundings, of which
  *     the inner one vanishes when mean is 0.
- * With u = 2^-24 and rho_r <= u/4, rho_t <= 5u/16 the relative errors of r and of cos/sin
- * theta, and every |lo/hi| below 2^-5 (all three enforced by that test), z = r cos theta comes
- * out within (rho_r + rho_t + u (2^-5 + 2^-21)) |z| < 0.6 u |z| of the definition's, hence the
- * value within 1.625 u |stddev z| + 2 u |mean| of mean + stddev z_definition: below 4 ulp of
- * |mean| + |stddev z| (an ulp of v is at least u v) with 2 u to spare, which is the other
- * backend's share: a CPU backend evaluating in double and rounding once stays within u.
+ * With u = 2^-24, rho_r <= u/4 and rho_t <= 5u/16 the relative errors of r and of cos/sin
+ * theta, and |lo/hi| <= 2^-22 for r and 2^-5 for cos/sin (all enforced by that test), the three
+ * roundings in zl add at most u (2 2^-5 + 2^-22 + 3u) |z|, so z = zh + zl is within
+ * 0.625 u |z| (+ u^2 terms) of the definition's z, and |zl| <= 0.032 |z|. The inner fma then
+ * rounds by at most u (|mean| + 0.032 |stddev z|), the outer by u |value|: the value is within
+ * 1.6875 u |stddev z| + 2 u |mean| of mean + stddev z_definition, below 4 ulp of |mean| +
+ * |stddev z| (an ulp of v is at least u v) with 2 u to spare, which is the other backend's
+ * share: a CPU backend evaluating in double and rounding once stays within u.
  *
  * The same code compiles for the host (tests) and the device. Every rounding is spelled out:
  * GK_FMUL/GK_FADD never fuse (nvcc contracts a * b + c into one fma otherwise) and fmaf is the
