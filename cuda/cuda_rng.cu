@@ -57,8 +57,8 @@ __device__ __forceinline__ void cuda_rng_normal_block(float (&v)[4], uint64_t se
 }
 
 /* The same elements in float32 arithmetic (normal_f32.h); mean and stddev are floats already. */
-__device__ __forceinline__ void cuda_rng_normal_f32_block(float (&v)[4], uint64_t seed,
-                                                          uint64_t b, float mean, float stddev)
+__device__ __forceinline__ void cuda_rng_normal_f32_block(float (&v)[4], uint64_t seed, uint64_t b,
+                                                          float mean, float stddev)
 {
     gk_philox_words w = gk__philox4x32_10(seed, b);
     gk__normal_pair_f32(w.x[0], w.x[1], mean, stddev, &v[0], &v[1]);
@@ -155,7 +155,6 @@ gk_status gk__cuda_rng_normal(void *st, gk_dtype t, size_t n, uint64_t seed, uin
     if (t == GK_FLOAT32)
         return cuda_rng_run<float, CUDA_RNG_NORMAL>(s, n, seed, offset, mean, stddev, (float *)x);
     if (t == GK_FLOAT64)
-        return cuda_rng_run<double, CUDA_RNG_NORMAL>(s, n, seed, offset, mean, stddev,
-                                                     (double *)x);
+        return cuda_rng_run<double, CUDA_RNG_NORMAL>(s, n, seed, offset, mean, stddev, (double *)x);
     return gk__cuda_bad_dtype(t);
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* normal_f32.h - float32 arithmetic for the float32 normal stream, close to its double definition. */
+/* normal_f32.h - the float32 normal stream in float32 arithmetic, near its double definition. */
 #ifndef GK_NORMAL_F32_H
 #define GK_NORMAL_F32_H
 
@@ -138,9 +138,9 @@ GK_HD uint32_t gk__bm_sincos_abs(uint32_t k, gk_ff *c, gk_ff *s)
     float nu = GK_FMUL((float)ni, 0x1p-22f);
     float wh = GK_FMUL(nu, nu), wl = fmaf(nu, nu, -wh);
 
-    float ps = fmaf(fmaf(fmaf(0.00015865151362959296f, wh, -0.0046814749948680401f), wh,
-                         0.07969260960817337f),
-                    wh, -0.64596408605575562f);
+    float ps = fmaf(
+        fmaf(fmaf(0.00015865151362959296f, wh, -0.0046814749948680401f), wh, 0.07969260960817337f),
+        wh, -0.64596408605575562f);
     gk_ff sp;
     sp.hi = GK_FMUL(a1_hi, nu);
     sp.lo = fmaf(a1_hi, nu, -sp.hi);
@@ -154,8 +154,8 @@ GK_HD uint32_t gk__bm_sincos_abs(uint32_t k, gk_ff *c, gk_ff *s)
         sp.lo = fmaf(-qf, d_lo, fmaf(-qf, d_hi, -sp.hi));
     }
 
-    float pc = fmaf(fmaf(0.00090985902352258563f, wh, -0.020862599834799767f), wh,
-                    0.25366950035095215f);
+    float pc =
+        fmaf(fmaf(0.00090985902352258563f, wh, -0.020862599834799767f), wh, 0.25366950035095215f);
     float ph = GK_FMUL(b2_hi, wh);
     float pl = fmaf(b2_hi, wh, -ph);
     pl = fmaf(b2_hi, wl, pl);
@@ -198,7 +198,7 @@ GK_HD float gk__bm_value(gk_ff r, gk_ff t, float mean, float stddev)
 
 /* Elements 2i and 2i + 1 of the float32 normal stream from words (x_{2j}, x_{2j+1}). */
 GK_HD void gk__normal_pair_f32(uint32_t a, uint32_t b, float mean, float stddev, float *even,
-                                float *odd)
+                               float *odd)
 {
     gk_ff r = gk__bm_radius(gk__ln_u24((a >> 8) + 1u));
     gk_ff c, s;

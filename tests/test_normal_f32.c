@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test_normal_f32.c - every input of src/normal_f32.h's float32 Box-Muller against the double definition. */
+/* test_normal_f32.c - all inputs of src/normal_f32.h against the double definition of normals. */
 #include "gk_test.h"
 
 #include <math.h>
@@ -45,7 +45,8 @@ static void test_radius_every_u1(void **state)
            worst_m, log2l(gamma));
     if (worst > RHO_R || gamma > GAMMA_R)
         fail_msg("r: relative error %.3Lg u or |lo/hi| %.3Lg beyond the bounds normal_f32.h "
-                 "assumes", worst / U, gamma);
+                 "assumes",
+                 worst / U, gamma);
 }
 
 /* cos and sin of 2 pi k 2^-24 for every k in [0, 2^24), against cos/sin of the double
@@ -81,7 +82,8 @@ static void test_sincos_every_u2(void **state)
            worst / U, worst_k, log2l(gamma));
     if (worst > RHO_T || gamma > GAMMA_T)
         fail_msg("cos/sin: relative error %.3Lg u or |lo/hi| %.3Lg beyond the bounds "
-                 "normal_f32.h assumes", worst / U, gamma);
+                 "normal_f32.h assumes",
+                 worst / U, gamma);
 }
 
 /* Whole values for random words and parameters: within the proof's bound of the exact
@@ -91,7 +93,7 @@ static void test_sincos_every_u2(void **state)
 static void test_values(void **state)
 {
     (void)state;
-    static const float params[][2] = {{0.0f, 1.0f}, {3.0f, 2.0f}, {-1e3f, 0.1f}, {0.1f, 1e-3f},
+    static const float params[][2] = {{0.0f, 1.0f},   {3.0f, 2.0f},   {-1e3f, 0.1f}, {0.1f, 1e-3f},
                                       {1e30f, 1e29f}, {0.0f, 1e-30f}, {-2.5f, 1e4f}};
     const size_t n = 1000000;
     for (size_t p = 0; p < sizeof params / sizeof params[0]; p++) {
