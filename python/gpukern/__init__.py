@@ -7,8 +7,9 @@
         y = ctx.exp(ctx.add(x, x))                 # Arrays in, Array out (context memory)
         print(ctx.sum(y), ctx.add(x.get(), x.get()))  # ndarrays in, ndarray out
 
-The library is found through GPUKERN_LIBRARY (a path), then a copy next to this package, then
-the system loader and pkg-config's libdir; `library_path` says which file was loaded.
+The library is the one `pip install ./python` built into this package (GPUKERN_LIBRARY, a path,
+overrides it; without either, the system loader and pkg-config's libdir are tried);
+`library_path` says which file was loaded, `__version__` its version.
 """
 
 from ._core import (
