@@ -28,9 +28,16 @@ typedef struct gk_philox_words {
 
 GK_HD uint32_t gk__mulhilo32(uint32_t a, uint32_t b, uint32_t *hi)
 {
+#if defined(__CUDA_ARCH__)
+    /* The same two words, but nvcc otherwise carries the 64-bit product and the whole round
+     * through 64-bit operations, two instructions each. */
+    *hi = __umulhi(a, b);
+    return a * b;
+#else
     uint64_t p = (uint64_t)a * (uint64_t)b;
     *hi = (uint32_t)(p >> 32);
     return (uint32_t)p;
+#endif
 }
 
 /* The four words of block `block` under key `seed` (Salmon et al., SC'11): key
