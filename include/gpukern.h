@@ -29,11 +29,11 @@ extern "C" {
  * return 0 or "". Nothing aborts and nothing prints unless the environment sets GK_LOG=1.
  *
  * A destroyed handle passed again (a second destroy, a call on it) is detected while its memory
- * is still the library's: a destroy ignores it, a getter returns 0 or "", anything else returns
- * GK_E_INVALID_ARGUMENT ("... was destroyed"). That holds as long as fewer than 16 contexts (256
- * buffers) have been freed since it was; a context is freed when its last buffer goes. Beyond
- * that, as with free(), the behaviour is undefined. A pointer that was never a handle of its
- * kind is GK_E_INVALID_ARGUMENT where its first four bytes are readable.
+ * is still the library's: a destroy ignores it, a getter returns 0, NULL or "", anything else
+ * returns GK_E_INVALID_ARGUMENT ("... was destroyed"). That holds as long as fewer than 16
+ * contexts (256 buffers) have been freed since it was; a context is freed when its last buffer
+ * goes. Beyond that, as with free(), the behaviour is undefined. Readable memory that is no
+ * handle of the kind expected (a buffer passed as a context, say) is GK_E_INVALID_ARGUMENT.
  *
  * Besides the statuses listed with each function, a call that allocates returns
  * GK_E_OUT_OF_MEMORY when an allocation fails, with its outputs untouched and the context

@@ -233,7 +233,12 @@ static void generate(void)
           "The CPU cannot provoke `GK_E_DEVICE` (a CUDA runtime or kernel failure, with the\n"
           "runtime's text) or `GK_E_INTERNAL` (a bug); its `GK_E_UNSUPPORTED` rows are interop\n"
           "calls that need a GPU. `GK_E_OUT_OF_MEMORY` comes from any allocation that fails "
-          "(the\ncontext stays usable): `tests/fault` makes each one fail in turn.\n",
+          "(the\ncontext stays usable): `tests/fault` makes each one fail in turn. The scratch "
+          "of\n`gk_rbf_matrix` and `gk_rbf_matvec` is bounded by a tile, not by the row length "
+          "`d`: very\nwide rows take no scratch that grows with them (`tests/rbf_scratch.c`)."
+          "\n\nA destroyed handle is recognised (`dead`, `gone` below) while the library still "
+          "holds its\nmemory: until 16 contexts or 256 buffers have been freed after it "
+          "(`gpukern.h`, Conventions).\n",
           out);
 
     section("Contexts");
