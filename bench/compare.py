@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# compare.py - runs gkbench's workloads through NumPy, CuPy and PyTorch and prints ours beside theirs.
-"""Compare gkbench results with NumPy (CPU rows) and CuPy / PyTorch (CUDA rows).
+# compare.py - runs gkbench's workloads through NumPy, scikit-learn, CuPy and PyTorch beside ours.
+"""Compare gkbench results with NumPy and scikit-learn (CPU rows) and CuPy / PyTorch (CUDA rows).
 
     gkbench --json ours.json && python3 bench/compare.py ours.json > table.md
 
@@ -10,7 +10,8 @@ when they see a GPU), plus the ceilings on a GPU (device-to-device copy of 1 GiB
 GEMM through CuPy), and writes a markdown table to stdout for bench/RESULTS.md. Progress goes
 to stderr. GPU anchors are timed with CUDA events, CPU anchors with perf_counter, both after a
 warm-up, median of repetitions, as gkbench does. "ratio" is anchor time / our time: above 1 we
-are faster.
+are faster. CPU rbf_matrix and rbf_matvec rows have two anchors: NumPy broadcasting (what users
+write by hand) and scikit-learn's rbf_kernel (what they call; a GEMM form, much faster).
 """
 import argparse
 import datetime
@@ -29,10 +30,10 @@ ROTATE_BYTES = 256 << 20  # as gkbench: small streaming operands rotate through 
 MAX_SETS = 64
 # Pairwise-kernel anchors (rbf_matrix, rbf_matvec) materialize at most this many matrix
 # elements at a time (NumPy's broadcast: times the features).
-CHUNK_ELEMS = {"numpy": 1 << 24, "cupy": 1 << 28, "torch": 1 << 28}
+CHUNK_ELEMS = {"numpy": 1 << 24, "sklearn": 1 << 24, "cupy": 1 << 28, "torch": 1 << 28}
 # rbf_matvec anchors with more kernel entries than this time a row subset and scale up: the
 # library's own kernel never materializes the matrix, and 1e6 x 1e6 chunks would take minutes.
-MATVEC_ELEMS = {"numpy": 1 << 24, "cupy": 1 << 32, "torch": 1 << 32}
+MATVEC_ELEMS = {"numpy": 1 << 24, "sklearn": 1 << 26, "cupy": 1 << 32, "torch": 1 << 32}
 STREAMING = {"fill", "copy", "add", "sub", "mul", "axpy", "scale", "exp", "sum", "dot", "nrm2",
              "rbf_rows", "rng_uniform", "rng_normal"}
 
@@ -63,6 +64,19 @@ class NumpyLib:
 
     def free(self):
         pass
+
+
+class SklearnLib(NumpyLib):
+    """scikit-learn's rbf_kernel, what users of the CPU call for pairwise Gaussian kernels (a
+    GEMM form through NumPy's BLAS, then exp): the anchor of the CPU rbf_matrix and rbf_matvec
+    rows beside NumPy's broadcasting, which is what users write by hand."""
+    name = "sklearn"
+
+    def __init__(self):
+        super().__init__()
+        import sklearn
+        from sklearn.metrics.pairwise import rbf_kernel
+        self.rbf_kernel, self.version = rbf_kernel, sklearn.__version__
 
 
 class CupyLib:
@@ -124,7 +138,7 @@ class TorchLib:
 
 def load_libs(names):
     libs = {}
-    for cls in (NumpyLib, CupyLib, TorchLib):
+    for cls in (NumpyLib, SklearnLib, CupyLib, TorchLib):
         if cls.name not in names:
             continue
         try:
@@ -171,6 +185,8 @@ def make_call(lib, r, ops):
     torch = getattr(lib, "torch", None)
     xp = getattr(lib, "xp", None)
     a = ops
+    if lib.name == "sklearn":
+        return sklearn_call(lib, r, ops, gamma)
     if op == "fill":
         return lambda i: a[0].fill_(0.5) if torch else a[0].fill(0.5)
     if op == "copy":
@@ -240,6 +256,28 @@ def make_call(lib, r, ops):
                     x = xp.random.rand(n, n)
                 x = x @ x
         return seed004
+    return None
+
+
+def sklearn_call(lib, r, a, gamma):
+    """rbf_matrix and rbf_matvec through sklearn.metrics.pairwise.rbf_kernel (row chunks, as
+    for NumPy, where the matrix would be large); None for the other ops."""
+    op, m, n, k = r["op"], r["m"], r["n"], r["k"]
+    step = rows_per_chunk(lib, n, k)
+    if op == "rbf_matrix":
+        X, Y, K = a[0].reshape(m, k), a[1].reshape(n, k), a[2].reshape(m, n)
+
+        def rbf_matrix(i):
+            for s in range(0, m, step):
+                K[s:s + step] = lib.rbf_kernel(X[s:s + step], Y, gamma=gamma)
+        return rbf_matrix
+    if op == "rbf_matvec":
+        X, Y, w, out = a[0].reshape(-1, k), a[1].reshape(n, k), a[2], a[3]
+
+        def rbf_matvec(i):
+            for s in range(0, X.shape[0], step):
+                out[s:s + step] = lib.rbf_kernel(X[s:s + step], Y, gamma=gamma) @ w
+        return rbf_matvec
     return None
 
 
@@ -375,7 +413,7 @@ def git_commit():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("json", help="gkbench --json output")
-    ap.add_argument("--libs", default="numpy,cupy,torch", help="anchor libraries to try")
+    ap.add_argument("--libs", default="numpy,sklearn,cupy,torch", help="anchor libraries to try")
     ap.add_argument("--op", help="only these ops, comma-separated")
     ap.add_argument("--reps", type=int, help="repetitions per anchor (default: gkbench's)")
     ap.add_argument("--no-ceilings", action="store_true", help="skip the GPU ceilings")
@@ -389,8 +427,8 @@ def main():
     min_rep_s, max_case_s = ours.get("min_rep_s", 0.05), 2.0 if quick else 30.0
     libs = load_libs(args.libs.split(","))
     wanted = set(args.op.split(",")) if args.op else None
-    anchors_for = {"cpu": ["numpy"], "cuda": ["cupy", "torch"]}
-    cols = [l for l in ("numpy", "cupy", "torch") if l in libs]
+    anchors_for = {"cpu": ["numpy", "sklearn"], "cuda": ["cupy", "torch"]}
+    cols = [l for l in ("numpy", "sklearn", "cupy", "torch") if l in libs]
 
     # A run cut short (Ctrl-C, or SIGTERM from a time limit) still prints what it measured.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
@@ -401,6 +439,8 @@ def main():
                 continue
             cells = {}
             for name in anchors_for.get(r["backend"], []):
+                if name == "sklearn" and r["op"] not in ("rbf_matrix", "rbf_matvec"):
+                    continue
                 if name in libs:
                     log(f"{name}: {r['op']} {r['dtype']} {r['size']}")
                     cells[name] = time_anchor(libs[name], r, reps, min_rep_s, max_case_s)
