@@ -65,6 +65,9 @@ extern const gk_cpu_rbf_kernels gk__cpu_rbf_f64;
  * differences instead. */
 int gk__cpu_rbf_matrix_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
                             const void *x, const void *y, void *k, gk_status *r);
+/* The same for rbf_matvec, a tile at a time (out is written only when it ran). */
+int gk__cpu_rbf_matvec_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
+                            const void *x, const void *y, const void *w, void *out, gk_status *r);
 
 /* Rows of d = 0 features address no element, so the core passes such operands as NULL; the
  * kernels still form row addresses p + i * d, which C defines only for a pointer to an object.

@@ -99,29 +99,11 @@ static double cpu_rbf_beta(size_t d, double u)
 GK_CPU_RBF_GEMM_KERNELS(f32, float, gk__vexp_f32, 0x1p-24)
 GK_CPU_RBF_GEMM_KERNELS(f64, double, gk__vexp_f64, 0x1p-53)
 
-int gk__cpu_rbf_matrix_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
-                            const void *x, const void *y, void *k, gk_status *r)
+/* c = the mean of x's and y's rows, rounded to the dtype (cd: d doubles of scratch). */
+static void cpu_rbf_mean(int nt, gk_dtype t, size_t m, size_t n, size_t d, const void *x,
+                         const void *y, double *cd, void *c)
 {
-    size_t es = t == GK_FLOAT32 ? sizeof(float) : sizeof(double);
-    double u = t == GK_FLOAT32 ? 0x1p-24 : 0x1p-53;
-    if (d < GK_RBF_GEMM_MIN_D || !(gamma > 0.0) || !isfinite(gamma) ||
-        m * n < GK_RBF_GEMM_MIN_ENTRIES || (m + n) > m * n / d || (double)d * u > 1e-3)
-        return 0;
-    double beta = cpu_rbf_beta(d, u),
-           tol = t == GK_FLOAT32 ? GK_RBF_GEMM_ERR_F32 : GK_RBF_GEMM_ERR_F64;
-    /* Sizes fit: (m + n) d <= m n elements exist as k already. */
-    size_t cbytes = (d * sizeof(double) + 63) / 64 * 64, tc = (d * es + 63) / 64 * 64;
-    size_t bytes = cbytes + tc + (m + n) * d * es + (m + n) * sizeof(double);
-    void *scratch = NULL;
-    if (gk__aligned_alloc(&scratch, 64, bytes) != 0) {
-        *r = gk__error(GK_E_OUT_OF_MEMORY, "cannot allocate %zu bytes of scratch", bytes);
-        return 1;
-    }
-    double *cd = scratch, *nx = (double *)((char *)scratch + cbytes + tc), *ny = nx + m;
-    void *c = (char *)scratch + cbytes;
-    char *xc = (char *)(ny + n), *yc = xc + m * d * es;
-    int nt = gk__cpu_threads(st);
-    const size_t fb = 64; /* features per task of the mean */
+    const size_t fb = 64; /* features per task */
     size_t fblocks = (d + fb - 1) / fb;
 #pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
     for (size_t b = 0; b < fblocks; b++) {
@@ -140,52 +122,188 @@ int gk__cpu_rbf_matrix_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, 
                 ((double *)c)[f] = cd[f] / (double)(m + n);
         }
     }
+}
+
+/* dst = fl(src - c) for `rows` rows, norms[i] their squared norms in double; 0 when a row is
+ * not finite. */
+static int cpu_rbf_center_rows(int nt, gk_dtype t, size_t rows, size_t d, const void *src,
+                               const void *c, void *dst, double *norms)
+{
+    size_t es = t == GK_FLOAT32 ? sizeof(float) : sizeof(double);
     int finite = 1;
-#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static) reduction(& : finite)
-    for (size_t i = 0; i < m + n; i++) {
-        const char *src = i < m ? (const char *)x + i * d * es : (const char *)y + (i - m) * d * es;
-        double s = t == GK_FLOAT32
-                       ? cpu_center_row_f32(d, (const float *)src, c, (float *)(xc + i * d * es))
-                       : cpu_center_row_f64(d, (const double *)src, c, (double *)(xc + i * d * es));
-        nx[i] = s; /* ny = nx + m: y's rows follow x's */
-        finite &= isfinite(s) != 0;
+#pragma omp parallel for num_threads(nt) if (nt > 1 && rows > 16) schedule(static)              \
+    reduction(& : finite)
+    for (size_t i = 0; i < rows; i++) {
+        const char *s = (const char *)src + i * d * es;
+        char *o = (char *)dst + i * d * es;
+        double v = t == GK_FLOAT32 ? cpu_center_row_f32(d, (const float *)s, c, (float *)o)
+                                   : cpu_center_row_f64(d, (const double *)s, c, (double *)o);
+        norms[i] = v;
+        finite &= isfinite(v) != 0;
     }
-    /* Infinities and NaNs follow the rule of cpu_rbf.h: the difference form. So does data
-     * whose typical entry would fail the bound (s = the mean nx + the mean ny, distance s):
-     * recomputing most entries afterwards would cost more than differences from the start. */
+    return finite;
+}
+
+/* Whether the typical entry of rows with these norms passes the bound (distance taken as the
+ * mean nx + the mean ny): data that would mostly fail it takes differences from the start,
+ * which costs less than recomputing most entries afterwards. */
+static int cpu_rbf_typical_passes(double gamma, double beta, double tol, const double *nx, size_t m,
+                                  const double *ny, size_t n)
+{
     double sx = 0.0, sy = 0.0;
     for (size_t i = 0; i < m; i++)
         sx += nx[i];
     for (size_t j = 0; j < n; j++)
         sy += ny[j];
     double sbar = sx / (double)m + sy / (double)n;
-    if (!finite || gamma * beta * sbar * exp(-gamma * sbar) > tol) {
+    return gamma * beta * sbar * exp(-gamma * sbar) <= tol;
+}
+
+/* Row i of the kernel from row i of G = xc.yc^T (in place, n entries): the epilogue, then the
+ * entries it marked computed again from x_i and the rows of y. */
+static void cpu_rbf_finish_row(gk_dtype t, size_t n, size_t d, double gamma, double beta,
+                               double tol, double nxi, const double *ny, const void *xi,
+                               const void *y, void *krow)
+{
+    const gk_cpu_rbf_kernels *kr = t == GK_FLOAT32 ? &gk__cpu_rbf_f32 : &gk__cpu_rbf_f64;
+    if (t == GK_FLOAT32) {
+        float *ki = krow;
+        cpu_epilogue_f32(n, gamma, beta, tol, nxi, ny, ki);
+        for (size_t j = 0; j < n; j++)
+            if (isnan(ki[j]))
+                ki[j] = (float)kr->pair(d, gamma, 0.0, xi, (const float *)y + j * d);
+    } else {
+        double *ki = krow;
+        cpu_epilogue_f64(n, gamma, beta, tol, nxi, ny, ki);
+        for (size_t j = 0; j < n; j++)
+            if (isnan(ki[j]))
+                ki[j] = kr->pair(d, gamma, 0.0, xi, (const double *)y + j * d);
+    }
+}
+
+/* The conditions both ops share: features enough for GEMM to pay, a gamma and a d the bound
+ * can work with, and enough entries. */
+static int cpu_rbf_gemm_applies(gk_dtype t, size_t m, size_t n, size_t d, double gamma)
+{
+    double u = t == GK_FLOAT32 ? 0x1p-24 : 0x1p-53;
+    return d >= GK_RBF_GEMM_MIN_D && gamma > 0.0 && isfinite(gamma) &&
+           m * n >= GK_RBF_GEMM_MIN_ENTRIES && (double)d * u <= 1e-3;
+}
+
+int gk__cpu_rbf_matrix_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
+                            const void *x, const void *y, void *k, gk_status *r)
+{
+    size_t es = t == GK_FLOAT32 ? sizeof(float) : sizeof(double);
+    double u = t == GK_FLOAT32 ? 0x1p-24 : 0x1p-53;
+    if (!cpu_rbf_gemm_applies(t, m, n, d, gamma) || (m + n) > m * n / d)
+        return 0;
+    double beta = cpu_rbf_beta(d, u),
+           tol = t == GK_FLOAT32 ? GK_RBF_GEMM_ERR_F32 : GK_RBF_GEMM_ERR_F64;
+    /* Sizes fit: (m + n) d <= m n elements exist as k already. */
+    size_t cbytes = (d * sizeof(double) + 63) / 64 * 64, tc = (d * es + 63) / 64 * 64;
+    size_t bytes = cbytes + tc + (m + n) * d * es + (m + n) * sizeof(double);
+    void *scratch = NULL;
+    if (gk__aligned_alloc(&scratch, 64, bytes) != 0) {
+        *r = gk__error(GK_E_OUT_OF_MEMORY, "cannot allocate %zu bytes of scratch", bytes);
+        return 1;
+    }
+    double *cd = scratch, *nx = (double *)((char *)scratch + cbytes + tc), *ny = nx + m;
+    void *c = (char *)scratch + cbytes;
+    char *xc = (char *)(ny + n), *yc = xc + m * d * es;
+    int nt = gk__cpu_threads(st);
+    cpu_rbf_mean(nt, t, m, n, d, x, y, cd, c);
+    /* Infinities and NaNs follow the rule of cpu_rbf.h: the difference form. */
+    int finite = cpu_rbf_center_rows(nt, t, m, d, x, c, xc, nx);
+    finite = finite && cpu_rbf_center_rows(nt, t, n, d, y, c, yc, ny);
+    if (!finite || !cpu_rbf_typical_passes(gamma, beta, tol, nx, m, ny, n)) {
         gk__free(scratch);
         return 0;
     }
     *r = gk__cpu_gemm(st, t, GK_NO_TRANS, GK_TRANS, m, n, d, 1.0, xc, d, yc, d, 0.0, k, n);
-    if (*r != GK_OK) {
-        gk__free(scratch);
-        return 1;
-    }
-    const gk_cpu_rbf_kernels *kr = t == GK_FLOAT32 ? &gk__cpu_rbf_f32 : &gk__cpu_rbf_f64;
+    if (*r == GK_OK) {
 #pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
-    for (size_t i = 0; i < m; i++) {
-        const char *xi = (const char *)x + i * d * es;
-        if (t == GK_FLOAT32) {
-            float *ki = (float *)k + i * n;
-            cpu_epilogue_f32(n, gamma, beta, tol, nx[i], ny, ki);
-            for (size_t j = 0; j < n; j++)
-                if (isnan(ki[j]))
-                    ki[j] = (float)kr->pair(d, gamma, 0.0, xi, (const float *)y + j * d);
-        } else {
-            double *ki = (double *)k + i * n;
-            cpu_epilogue_f64(n, gamma, beta, tol, nx[i], ny, ki);
-            for (size_t j = 0; j < n; j++)
-                if (isnan(ki[j]))
-                    ki[j] = kr->pair(d, gamma, 0.0, xi, (const double *)y + j * d);
-        }
+        for (size_t i = 0; i < m; i++)
+            cpu_rbf_finish_row(t, n, d, gamma, beta, tol, nx[i], ny, (const char *)x + i * d * es,
+                               y, (char *)k + i * n * es);
     }
     gk__free(scratch);
     return 1;
+}
+
+/* rbf_matvec tiles: panels of GK_RBF_GEMM_PANEL rows of x against blocks of
+ * GK_RBF_GEMM_BLOCK rows of y, each centered when its tile is computed (the centering costs
+ * 1 / (2 x block) of the GEMM), so scratch is a tile: the two centered pieces and the tile of
+ * G, at most (256 + 2048) x 4096 + 256 x 2048 elements. */
+#define GK_RBF_GEMM_PANEL ((size_t)256)
+#define GK_RBF_GEMM_BLOCK ((size_t)2048)
+#define GK_RBF_GEMM_MAX_D ((size_t)4096)
+
+int gk__cpu_rbf_matvec_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
+                            const void *x, const void *y, const void *w, void *out, gk_status *r)
+{
+    size_t es = t == GK_FLOAT32 ? sizeof(float) : sizeof(double);
+    double u = t == GK_FLOAT32 ? 0x1p-24 : 0x1p-53;
+    if (!cpu_rbf_gemm_applies(t, m, n, d, gamma) || d > GK_RBF_GEMM_MAX_D)
+        return 0;
+    double beta = cpu_rbf_beta(d, u),
+           tol = t == GK_FLOAT32 ? GK_RBF_GEMM_ERR_F32 : GK_RBF_GEMM_ERR_F64;
+    size_t pm = m < GK_RBF_GEMM_PANEL ? m : GK_RBF_GEMM_PANEL;
+    size_t bn = n < GK_RBF_GEMM_BLOCK ? n : GK_RBF_GEMM_BLOCK;
+    size_t cbytes = (d * sizeof(double) + 63) / 64 * 64, tc = (d * es + 63) / 64 * 64;
+    size_t bytes = cbytes + tc + (pm + bn + m) * sizeof(double) + (pm + bn) * d * es + pm * bn * es;
+    void *scratch = NULL;
+    if (gk__aligned_alloc(&scratch, 64, bytes) != 0) {
+        *r = gk__error(GK_E_OUT_OF_MEMORY, "cannot allocate %zu bytes of scratch", bytes);
+        return 1;
+    }
+    double *cd = scratch, *nx = (double *)((char *)scratch + cbytes + tc), *ny = nx + pm;
+    double *acc = ny + bn;
+    void *c = (char *)scratch + cbytes;
+    char *xc = (char *)(acc + m), *yc = xc + pm * d * es, *g = yc + bn * d * es;
+    int nt = gk__cpu_threads(st);
+    cpu_rbf_mean(nt, t, m, n, d, x, y, cd, c);
+    for (size_t i = 0; i < m; i++)
+        acc[i] = 0.0;
+    int ok = 1;
+    *r = GK_OK;
+    /* Blocks of y outside, panels of x inside: each row's sum runs over the blocks in order,
+     * so the result does not depend on the team. */
+    for (size_t j0 = 0; ok && j0 < n; j0 += bn) {
+        size_t nb = n - j0 < bn ? n - j0 : bn;
+        const char *yb = (const char *)y + j0 * d * es;
+        ok = cpu_rbf_center_rows(nt, t, nb, d, yb, c, yc, ny);
+        for (size_t i0 = 0; ok && i0 < m; i0 += pm) {
+            size_t mb = m - i0 < pm ? m - i0 : pm;
+            const char *xp = (const char *)x + i0 * d * es;
+            ok = cpu_rbf_center_rows(nt, t, mb, d, xp, c, xc, nx);
+            if (ok && j0 == 0 && i0 == 0)
+                ok = cpu_rbf_typical_passes(gamma, beta, tol, nx, mb, ny, nb);
+            if (!ok)
+                break;
+            *r = gk__cpu_gemm(st, t, GK_NO_TRANS, GK_TRANS, mb, nb, d, 1.0, xc, d, yc, d, 0.0, g,
+                              nb);
+            if (*r != GK_OK) {
+                gk__free(scratch);
+                return 1;
+            }
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+            for (size_t i = 0; i < mb; i++) {
+                char *gi = g + i * nb * es;
+                cpu_rbf_finish_row(t, nb, d, gamma, beta, tol, nx[i], ny, xp + i * d * es, yb, gi);
+                const gk_cpu_rbf_kernels *kr =
+                    t == GK_FLOAT32 ? &gk__cpu_rbf_f32 : &gk__cpu_rbf_f64;
+                acc[i0 + i] += kr->wdot(nb, gi, (const char *)w + j0 * es);
+            }
+        }
+    }
+    if (ok) {
+        for (size_t i = 0; i < m; i++) {
+            if (t == GK_FLOAT32)
+                ((float *)out)[i] = (float)acc[i];
+            else
+                ((double *)out)[i] = acc[i];
+        }
+    }
+    gk__free(scratch);
+    return ok; /* 0: non-finite data or a bound the data fails, nothing written: differences */
 }

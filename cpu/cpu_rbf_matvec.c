@@ -149,6 +149,11 @@ gk_status gk__cpu_rbf_matvec(void *st, gk_dtype t, size_t m, size_t n, size_t d,
     default:
         return gk__cpu_bad_dtype(t);
     }
-    return cpu_rbf_matvec(gk__cpu_threads_max(st), gk__cpu_threads(st), kr, m, n, d, gamma,
-                          gk__cpu_rbf_rows_of(x), gk__cpu_rbf_rows_of(y), w, out);
+    x = gk__cpu_rbf_rows_of(x);
+    y = gk__cpu_rbf_rows_of(y);
+    gk_status r;
+    if (gk__cpu_rbf_matvec_gemm(st, t, m, n, d, gamma, x, y, w, out, &r))
+        return r;
+    return cpu_rbf_matvec(gk__cpu_threads_max(st), gk__cpu_threads(st), kr, m, n, d, gamma, x, y, w,
+                          out);
 }

@@ -235,12 +235,13 @@ static void test_matvec(void **state)
 }
 
 /* Shapes where the CPU backend computes rbf_matrix as ||x||^2 + ||y||^2 - 2 x.y through GEMM
- * (d >= 64, m n >= 2^16, (m + n) d <= m n; cpu/cpu_rbf_gemm.c), with offset data and identical
- * rows. At d = 256 float32 its rounding bound keeps an entry only away from
- * gamma ||x - y||^2 = 1 for data of this spread (s = ||x - c||^2 + ||y - c||^2 about 43):
- * with gamma = 1 / 43 the typical entry fails it and the whole call takes differences; 0.45 / 43
- * and 0.5 / 43 put the boundary among the entries (some 0.1% and 6% of them are computed
- * again from differences, seen when this test was written); 0.3 / 43 keeps every entry. */
+ * (d >= 64, m n >= 2^16, (m + n) d <= m n; cpu/cpu_rbf_gemm.c), and rbf_matvec so a tile at a
+ * time (d >= 64, m n >= 2^16), with offset data and identical rows. At d = 256 float32 its rounding
+ * bound keeps an entry only away from gamma ||x - y||^2 = 1 for data of this spread (s = ||x -
+ * c||^2 + ||y - c||^2 about 43): with gamma = 1 / 43 the typical entry fails it and the whole call
+ * takes differences; 0.45 / 43 and 0.5 / 43 put the boundary among the entries (some 0.1% and 6% of
+ * them are computed again from differences, seen when this test was written); 0.3 / 43 keeps every
+ * entry. */
 static void test_matrix_inner_product(void **state)
 {
     gk_context *ctx = gk_test_context(state);
@@ -249,7 +250,12 @@ static void test_matrix_inner_product(void **state)
         for (size_t di = 0; di < 2; di++) {
             matrix_case(ctx, dtypes[di], 300, 257, 64, pick_gamma(64), o, 1, 0);
             matrix_case(ctx, dtypes[di], 300, 257, 100, pick_gamma(100), o, 1, 0);
+            matvec_case(ctx, dtypes[di], 300, 257, 100, pick_gamma(100), o, 1);
+            /* two panels of x by two blocks of y (rbf_matvec's tiles: 256 x 2048) */
+            matvec_case(ctx, dtypes[di], 300, 2100, 64, pick_gamma(64), o, 1);
         }
+        matvec_case(ctx, GK_FLOAT32, 520, 515, 256, 0.5 / 43, o, 1);
+        matvec_case(ctx, GK_FLOAT32, 520, 515, 256, 1.0 / 43, o, 1);
         matrix_case(ctx, GK_FLOAT32, 520, 515, 256, 1.0 / 43, o, 1, 0);
         matrix_case(ctx, GK_FLOAT32, 520, 515, 256, 0.45 / 43, o, 1, 0);
         matrix_case(ctx, GK_FLOAT32, 520, 515, 256, 0.5 / 43, o, 1, 0);
@@ -291,6 +297,31 @@ static void test_matrix_inner_product_special(void **state)
                 check_entry(t, g, ref, abs_tol(t), rows_equal(t, hx, i, hy, j, d),
                             "rbf_matrix (NaN/inf data)", i, j);
             }
+        /* rbf_matvec with w = 1: a row with a NaN entry sums to NaN, the others as usual. */
+        void *hw = gk_test_const_array(t, n, 1.0);
+        gk_buffer *w = gk_test_buffer_from(ctx, t, n, hw);
+        gk_buffer *out = gk_test_buffer_const(ctx, t, m, GK_TEST_SENTINEL);
+        GK_CHECK_OK(gk_rbf_matvec(ctx, m, n, d, gamma, x, y, w, out));
+        void *gv = gk_test_read_all(out);
+        for (size_t i = 0; i < m; i++) {
+            gk_test_sum acc = {0, 0};
+            for (size_t j = 0; j < n; j++)
+                gk_test_sum_add(&acc, ref_kernel(t, gamma, hx, i, hy, j, d));
+            long double ref = gk_test_sum_value(&acc);
+            double g = gk_test_get(t, gv, i);
+            if (isnan(ref) || isnan(g)) {
+                if (!(isnan(ref) && isnan(g)))
+                    GK_FAIL("rbf_matvec %s with NaN/inf data: row %zu is %g, reference %Lg",
+                            gk_test_dtype_name(t), i, g, ref);
+                continue;
+            }
+            check_entry(t, g, ref, abs_tol(t) * (long double)n, 0, "rbf_matvec (NaN/inf data)", i,
+                        0);
+        }
+        free(gv);
+        free(hw);
+        gk_buffer_destroy(w);
+        gk_buffer_destroy(out);
         free(got);
         free(hx);
         free(hy);
