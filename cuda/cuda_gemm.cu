@@ -23,7 +23,7 @@ static gk_status cuda_gemm_scale_launch(gk_cuda_state *s, size_t m, size_t n, T 
     /* beta = 1 leaves every element as it is (x * 1 == x, NaN included). */
     if (beta == T(1))
         return GK_OK;
-    unsigned int rows = (unsigned int)(m < 65535 ? m : 65535);
+    unsigned int rows = (unsigned int)(m < GK_CUDA_GRID_Y_MAX ? m : GK_CUDA_GRID_Y_MAX);
     size_t across = (size_t)s->sm_count * 8 / rows;
     dim3 grid(gk__cuda_blocks(n, GK_CUDA_THREADS, across > 0 ? across : 1), rows);
     cuda_gemm_scale<T><<<grid, GK_CUDA_THREADS, 0, s->stream>>>(m, n, beta, c, ldc);

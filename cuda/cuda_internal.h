@@ -16,6 +16,10 @@
  * block while leaving the scheduler room for several blocks per multiprocessor. */
 #define GK_CUDA_THREADS 256
 
+/* The largest grid: 2^31 - 1 blocks across, 65535 down. */
+#define GK_CUDA_GRID_X_MAX 0x7fffffffu
+#define GK_CUDA_GRID_Y_MAX 65535u
+
 /* Reductions write one partial per block; the last block combines them (cuda_reduce.cu). */
 #define GK_CUDA_MAX_PARTIALS 4096
 #define GK_CUDA_PARTIAL_DOUBLES 4

@@ -15,7 +15,7 @@ cuda_rbf_store_direct(const T (&acc)[cuda_rbf_shape<T>::TM][cuda_rbf_shape<T>::T
                       bool vec_store)
 {
     const int W = Tile::W;
-    const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+    const int tx = Tile::tx(), ty = Tile::ty();
 #pragma unroll
     for (int i = 0; i < cuda_rbf_shape<T>::TM; i++) {
         size_t row = row0 + Tile::lane_index(i, ty);
@@ -24,7 +24,7 @@ cuda_rbf_store_direct(const T (&acc)[cuda_rbf_shape<T>::TM][cuda_rbf_shape<T>::T
         T *krow = k + row * n;
 #pragma unroll
         for (int g = 0; g < cuda_rbf_shape<T>::TN / W; g++) {
-            size_t col = col0 + g * 16 * W + tx * W;
+            size_t col = col0 + Tile::lane_index(g * W, tx);
             T v[W];
 #pragma unroll
             for (int e = 0; e < W; e++)
@@ -41,57 +41,56 @@ cuda_rbf_store_direct(const T (&acc)[cuda_rbf_shape<T>::TM][cuda_rbf_shape<T>::T
     }
 }
 
-/* One block per 128 x 128 (float64: 64 x 64) output tile; blockIdx.x walks the columns, so
- * consecutive blocks share their x rows in L2, and blockIdx.y strides over row tiles beyond the
- * grid's limit. */
+/* rbf_matrix from differences, as a form of cuda_rbf_steps: the block's tiles are the row tiles
+ * blockIdx.y, + gridDim.y, ... against its column tile blockIdx.x. */
+template <typename T, int BK, bool CHECK> struct cuda_rbf_matrix_form {
+    typedef cuda_rbf_shape<T> S;
+    typedef cuda_rbf_tile<T, S::TM, S::TN, BK> Tile;
+    typename Tile::smem &sm;
+    size_t m, n, d, col0, mtiles;
+    T c;
+    const T *__restrict__ x;
+    const T *__restrict__ y;
+    T *__restrict__ k;
+    bool vec_store;
+    T acc[S::TM][S::TN];
+
+    __device__ bool has(size_t rt) const
+    {
+        return rt < mtiles;
+    }
+    __device__ size_t next(size_t rt) const
+    {
+        return rt + gridDim.y;
+    }
+    __device__ void issue(int b, size_t rt, size_t l0, bool)
+    {
+        Tile::template issue<Tile::XPER>(sm.xs[b], x, rt * Tile::BM, m, d, l0);
+        Tile::template issue<Tile::YPER>(sm.ys[b], y, col0, n, d, l0);
+    }
+    __device__ void compute(int b, int lmax, bool init)
+    {
+        Tile::accumulate(acc, sm.xs[b], sm.ys[b], lmax, Tile::tx(), Tile::ty(), init);
+    }
+    __device__ void finish(int, size_t rt)
+    {
+        cuda_rbf_store_direct<T, CHECK, Tile>(acc, c, rt * Tile::BM, col0, m, n, k, vec_store);
+    }
+};
+
+/* One block per column tile (blockIdx.x, so consecutive blocks share their x rows in L2),
+ * striding over row tiles beyond the grid's limit. */
 template <typename T, int BK, bool CHECK>
 __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
     cuda_rbf_matrix(size_t m, size_t n, size_t d, T c, const T *__restrict__ x,
                     const T *__restrict__ y, T *__restrict__ k, bool vec_store)
 {
-    typedef cuda_rbf_shape<T> S;
-    typedef cuda_rbf_tile<T, S::TM, S::TN, BK> Tile;
-    __shared__ typename Tile::smem sm;
-
-    const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-    const size_t col0 = (size_t)blockIdx.x * Tile::BN;
-    const size_t mtiles = (m + Tile::BM - 1) / Tile::BM;
-    const size_t nchunks = d == 0 ? 1 : (d + BK - 1) / BK;
-
-    /* The block's work is one stream of steps, (row tile, feature chunk), walked with two
-     * buffers: step s + 1's copies are in flight while step s is computed, across tiles too,
-     * so a tile's epilogue hides the load latency of the next tile's first chunk. */
-    size_t rt = blockIdx.y, ch = 0;
-    int buf = 0;
-    T acc[S::TM][S::TN];
-    Tile::template issue<Tile::XPER>(sm.xs[0], x, rt * Tile::BM, m, d, 0);
-    Tile::template issue<Tile::YPER>(sm.ys[0], y, col0, n, d, 0);
-    cuda_cp_commit();
-    while (rt < mtiles) {
-        size_t next_rt = rt, next_ch = ch + 1;
-        if (next_ch == nchunks) {
-            next_ch = 0;
-            next_rt += gridDim.y;
-        }
-        /* Step s has landed for every thread, and every thread is done with step s - 1, whose
-         * buffer the next copies overwrite. */
-        cuda_cp_wait_all();
-        __syncthreads();
-        if (next_rt < mtiles) {
-            Tile::template issue<Tile::XPER>(sm.xs[buf ^ 1], x, next_rt * Tile::BM, m, d,
-                                             next_ch * BK);
-            Tile::template issue<Tile::YPER>(sm.ys[buf ^ 1], y, col0, n, d, next_ch * BK);
-            cuda_cp_commit();
-        }
-        size_t left = d - ch * BK;
-        int lmax = d == 0 ? 0 : (left < (size_t)BK ? (int)left : BK);
-        Tile::accumulate(acc, sm.xs[buf], sm.ys[buf], lmax, tx, ty, ch == 0);
-        if (next_ch == 0)
-            cuda_rbf_store_direct<T, CHECK, Tile>(acc, c, rt * Tile::BM, col0, m, n, k, vec_store);
-        rt = next_rt;
-        ch = next_ch;
-        buf ^= 1;
-    }
+    typedef cuda_rbf_matrix_form<T, BK, CHECK> Form;
+    __shared__ typename Form::Tile::smem sm;
+    const size_t col0 = (size_t)blockIdx.x * Form::Tile::BN;
+    const size_t mtiles = (m + Form::Tile::BM - 1) / Form::Tile::BM;
+    Form f{sm, m, n, d, col0, mtiles, c, x, y, k, vec_store, {}};
+    cuda_rbf_steps<BK>(f, blockIdx.y, d);
 }
 
 /* The inner-product form (float32): ||x_i - y_j||^2 = nx_i + ny_j - 2 x~_i.y~_j on rows
@@ -126,7 +125,7 @@ cuda_rbf_store_dot(float (&acc)[8][8], float c, float kdelta, size_t row0, size_
                    size_t n, size_t d, const float *__restrict__ x, const float *__restrict__ y,
                    const cuda_rbf_centered &ctr, bool vec_store, float *__restrict__ k)
 {
-    const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+    const int tx = Tile::tx(), ty = Tile::ty();
     float ny[8];
 #pragma unroll
     for (int j = 0; j < 8; j++) {
@@ -158,66 +157,78 @@ cuda_rbf_store_dot(float (&acc)[8][8], float c, float kdelta, size_t row0, size_
     }
 }
 
-/* cuda_rbf_matrix's loop with the form chosen per tile (uniformly for the block: every thread
- * reads the same two group bounds); c is finite here. */
+/* The inner-product kernel as a form of cuda_rbf_steps: the tiles of cuda_rbf_matrix_form, each
+ * computed in the inner-product form from the centered rows where its bound allows (dot), else
+ * from differences of the raw rows, uniformly for the block (every thread reads the same two
+ * group bounds); c is finite here. */
+struct cuda_rbf_dot_form {
+    typedef cuda_rbf_tile<float, 8, 8, GK_RBF_BK> Tile;
+    static_assert(Tile::BM == GK_RBF_GROUP && Tile::BN == GK_RBF_GROUP, "one bound per tile");
+    Tile::smem &sm;
+    size_t m, n, d, col0, mtiles;
+    float c, bound, kdelta, gy;
+    const float *__restrict__ x;
+    const float *__restrict__ y;
+    cuda_rbf_centered ctr;
+    float *__restrict__ k;
+    bool vec_store;
+    /* The form of the tile being computed, and of the next tile (set by next(), before the
+     * barrier, so the load of its bound overlaps the wait). */
+    bool dot, next_dot;
+    float acc[8][8];
+
+    __device__ bool dot_tile(size_t rt) const
+    {
+        return bound * (ctr.gx[rt] + gy) <= GK_RBF_DOT_MAX_ERROR;
+    }
+    __device__ bool has(size_t rt) const
+    {
+        return rt < mtiles;
+    }
+    __device__ size_t next(size_t rt)
+    {
+        size_t next_rt = rt + gridDim.y;
+        next_dot = next_rt < mtiles && dot_tile(next_rt);
+        return next_rt;
+    }
+    __device__ void issue(int b, size_t rt, size_t l0, bool)
+    {
+        bool form = l0 == 0 ? next_dot : dot;
+        Tile::issue<Tile::XPER>(sm.xs[b], form ? ctr.x : x, rt * Tile::BM, m, d, l0);
+        Tile::issue<Tile::YPER>(sm.ys[b], form ? ctr.y : y, col0, n, d, l0);
+    }
+    __device__ void compute(int b, int lmax, bool init)
+    {
+        if (dot)
+            Tile::accumulate_dot(acc, sm.xs[b], sm.ys[b], lmax, Tile::tx(), Tile::ty(), init);
+        else
+            Tile::accumulate(acc, sm.xs[b], sm.ys[b], lmax, Tile::tx(), Tile::ty(), init);
+    }
+    __device__ void finish(int, size_t rt)
+    {
+        if (dot)
+            cuda_rbf_store_dot<Tile>(acc, c, kdelta, rt * Tile::BM, col0, m, n, d, x, y, ctr,
+                                     vec_store, k);
+        else
+            cuda_rbf_store_direct<float, false, Tile>(acc, c, rt * Tile::BM, col0, m, n, k,
+                                                      vec_store);
+        dot = next_dot;
+    }
+};
+
 __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
     cuda_rbf_matrix_dot(size_t m, size_t n, size_t d, float c, float bound, float kdelta,
                         const float *__restrict__ x, const float *__restrict__ y,
                         cuda_rbf_centered ctr, float *__restrict__ k, bool vec_store)
 {
-    typedef cuda_rbf_tile<float, 8, 8, GK_RBF_BK> Tile;
-    static_assert(Tile::BM == GK_RBF_GROUP && Tile::BN == GK_RBF_GROUP, "one bound per tile");
+    typedef cuda_rbf_dot_form::Tile Tile;
     __shared__ Tile::smem sm;
-
-    const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
     const size_t col0 = (size_t)blockIdx.x * Tile::BN;
     const size_t mtiles = (m + Tile::BM - 1) / Tile::BM;
-    const size_t nchunks = (d + GK_RBF_BK - 1) / GK_RBF_BK;
     const float gy = ctr.gy[blockIdx.x];
-
-    size_t rt = blockIdx.y, ch = 0;
-    int buf = 0;
-    bool dot = bound * (ctr.gx[rt] + gy) <= GK_RBF_DOT_MAX_ERROR;
-    float acc[8][8];
-    Tile::issue<Tile::XPER>(sm.xs[0], dot ? ctr.x : x, rt * Tile::BM, m, d, 0);
-    Tile::issue<Tile::YPER>(sm.ys[0], dot ? ctr.y : y, col0, n, d, 0);
-    cuda_cp_commit();
-    while (rt < mtiles) {
-        size_t next_rt = rt, next_ch = ch + 1;
-        bool next_dot = dot;
-        if (next_ch == nchunks) {
-            next_ch = 0;
-            next_rt += gridDim.y;
-            next_dot = next_rt < mtiles && bound * (ctr.gx[next_rt] + gy) <= GK_RBF_DOT_MAX_ERROR;
-        }
-        cuda_cp_wait_all();
-        __syncthreads();
-        if (next_rt < mtiles) {
-            Tile::issue<Tile::XPER>(sm.xs[buf ^ 1], next_dot ? ctr.x : x, next_rt * Tile::BM, m, d,
-                                    next_ch * GK_RBF_BK);
-            Tile::issue<Tile::YPER>(sm.ys[buf ^ 1], next_dot ? ctr.y : y, col0, n, d,
-                                    next_ch * GK_RBF_BK);
-            cuda_cp_commit();
-        }
-        size_t left = d - ch * GK_RBF_BK;
-        int lmax = left < (size_t)GK_RBF_BK ? (int)left : GK_RBF_BK;
-        if (dot)
-            Tile::accumulate_dot(acc, sm.xs[buf], sm.ys[buf], lmax, tx, ty, ch == 0);
-        else
-            Tile::accumulate(acc, sm.xs[buf], sm.ys[buf], lmax, tx, ty, ch == 0);
-        if (next_ch == 0) {
-            if (dot)
-                cuda_rbf_store_dot<Tile>(acc, c, kdelta, rt * Tile::BM, col0, m, n, d, x, y, ctr,
-                                         vec_store, k);
-            else
-                cuda_rbf_store_direct<float, false, Tile>(acc, c, rt * Tile::BM, col0, m, n, k,
-                                                          vec_store);
-        }
-        rt = next_rt;
-        ch = next_ch;
-        buf ^= 1;
-        dot = next_dot;
-    }
+    cuda_rbf_dot_form f{sm, m, n, d, col0, mtiles, c, bound, kdelta, gy, x, y, ctr, k, vec_store};
+    f.dot = f.next_dot = f.dot_tile(blockIdx.y);
+    cuda_rbf_steps<GK_RBF_BK>(f, blockIdx.y, d);
 }
 
 /* float32 rbf_matrix in the inner-product form where it can be (see above): 1 when launched
@@ -238,7 +249,8 @@ static int cuda_rbf_matrix_try_dot(gk_cuda_state *s, size_t m, size_t n, size_t 
     double kdelta = (2.0 * (double)d + 8.0) * u, bound = kdelta * gamma;
     size_t groups = (m + GK_RBF_GROUP - 1) / GK_RBF_GROUP + (n + GK_RBF_GROUP - 1) / GK_RBF_GROUP;
     if (d <= GK_RBF_SMALL_BK || d > GK_RBF_DOT_MAX_D || !(gamma > 0.0) || !std::isfinite(c) ||
-        !(bound < 1.0) || (double)m * (double)n < GK_RBF_DOT_MIN_ENTRIES || groups > 0x7fffffffu)
+        !(bound < 1.0) || (double)m * (double)n < GK_RBF_DOT_MIN_ENTRIES ||
+        groups > GK_CUDA_GRID_X_MAX)
         return 0;
     cuda_rbf_centered ctr;
     *r = gk__cuda_rbf_center(s, m, n, d, x, y, &ctr);
@@ -263,11 +275,12 @@ static gk_status cuda_rbf_matrix_run(gk_cuda_state *s, size_t m, size_t n, size_
     gk_status r = gk__cuda_enter(s);
     if (r != GK_OK)
         return r;
-    const size_t bm = 16 * cuda_rbf_shape<T>::TM, bn = 16 * cuda_rbf_shape<T>::TN;
+    const size_t bm = cuda_rbf_shape<T>::BM, bn = cuda_rbf_shape<T>::BN;
     size_t ntiles = (n + bn - 1) / bn, mtiles = (m + bm - 1) / bm;
-    if (ntiles > 0x7fffffffu)
+    if (ntiles > GK_CUDA_GRID_X_MAX)
         return gk__cuda_error(GK_E_UNSUPPORTED, "n (%zu) exceeds the grid's column limit", n);
-    dim3 grid((unsigned int)ntiles, (unsigned int)(mtiles < 65535 ? mtiles : 65535));
+    dim3 grid((unsigned int)ntiles,
+              (unsigned int)(mtiles < GK_CUDA_GRID_Y_MAX ? mtiles : GK_CUDA_GRID_Y_MAX));
     /* Rows start on a 16-byte boundary only when n is a multiple of the vector width. */
     bool vec_store = n % gk_cuda_vec<T>::width == 0 && (uintptr_t)k % 16 == 0;
     T c = cuda_rbf_constant(gamma, T(0));

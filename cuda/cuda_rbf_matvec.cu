@@ -90,11 +90,11 @@ static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_
      * distance block. */
     const bool small = d <= 4;
     const size_t rows = small ? (size_t)GK_CUDA_THREADS * cuda_matvec_small_shape<T>::R
-                              : (size_t)16 * cuda_rbf_shape<T>::TM;
+                              : (size_t)cuda_rbf_shape<T>::BM;
     const size_t cols =
-        small ? (size_t)cuda_matvec_small_shape<T>::CHUNK : (size_t)16 * cuda_rbf_shape<T>::TN;
+        small ? (size_t)cuda_matvec_small_shape<T>::CHUNK : (size_t)cuda_rbf_shape<T>::BN;
     cuda_matvec_plan p = cuda_matvec_split(s, m, n, rows, cols);
-    if ((m + rows - 1) / rows * p.splits > 0x7fffffffu)
+    if ((m + rows - 1) / rows * p.splits > GK_CUDA_GRID_X_MAX)
         return gk__cuda_error(GK_E_UNSUPPORTED, "m (%zu) exceeds the grid's limit", m);
     double *part = NULL;
     if (p.splits > 1) {

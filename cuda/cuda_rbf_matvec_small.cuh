@@ -17,6 +17,30 @@ template <> struct cuda_matvec_small_shape<double> {
     enum { R = 4, CHUNK = 512, GROUP = 16 };
 };
 
+/* Packs points [j0, j0 + jn) of y with their weights into pts, P vectors per point (the
+ * padding zero). */
+template <typename T, int D, int P>
+__device__ __forceinline__ void cuda_matvec_small_stage(typename gk_cuda_vec<T>::type (*pts)[P],
+                                                        const T *__restrict__ y,
+                                                        const T *__restrict__ w, size_t j0, int jn)
+{
+    typedef gk_cuda_vec<T> V;
+    const int W = V::width;
+    for (int j = threadIdx.x; j < jn; j += GK_CUDA_THREADS) {
+        T v[P * W];
+#pragma unroll
+        for (int l = 0; l < P * W; l++)
+            v[l] = T(0);
+#pragma unroll
+        for (int l = 0; l < D; l++)
+            v[l] = __ldg(y + (j0 + j) * D + l);
+        v[D] = __ldg(w + j0 + j);
+#pragma unroll
+        for (int q = 0; q < P; q++)
+            pts[j][q] = V::pack(v + q * W);
+    }
+}
+
 /* Block b takes rows [rt * 256R, (rt + 1) * 256R), rt = b / splits, thread t rows
  * rt * 256R + t + 256r, against chunks [sp * cps, (sp + 1) * cps) of y, sp = b % splits. Each
  * point of a chunk is packed with its weight into P 16-byte vectors (y_0 .. y_{D-1}, w), read
@@ -61,19 +85,7 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
         const int jn = n - j0 < (size_t)S::CHUNK ? (int)(n - j0) : S::CHUNK;
         /* Everyone is done with the previous chunk before it is overwritten. */
         __syncthreads();
-        for (int j = tid; j < jn; j += GK_CUDA_THREADS) {
-            T v[P * W];
-#pragma unroll
-            for (int l = 0; l < P * W; l++)
-                v[l] = T(0);
-#pragma unroll
-            for (int l = 0; l < D; l++)
-                v[l] = __ldg(y + (j0 + j) * D + l);
-            v[D] = __ldg(w + j0 + j);
-#pragma unroll
-            for (int q = 0; q < P; q++)
-                pts[j][q] = V::pack(v + q * W);
-        }
+        cuda_matvec_small_stage<T, D, P>(pts, y, w, j0, jn);
         __syncthreads();
 
         for (int g = 0; g < jn; g += S::GROUP) {

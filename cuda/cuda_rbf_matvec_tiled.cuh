@@ -89,120 +89,114 @@ template <int TM> struct cuda_matvec_acc<double, TM> {
     }
 };
 
-/* For d > 4. Block b handles row tile b / splits against column tiles [sp * tps,
- * (sp + 1) * tps) of y, sp = b % splits. It walks (column tile, feature chunk) steps through
- * the double-buffered tile of cuda_rbf_tile, turns each finished distance tile into kernel
- * values times w in registers, and never stores the matrix. With one split it writes out[]
- * itself; otherwise each split writes a double partial per row for the combine kernel. */
+/* rbf_matvec for d > 4 as a form of cuda_rbf_steps: the block's tiles are column tiles of y
+ * against its one row tile, each also staging its slice of w; a finished distance tile becomes
+ * kernel values times w, summed per row in registers (the matrix is never stored). */
+template <typename T, int BK, bool CHECK> struct cuda_matvec_tiled_form {
+    typedef cuda_rbf_shape<T> S;
+    typedef cuda_rbf_tile<T, S::TM, S::TN, BK> Tile;
+    typedef cuda_matvec_acc<T, S::TM> Acc;
+    typename Tile::smem &sm;
+    T (&ws)[2][Tile::BN];
+    size_t m, n, d, row0, jt0, jt1;
+    /* One feature chunk: the block's x rows are staged once, into buffer 0. */
+    bool x_fixed;
+    T c;
+    const T *__restrict__ x;
+    const T *__restrict__ y;
+    const T *__restrict__ w;
+    Acc acc;
+    T dist[S::TM][S::TN];
+
+    __device__ bool has(size_t jt) const
+    {
+        return jt < jt1;
+    }
+    __device__ size_t next(size_t jt) const
+    {
+        return jt + 1;
+    }
+    __device__ void issue(int b, size_t jt, size_t l0, bool first)
+    {
+        if (first || !x_fixed)
+            Tile::template issue<Tile::XPER>(sm.xs[b], x, row0, m, d, l0);
+        Tile::template issue<Tile::YPER>(sm.ys[b], y, jt * Tile::BN, n, d, l0);
+        const int tid = threadIdx.x;
+        if (tid < Tile::BN) {
+            const size_t j = jt * Tile::BN + tid;
+            cuda_cp_async(&ws[b][tid], j < n ? w + j : w, j < n);
+        }
+    }
+    __device__ void compute(int b, int lmax, bool init)
+    {
+        Tile::accumulate(dist, sm.xs[x_fixed ? 0 : b], sm.ys[b], lmax, Tile::tx(), Tile::ty(),
+                         init);
+    }
+    /* Row sums of kernel values times w. The last, partial tile masks its padding columns,
+     * which must not contribute even where the kernel value is inf (gamma < 0) and inf * 0
+     * would be NaN. */
+    __device__ void finish(int b, size_t jt)
+    {
+        const int tx = Tile::tx();
+        T wv[S::TN];
+        Tile::columns(wv, ws[b], tx);
+        const size_t col0 = jt * Tile::BN;
+        if (col0 + Tile::BN <= n) {
+#pragma unroll
+            for (int i = 0; i < S::TM; i++) {
+                T p = T(0);
+#pragma unroll
+                for (int j = 0; j < S::TN; j++)
+                    p = fma(cuda_rbf_value<CHECK>(dist[i][j], c), wv[j], p);
+                acc.add(i, p);
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < S::TM; i++) {
+                T p = T(0);
+#pragma unroll
+                for (int j = 0; j < S::TN; j++)
+                    if (col0 + Tile::lane_index(j, tx) < n)
+                        p = fma(cuda_rbf_value<CHECK>(dist[i][j], c), wv[j], p);
+                acc.add(i, p);
+            }
+        }
+        if ((jt - jt0) % GK_MATVEC_TILED_FLUSH == GK_MATVEC_TILED_FLUSH - 1)
+            acc.flush();
+    }
+};
+
+/* Block b handles row tile b / splits against column tiles [sp * tps, (sp + 1) * tps) of y,
+ * sp = b % splits. With one split it writes out[] itself; otherwise each split writes a double
+ * partial per row for the combine kernel. */
 template <typename T, int BK, bool CHECK>
 __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
     cuda_rbf_matvec_tiled(size_t m, size_t n, size_t d, T c, const T *__restrict__ x,
                           const T *__restrict__ y, const T *__restrict__ w, unsigned int splits,
                           size_t tps, T *__restrict__ out, double *__restrict__ partial)
 {
-    typedef cuda_rbf_shape<T> S;
-    typedef cuda_rbf_tile<T, S::TM, S::TN, BK> Tile;
-    typedef typename Tile::V V;
-    const int W = Tile::W;
+    typedef cuda_matvec_tiled_form<T, BK, CHECK> Form;
+    typedef typename Form::Tile Tile;
     __shared__ typename Tile::smem sm;
     __shared__ __align__(16) T ws[2][Tile::BN];
+    __shared__ typename Form::Acc::shared accsh;
 
-    const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
     const size_t rt = blockIdx.x / splits;
     const unsigned int sp = blockIdx.x % splits;
-    const size_t row0 = rt * Tile::BM;
     const size_t ntiles = (n + Tile::BN - 1) / Tile::BN;
     const size_t jt0 = (size_t)sp * tps;
     const size_t jt1 = jt0 + tps < ntiles ? jt0 + tps : ntiles;
-    const size_t nchunks = d == 0 ? 1 : (d + BK - 1) / BK;
-    const bool x_fixed = nchunks == 1;
-
-    typedef cuda_matvec_acc<T, S::TM> Acc;
-    __shared__ typename Acc::shared accsh;
-    Acc acc;
-    acc.init(accsh);
-    T dist[S::TM][S::TN];
-
-    const int tid = threadIdx.x;
-    if (jt0 < jt1) {
-        Tile::template issue<Tile::XPER>(sm.xs[0], x, row0, m, d, 0);
-        Tile::template issue<Tile::YPER>(sm.ys[0], y, jt0 * Tile::BN, n, d, 0);
-        if (tid < Tile::BN) {
-            const size_t j = jt0 * Tile::BN + tid;
-            cuda_cp_async(&ws[0][tid], j < n ? w + j : w, j < n);
-        }
-        cuda_cp_commit();
-    }
-
-    size_t jt = jt0, ch = 0;
-    for (int buf = 0; jt < jt1; buf ^= 1) {
-        /* The step after this one: next chunk, or chunk 0 of the next column tile. */
-        size_t njt = jt, nch = ch + 1;
-        if (nch == nchunks) {
-            nch = 0;
-            njt++;
-        }
-        /* This step's data has landed for every thread, and every thread is done with the
-         * previous step, whose buffers the next copies overwrite. */
-        cuda_cp_wait_all();
-        __syncthreads();
-        if (njt < jt1) {
-            if (!x_fixed)
-                Tile::template issue<Tile::XPER>(sm.xs[buf ^ 1], x, row0, m, d, nch * BK);
-            Tile::template issue<Tile::YPER>(sm.ys[buf ^ 1], y, njt * Tile::BN, n, d, nch * BK);
-            if (tid < Tile::BN) {
-                const size_t j = njt * Tile::BN + tid;
-                cuda_cp_async(&ws[buf ^ 1][tid], j < n ? w + j : w, j < n);
-            }
-            cuda_cp_commit();
-        }
-
-        size_t left = d - ch * BK;
-        int lmax = d == 0 ? 0 : (left < (size_t)BK ? (int)left : BK);
-        Tile::accumulate(dist, sm.xs[x_fixed ? 0 : buf], sm.ys[buf], lmax, tx, ty, ch == 0);
-
-        if (ch + 1 == nchunks) {
-            T wv[S::TN];
-#pragma unroll
-            for (int g = 0; g < S::TN / W; g++)
-                V::unpack(*(const typename V::type *)&ws[buf][g * 16 * W + tx * W], wv + g * W);
-            const size_t col0 = jt * Tile::BN;
-            if (col0 + Tile::BN <= n) {
-#pragma unroll
-                for (int i = 0; i < S::TM; i++) {
-                    T p = T(0);
-#pragma unroll
-                    for (int j = 0; j < S::TN; j++)
-                        p = fma(cuda_rbf_value<CHECK>(dist[i][j], c), wv[j], p);
-                    acc.add(i, p);
-                }
-            } else {
-                /* The last, partial tile: padding columns must not contribute even where the
-                 * kernel value is inf (gamma < 0) and inf * 0 would be NaN. */
-#pragma unroll
-                for (int i = 0; i < S::TM; i++) {
-                    T p = T(0);
-#pragma unroll
-                    for (int j = 0; j < S::TN; j++)
-                        if (col0 + Tile::lane_index(j, tx) < n)
-                            p = fma(cuda_rbf_value<CHECK>(dist[i][j], c), wv[j], p);
-                    acc.add(i, p);
-                }
-            }
-            if ((jt - jt0) % GK_MATVEC_TILED_FLUSH == GK_MATVEC_TILED_FLUSH - 1)
-                acc.flush();
-        }
-
-        jt = njt;
-        ch = nch;
-    }
-    acc.flush();
+    const bool x_fixed = d <= (size_t)BK;
+    Form f{sm, ws, m, n, d, rt * Tile::BM, jt0, jt1, x_fixed, c, x, y, w, {}, {}};
+    f.acc.init(accsh);
+    cuda_rbf_steps<BK>(f, jt0, d);
+    f.acc.flush();
 
 #pragma unroll
-    for (int i = 0; i < S::TM; i++) {
-        double v = acc.total(i);
-        size_t row = row0 + Tile::lane_index(i, ty);
-        if (tx == 0 && row < m) {
+    for (int i = 0; i < Form::S::TM; i++) {
+        double v = f.acc.total(i);
+        size_t row = f.row0 + Tile::lane_index(i, Tile::ty());
+        if (Tile::tx() == 0 && row < m) {
             if (splits == 1)
                 out[row] = (T)v;
             else

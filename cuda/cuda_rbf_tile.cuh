@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_rbf_tile.cuh - the register-tiled squared-distance block of rbf_matrix and rbf_matvec. */
+/* cuda_rbf_tile.cuh - the register-tiled distance block of rbf_matrix and rbf_matvec, and the
+ * double-buffered loop that stages its operands. */
 #ifndef GK_CUDA_RBF_TILE_CUH
 #define GK_CUDA_RBF_TILE_CUH
 
@@ -75,21 +76,42 @@ __device__ __forceinline__ void cuda_cp_wait_all()
     asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 }
 
-/* A block of 16 x 16 threads computes a BM x BN tile of squared distances ||x_i - y_j||^2
- * directly from differences (accumulate: ||x||^2 + ||y||^2 - 2 x.y would cancel on data far
- * from the origin), or of inner products x_i.y_j (accumulate_dot, for rbf_matrix's centered
- * form, which bounds that cancellation), TM x TN per thread in registers. x and y rows are staged
- * through shared memory in chunks of BK features, transposed (feature-major) so each thread
- * reads its TM x-values and TN y-values as 16-byte vectors; two buffers let the next chunk be
- * copied in (cp.async) while the current one is used, with one barrier per chunk.
- * Thread (ty, tx) owns rows {g*16*W + ty*W + v} and columns {g*16*W + tx*W + v}, so a warp's
- * output stores cover 16 consecutive vectors of a row. */
+/* The tiled kernels' thread layout: a block is GK_RBF_SIDE x GK_RBF_SIDE threads, thread
+ * (ty, tx) = (threadIdx.x / GK_RBF_SIDE, threadIdx.x % GK_RBF_SIDE). */
+#define GK_RBF_SIDE 16
+static_assert(GK_RBF_SIDE * GK_RBF_SIDE == GK_CUDA_THREADS, "the tile's threads are the block");
+
+/* Tile shapes, per thread TM x TN: float32 8 x 8 (128 x 128 tiles), float64 4 x 4 (64 x 64),
+ * which keeps the float64 accumulators and operands within the register file at two blocks per
+ * SM. */
+template <typename T> struct cuda_rbf_shape;
+template <> struct cuda_rbf_shape<float> {
+    enum { TM = 8, TN = 8, BM = GK_RBF_SIDE * TM, BN = GK_RBF_SIDE * TN };
+};
+template <> struct cuda_rbf_shape<double> {
+    enum { TM = 4, TN = 4, BM = GK_RBF_SIDE * TM, BN = GK_RBF_SIDE * TN };
+};
+
+/* Feature chunk: 4 for d <= 4 (low-dimensional data such as points in space would otherwise
+ * stage mostly zeros), else 16. */
+#define GK_RBF_SMALL_BK 4
+#define GK_RBF_BK 16
+
+/* A block computes a BM x BN tile of squared distances ||x_i - y_j||^2 directly from
+ * differences (accumulate: ||x||^2 + ||y||^2 - 2 x.y would cancel on data far from the origin),
+ * or of inner products x_i.y_j (accumulate_dot, for rbf_matrix's centered form, which bounds
+ * that cancellation), TM x TN per thread in registers. x and y rows are staged through shared
+ * memory in chunks of BK features, transposed (feature-major) so each thread reads its TM
+ * x-values and TN y-values as 16-byte vectors; two buffers let the next chunk be copied in
+ * (cp.async) while the current one is used, with one barrier per chunk (cuda_rbf_steps).
+ * Thread (ty, tx) owns rows {g*SIDE*W + ty*W + v} and columns {g*SIDE*W + tx*W + v}, so a
+ * warp's output stores cover SIDE consecutive vectors of a row. */
 template <typename T, int TM, int TN, int BK> struct cuda_rbf_tile {
     typedef gk_cuda_vec<T> V;
     enum {
         W = V::width,
-        BM = 16 * TM,
-        BN = 16 * TN,
+        BM = GK_RBF_SIDE * TM,
+        BN = GK_RBF_SIDE * TN,
         /* One vector of padding per row keeps rows 16-byte aligned and spreads the transposed
          * stores over more banks. */
         XLD = BM + W,
@@ -107,10 +129,27 @@ template <typename T, int TM, int TN, int BK> struct cuda_rbf_tile {
         __align__(16) T ys[2][BK][YLD];
     };
 
-    /* The tile row (or column) of a thread's i-th row (column). */
+    static __device__ __forceinline__ int tx()
+    {
+        return (int)threadIdx.x % GK_RBF_SIDE;
+    }
+    static __device__ __forceinline__ int ty()
+    {
+        return (int)threadIdx.x / GK_RBF_SIDE;
+    }
+
+    /* The tile row (or column) of a thread's i-th row (column); t is its ty (tx). */
     static __device__ __forceinline__ int lane_index(int i, int t)
     {
-        return (i / W) * 16 * W + t * W + i % W;
+        return (i / W) * GK_RBF_SIDE * W + t * W + i % W;
+    }
+
+    /* The thread's TN values of a row of BN (w in rbf_matvec), as 16-byte loads. */
+    static __device__ __forceinline__ void columns(T (&v)[TN], const T *row, int tx)
+    {
+#pragma unroll
+        for (int g = 0; g < TN / W; g++)
+            V::unpack(*(const typename V::type *)&row[g * GK_RBF_SIDE * W + tx * W], v + g * W);
     }
 
     /* Starts asynchronous copies (cp.async, no registers involved) of features [l0, l0 + BK)
@@ -158,10 +197,8 @@ template <typename T, int TM, int TN, int BK> struct cuda_rbf_tile {
     {
 #pragma unroll
         for (int g = 0; g < TM / W; g++)
-            V::unpack(*(const typename V::type *)&xl[g * 16 * W + ty * W], xv + g * W);
-#pragma unroll
-        for (int g = 0; g < TN / W; g++)
-            V::unpack(*(const typename V::type *)&yl[g * 16 * W + tx * W], yv + g * W);
+            V::unpack(*(const typename V::type *)&xl[g * GK_RBF_SIDE * W + ty * W], xv + g * W);
+        columns(yv, yl, tx);
     }
 
     static __device__ __forceinline__ void zero(T (&acc)[TM][TN])
@@ -233,19 +270,48 @@ template <typename T, int TM, int TN, int BK> struct cuda_rbf_tile {
     }
 };
 
-/* Tile shapes: float32 8 x 8 per thread (128 x 128 tiles), float64 4 x 4 (64 x 64), which keeps
- * the float64 accumulators and operands within the register file at two blocks per SM. */
-template <typename T> struct cuda_rbf_shape;
-template <> struct cuda_rbf_shape<float> {
-    enum { TM = 8, TN = 8 };
-};
-template <> struct cuda_rbf_shape<double> {
-    enum { TM = 4, TN = 4 };
-};
-
-/* Feature chunk: 4 for d <= 4 (low-dimensional data such as points in space would otherwise
- * stage mostly zeros), else 16. */
-#define GK_RBF_SMALL_BK 4
-#define GK_RBF_BK 16
+/* The staging loop of the tiled kernels. A block walks a stream of steps (tile t, feature
+ * chunk), double-buffered: step s + 1's copies are in flight while step s is computed, across
+ * tiles too, so one tile's epilogue hides the load latency of the next tile's first chunk.
+ * The form f says which tiles are the block's and what a step copies, computes and stores:
+ *   bool has(size_t t)                 t is one of the block's tiles (t0 is its first);
+ *   size_t next(size_t t)              the tile after t;
+ *   void issue(int b, size_t t, size_t l0, bool first)  starts the copies of features
+ *                                      [l0, l0 + BK) of tile t into buffer b (l0 = 0: the
+ *                                      tile's first chunk; first: the block's first step);
+ *   void compute(int b, int lmax, bool init)  accumulates buffer b's first lmax features
+ *                                      (init: the tile's first chunk, the sums start afresh);
+ *   void finish(int b, size_t t)       the epilogue of tile t, whose last chunk was in b. */
+template <int BK, typename Form>
+__device__ __forceinline__ void cuda_rbf_steps(Form &f, size_t t0, size_t d)
+{
+    const size_t nchunks = d == 0 ? 1 : (d + BK - 1) / BK;
+    if (!f.has(t0))
+        return;
+    size_t t = t0, ch = 0;
+    f.issue(0, t, 0, true);
+    cuda_cp_commit();
+    for (int buf = 0; f.has(t); buf ^= 1) {
+        size_t next_t = t, next_ch = ch + 1;
+        if (next_ch == nchunks) {
+            next_ch = 0;
+            next_t = f.next(t);
+        }
+        /* Step s has landed for every thread, and every thread is done with step s - 1, whose
+         * buffer the next copies overwrite. */
+        cuda_cp_wait_all();
+        __syncthreads();
+        if (f.has(next_t)) {
+            f.issue(buf ^ 1, next_t, next_ch * BK, false);
+            cuda_cp_commit();
+        }
+        size_t left = d - ch * BK;
+        f.compute(buf, d == 0 ? 0 : (left < (size_t)BK ? (int)left : BK), ch == 0);
+        if (next_ch == 0)
+            f.finish(buf, t);
+        t = next_t;
+        ch = next_ch;
+    }
+}
 
 #endif /* GK_CUDA_RBF_TILE_CUH */
