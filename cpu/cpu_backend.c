@@ -143,6 +143,7 @@ static const gk_backend_ops cpu_ops = {
     .rbf_matvec = gk__cpu_rbf_matvec,
     .rng_uniform = gk__cpu_rng_uniform,
     .rng_normal = gk__cpu_rng_normal,
+    .div = gk__cpu_div,
 };
 
 const gk_backend_ops *gk__cpu_backend(void)

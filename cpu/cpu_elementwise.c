@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* cpu_elementwise.c - fill, copy, add, sub, mul, axpy, scale and exp on host memory. */
+/* cpu_elementwise.c - fill, copy, add, sub, mul, div, axpy, scale and exp on host memory. */
 #include "cpu_internal.h"
 #include "cpu_vmath.h"
 
@@ -7,7 +7,8 @@
  * restrict; `omp simd` tells the compiler what it needs instead: element i is read and written
  * by iteration i alone, so the loop vectorizes without the runtime overlap check that would
  * send exactly aliased operands to the scalar path. Each body is a single IEEE operation, which
- * is what makes add, sub, mul, fill, scale and copy bit-identical to the CUDA backend. */
+ * is what makes add, sub, mul, div, fill, scale and copy bit-identical to the CUDA backend (div
+ * stays a true division: without -ffast-math the compiler never uses a reciprocal estimate). */
 #define GK_CPU_STREAM_LOOP _Pragma("omp parallel for simd num_threads(nt) if(parallel: nt > 1)")
 
 /* exp: chunks of this many elements go to the vector math table, one per task. */
@@ -67,6 +68,20 @@ static void cpu_mul_f64(int nt, size_t n, const double *x, const double *y, doub
     GK_CPU_STREAM_LOOP
     for (size_t i = 0; i < n; i++)
         z[i] = x[i] * y[i];
+}
+
+static void cpu_div_f32(int nt, size_t n, const float *x, const float *y, float *z)
+{
+    GK_CPU_STREAM_LOOP
+    for (size_t i = 0; i < n; i++)
+        z[i] = x[i] / y[i];
+}
+
+static void cpu_div_f64(int nt, size_t n, const double *x, const double *y, double *z)
+{
+    GK_CPU_STREAM_LOOP
+    for (size_t i = 0; i < n; i++)
+        z[i] = x[i] / y[i];
 }
 
 /* A multiply then an add (ISO C mode does not contract them into an fma); either is within
@@ -182,6 +197,20 @@ gk_status gk__cpu_mul(void *st, gk_dtype t, size_t n, const void *x, const void 
         return GK_OK;
     case GK_FLOAT64:
         cpu_mul_f64(nt, n, x, y, z);
+        return GK_OK;
+    }
+    return gk__cpu_bad_dtype(t);
+}
+
+gk_status gk__cpu_div(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z)
+{
+    int nt = gk__cpu_team(st, n, GK_CPU_PAR_MIN_STREAM);
+    switch (t) {
+    case GK_FLOAT32:
+        cpu_div_f32(nt, n, x, y, z);
+        return GK_OK;
+    case GK_FLOAT64:
+        cpu_div_f64(nt, n, x, y, z);
         return GK_OK;
     }
     return gk__cpu_bad_dtype(t);

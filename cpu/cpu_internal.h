@@ -75,6 +75,7 @@ gk_status gk__cpu_copy(void *st, gk_dtype t, size_t n, const void *x, void *y);
 gk_status gk__cpu_add(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z);
 gk_status gk__cpu_sub(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z);
 gk_status gk__cpu_mul(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z);
+gk_status gk__cpu_div(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z);
 gk_status gk__cpu_axpy(void *st, gk_dtype t, size_t n, double alpha, const void *x, void *y);
 gk_status gk__cpu_scale(void *st, gk_dtype t, size_t n, double alpha, void *x);
 gk_status gk__cpu_exp(void *st, gk_dtype t, size_t n, const void *x, void *y);

@@ -38,6 +38,7 @@ static const gk_backend_ops gk_cuda_ops = {
     .mem_check_device = gk__cuda_mem_check_device,
     .set_stream = gk__cuda_set_stream,
     .stream = gk__cuda_stream,
+    .div = gk__cuda_div,
 };
 
 __attribute__((visibility("default"))) gk_status

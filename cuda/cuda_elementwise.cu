@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_elementwise.cu - fill, copy, add, sub, mul, axpy, scale and exp as streaming kernels. */
+/* cuda_elementwise.cu - fill, copy, add, sub, mul, div, axpy, scale and exp as streaming
+ * kernels. */
 #include "cuda_internal.h"
 
 /* Each operation is one IEEE operation per element (axpy: one fma; exp: the precise exp/expf,
- * this module is never built with --use_fast_math), so add, sub, mul, fill and scale round
+ * this module is never built with --use_fast_math), so add, sub, mul, div, fill and scale round
  * exactly like the CPU's `z = x + y` and agree bit for bit. */
 template <typename T> struct cuda_fill_op {
     T v;
@@ -28,6 +29,15 @@ template <typename T> struct cuda_mul_op {
     __device__ T operator()(T a, T b) const
     {
         return a * b;
+    }
+};
+/* `/` compiles to the IEEE quotient rounded to nearest (div.rn, subnormals kept) because the
+ * module keeps nvcc's -prec-div=true -ftz=false: an approximate or flushing division would
+ * differ from the CPU's in the last bit. */
+template <typename T> struct cuda_div_op {
+    __device__ T operator()(T a, T b) const
+    {
+        return a / b;
     }
 };
 template <typename T> struct cuda_axpy_op {
@@ -147,6 +157,12 @@ template <typename T> struct cuda_mul_mk {
         return cuda_mul_op<T>{};
     }
 };
+template <typename T> struct cuda_div_mk {
+    static cuda_div_op<T> make(T)
+    {
+        return cuda_div_op<T>{};
+    }
+};
 template <typename T> struct cuda_axpy_mk {
     static cuda_axpy_op<T> make(T a)
     {
@@ -196,6 +212,11 @@ gk_status gk__cuda_sub(void *st, gk_dtype t, size_t n, const void *x, const void
 gk_status gk__cuda_mul(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z)
 {
     return cuda_map_dispatch<cuda_mul_mk, 2>(st, t, n, 0.0, x, y, z);
+}
+
+gk_status gk__cuda_div(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z)
+{
+    return cuda_map_dispatch<cuda_div_mk, 2>(st, t, n, 0.0, x, y, z);
 }
 
 gk_status gk__cuda_axpy(void *st, gk_dtype t, size_t n, double alpha, const void *x, void *y)

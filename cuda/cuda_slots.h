@@ -42,6 +42,7 @@ gk_status gk__cuda_copy(void *st, gk_dtype t, size_t n, const void *x, void *y);
 gk_status gk__cuda_add(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z);
 gk_status gk__cuda_sub(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z);
 gk_status gk__cuda_mul(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z);
+gk_status gk__cuda_div(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z);
 gk_status gk__cuda_axpy(void *st, gk_dtype t, size_t n, double alpha, const void *x, void *y);
 gk_status gk__cuda_scale(void *st, gk_dtype t, size_t n, double alpha, void *x);
 gk_status gk__cuda_exp(void *st, gk_dtype t, size_t n, const void *x, void *y);

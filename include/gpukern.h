@@ -216,7 +216,7 @@ GK_API gk_status gk_buffer_read(const gk_buffer *buf, size_t offset, size_t coun
  * such as x = p[0:n] and y = p[1:n+1], is GK_E_INVALID_ARGUMENT. NULL handles:
  * GK_E_INVALID_ARGUMENT. Device failures: GK_E_DEVICE. Do not wait (unless an operand is a
  * host-wrapped buffer on a CUDA context). Count 0 is a no-op.
- * add, sub, mul, fill, copy and scale give bit-identical results on every backend.
+ * add, sub, mul, div, fill, copy and scale give bit-identical results on every backend.
  * ======================================================================================== */
 
 /* x[i] = value */
@@ -229,6 +229,12 @@ GK_API gk_status gk_add(gk_context *c, const gk_buffer *x, const gk_buffer *y, g
 GK_API gk_status gk_sub(gk_context *c, const gk_buffer *x, const gk_buffer *y, gk_buffer *z);
 /* z[i] = x[i] * y[i] */
 GK_API gk_status gk_mul(gk_context *c, const gk_buffer *x, const gk_buffer *y, gk_buffer *z);
+/* z[i] = x[i] / y[i]   (since 1.2) The IEEE 754 quotient rounded to nearest, as C's x / y in
+ * the dtype: x / +-0 is an infinity of the sign of x times y, or NaN where x is 0 or NaN; inf /
+ * inf is NaN; subnormal results are kept. A NaN result's sign and payload are unspecified (they
+ * differ between CPUs and GPUs); all other bits agree. Statuses as above, and GK_E_UNSUPPORTED
+ * on a context whose CUDA module is older than 1.2. */
+GK_API gk_status gk_div(gk_context *c, const gk_buffer *x, const gk_buffer *y, gk_buffer *z);
 /* y[i] += alpha * x[i]   (within 1 ulp of |alpha x| + |y|) */
 GK_API gk_status gk_axpy(gk_context *c, double alpha, const gk_buffer *x, gk_buffer *y);
 /* x[i] *= alpha */

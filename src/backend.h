@@ -117,6 +117,10 @@ typedef struct gk_backend_ops {
     gk_status (*set_stream)(void *st, void *stream);
     /* The stream the context queues its work on now. */
     void *(*stream)(void *st);
+
+    /* Since 1.2: z = x / y, the IEEE quotient rounded to nearest (no reciprocal, no flush of
+     * subnormals), so that every backend gives the same bits. */
+    gk_status (*div)(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z);
 } gk_backend_ops;
 
 /* The one symbol a backend module exports. It checks abi_version, keeps svc, and hands back

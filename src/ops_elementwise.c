@@ -103,6 +103,20 @@ GK_API gk_status gk_mul(gk_context *c, const gk_buffer *x, const gk_buffer *y, g
         &call, GK_CALL(&call, mul, x->dtype, x->count, call.ptr[0], call.ptr[1], call.ptr[2]));
 }
 
+/* Since 1.2: a CUDA module built before it has no div slot, which GK_CALL reports. */
+GK_API gk_status gk_div(gk_context *c, const gk_buffer *x, const gk_buffer *y, gk_buffer *z)
+{
+    static const char fn[] = "gk_div";
+    const gk_buffer *bufs[] = {x, y, z};
+    GK_FORWARD(check_operands(fn, c, bufs, 3));
+    if (x->count == 0)
+        return GK_OK;
+    gk_call call;
+    GK_FORWARD(begin(&call, c, fn, bufs, 3, GK_ROLE_OUT, GK_WORK_STREAM));
+    return gk__call_end(
+        &call, GK_CALL(&call, div, x->dtype, x->count, call.ptr[0], call.ptr[1], call.ptr[2]));
+}
+
 GK_API gk_status gk_axpy(gk_context *c, double alpha, const gk_buffer *x, gk_buffer *y)
 {
     static const char fn[] = "gk_axpy";

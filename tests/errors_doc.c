@@ -319,6 +319,7 @@ static void generate(void)
     row("gk_add", "`y` = `o` (another context)", gk_add(c, x, o, z));
     row("gk_sub", "`z` = `v` (6 elements)", gk_sub(c, x, y, v));
     row("gk_mul", "`x` NULL", gk_mul(c, NULL, y, z));
+    row("gk_div", "`y` = `d` (float64)", gk_div(c, x, d, z));
     row("gk_axpy", "`y` = `s`", gk_axpy(c, 2.0, x, s));
     row("gk_scale", "`x` = `o`", gk_scale(c, 2.0, o));
     row("gk_exp", "`y` = `d`", gk_exp(c, x, d));

@@ -35,6 +35,7 @@ enum op {
     OP_ADD,
     OP_SUB,
     OP_MUL,
+    OP_DIV,
     OP_SCALE,
     OP_AXPY,
     OP_EXP,
@@ -42,7 +43,7 @@ enum op {
     OP_NORMAL,
     OP_COUNT
 };
-static const char *const op_names[OP_COUNT] = {"fill",  "copy", "add", "sub",     "mul",
+static const char *const op_names[OP_COUNT] = {"fill",  "copy", "add", "sub",     "mul",   "div",
                                                "scale", "axpy", "exp", "uniform", "normal"};
 
 /* Runs op on ctx over host inputs x, y and initial output z (n elements); returns the output. */
@@ -67,6 +68,9 @@ static void *run_op(gk_context *ctx, enum op op, gk_dtype t, size_t n, double s,
         break;
     case OP_MUL:
         GK_CHECK_OK(gk_mul(ctx, x, y, z));
+        break;
+    case OP_DIV:
+        GK_CHECK_OK(gk_div(ctx, x, y, z));
         break;
     case OP_SCALE:
         GK_CHECK_OK(gk_scale(ctx, s, z));
@@ -142,6 +146,64 @@ static void test_elementwise_and_rng(void **state)
                 free(hz);
             }
         }
+    }
+    close_pair(&p);
+}
+
+/* gk_div over the whole range of each dtype: random bit patterns (every exponent, subnormals,
+ * infinities, NaNs) and zero divisors give the same bits on both backends; a NaN matches any
+ * NaN, since IEEE 754 leaves a quotient's NaN sign and payload open (x86 and CUDA differ). */
+static void test_div_bits(void **state)
+{
+    (void)state;
+    pair p = open_pair();
+    for (size_t di = 0; di < 2; di++) {
+        gk_dtype t = dtypes[di];
+        size_t n = 1000003, es = gk_test_esize(t);
+        char *hx = gk_test_alloc(t, n), *hy = gk_test_alloc(t, n);
+        int f32 = t == GK_FLOAT32;
+        uint64_t sign = f32 ? 0x80000000u : 0x8000000000000000u;
+        uint64_t mantissa = f32 ? 0x007fffffu : 0x000fffffffffffffu;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t r = gk_test_rand64(), bx = gk_test_rand64(), by = gk_test_rand64();
+            if (f32) {
+                bx &= 0xffffffffu;
+                by &= 0xffffffffu;
+            }
+            /* a divisor in 16 is a signed zero, one a subnormal; a dividend in 16 is a zero */
+            switch (r & 15) {
+            case 0:
+                by &= sign;
+                break;
+            case 1:
+                by &= sign | mantissa;
+                break;
+            case 2:
+                bx &= sign;
+                break;
+            }
+            if (f32) {
+                uint32_t wx = (uint32_t)bx, wy = (uint32_t)by;
+                memcpy(hx + i * es, &wx, es);
+                memcpy(hy + i * es, &wy, es);
+            } else {
+                memcpy(hx + i * es, &bx, es);
+                memcpy(hy + i * es, &by, es);
+            }
+        }
+        void *a = run_op(p.cpu, OP_DIV, t, n, 0, 0, hx, hy, hx);
+        void *b = run_op(p.gpu, OP_DIV, t, n, 0, 0, hx, hy, hx);
+        for (size_t i = 0; i < n; i++) {
+            double ca = gk_test_get(t, a, i), cb = gk_test_get(t, b, i);
+            if (!gk_test_same_bits(t, ca, cb) && !(isnan(ca) && isnan(cb)))
+                GK_FAIL("div %s: %.17g / %.17g is %.17g on CPU, %.17g on CUDA",
+                        gk_test_dtype_name(t), gk_test_get(t, hx, i), gk_test_get(t, hy, i), ca,
+                        cb);
+        }
+        free(a);
+        free(b);
+        free(hx);
+        free(hy);
     }
     close_pair(&p);
 }
@@ -321,6 +383,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_elementwise_and_rng),
+        cmocka_unit_test(test_div_bits),
         cmocka_unit_test(test_reductions),
         cmocka_unit_test(test_gemm),
         cmocka_unit_test(test_rbf),

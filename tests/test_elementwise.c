@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* test_elementwise.c - fill, copy, add, sub, mul, axpy, scale and exp: results, aliasing, errors.
- */
+/* test_elementwise.c - fill, copy, add, sub, mul, div, axpy, scale and exp: results, aliasing,
+ * errors. */
 #include "gk_test.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,17 +12,17 @@ static const gk_dtype dtypes[] = {GK_FLOAT32, GK_FLOAT64};
 static const size_t sizes[] = {0, 1, 7, 1000, 1025, 1000003};
 #define NSIZES (sizeof sizes / sizeof sizes[0])
 
-enum op { OP_FILL, OP_COPY, OP_ADD, OP_SUB, OP_MUL, OP_AXPY, OP_SCALE, OP_EXP, OP_COUNT };
-static const char *const op_names[OP_COUNT] = {"gk_fill", "gk_copy", "gk_add",   "gk_sub",
-                                               "gk_mul",  "gk_axpy", "gk_scale", "gk_exp"};
-/* Which operands an op reads besides z: x for all but fill/scale, y for add/sub/mul. */
+enum op { OP_FILL, OP_COPY, OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_AXPY, OP_SCALE, OP_EXP, OP_COUNT };
+static const char *const op_names[OP_COUNT] = {"gk_fill", "gk_copy", "gk_add",   "gk_sub", "gk_mul",
+                                               "gk_div",  "gk_axpy", "gk_scale", "gk_exp"};
+/* Which operands an op reads besides z: x for all but fill/scale, y for add/sub/mul/div. */
 static int uses_x(enum op op)
 {
     return op != OP_FILL && op != OP_SCALE;
 }
 static int uses_y(enum op op)
 {
-    return op == OP_ADD || op == OP_SUB || op == OP_MUL;
+    return op == OP_ADD || op == OP_SUB || op == OP_MUL || op == OP_DIV;
 }
 
 /* Runs op with output (or in/out operand) z. */
@@ -39,6 +40,8 @@ static gk_status run_op(gk_context *c, enum op op, double s, const gk_buffer *x,
         return gk_sub(c, x, y, z);
     case OP_MUL:
         return gk_mul(c, x, y, z);
+    case OP_DIV:
+        return gk_div(c, x, y, z);
     case OP_AXPY:
         return gk_axpy(c, s, x, z);
     case OP_SCALE:
@@ -50,7 +53,10 @@ static gk_status run_op(gk_context *c, enum op op, double s, const gk_buffer *x,
     }
 }
 
-/* The exact result of the bit-exact ops, computed in the dtype as plain C does it. */
+/* The exact result of the bit-exact ops, computed in the dtype as plain C does it; float32
+ * division in float64 and then rounded, which is the correctly rounded float32 quotient (a
+ * quotient of 24-bit numbers rounded to 53 bits, then to 24, rounds as once) and so a reference
+ * independent of the float32 division it checks. */
 static double exact_f32(enum op op, float s, float x, float y, float z)
 {
     switch (op) {
@@ -64,6 +70,8 @@ static double exact_f32(enum op op, float s, float x, float y, float z)
         return x - y;
     case OP_MUL:
         return x * y;
+    case OP_DIV:
+        return (float)((double)x / (double)y);
     case OP_SCALE:
         return z * s;
     default:
@@ -84,6 +92,8 @@ static double exact_f64(enum op op, double s, double x, double y, double z)
         return x - y;
     case OP_MUL:
         return x * y;
+    case OP_DIV:
+        return x / y;
     case OP_SCALE:
         return z * s;
     default:
@@ -101,7 +111,8 @@ static long double axpy_error(double got, double a, double x, double y)
 }
 
 /* Checks z_out against op applied to (s, x, y, z_in) elementwise, by the contract's measure:
- * bit-exact for fill/copy/add/sub/mul/scale, 1 ulp of |a x| + |y| for axpy, 2 ulp for exp. */
+ * bit-exact for fill/copy/add/sub/mul/div/scale (a NaN matches any NaN: IEEE 754 leaves the
+ * sign and payload of a quotient's NaN open), 1 ulp of |a x| + |y| for axpy, 2 ulp for exp. */
 static void check_result(gk_dtype t, enum op op, double s, const void *x, const void *y,
                          const void *z_in, const void *z_out, size_t n, const char *what)
 {
@@ -125,7 +136,7 @@ static void check_result(gk_dtype t, enum op op, double s, const void *x, const 
             double want = t == GK_FLOAT32
                               ? exact_f32(op, (float)sr, (float)xi, (float)yi, (float)zi)
                               : exact_f64(op, sr, xi, yi, zi);
-            if (!gk_test_same_bits(t, got, want))
+            if (!gk_test_same_bits(t, got, want) && !(isnan(got) && isnan(want)))
                 GK_FAIL("%s %s %s n=%zu: element %zu is %.17g, expected %.17g (x=%.17g y=%.17g "
                         "s=%.17g)",
                         what, op_names[op], gk_test_dtype_name(t), n, i, got, want, xi, yi, sr);
@@ -233,6 +244,102 @@ static void test_exp_special(void **state)
         free(h);
         gk_buffer_destroy(x);
         gk_buffer_destroy(y);
+    }
+}
+
+/* gk_div at the edges of IEEE 754: every pair of a list of special values (zeros of both signs,
+ * infinities, NaN, the smallest and largest normals, subnormals, ties at the bottom of the
+ * subnormal range), then random bit patterns spanning every exponent, against the reference;
+ * and the cases users meet spelled out: division by zero, overflow, gradual underflow. */
+static void test_div_special(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    for (size_t di = 0; di < 2; di++) {
+        gk_dtype t = dtypes[di];
+        int f32 = t == GK_FLOAT32;
+        double tmin = f32 ? FLT_TRUE_MIN : DBL_TRUE_MIN, nmin = f32 ? FLT_MIN : DBL_MIN;
+        double big = f32 ? FLT_MAX : DBL_MAX;
+        enum {
+            ZERO,
+            NZERO,
+            ONE,
+            NONE,
+            INF,
+            NINF,
+            QNAN,
+            NMIN,
+            NNMIN,
+            TMIN,
+            NTMIN,
+            TMIN3,
+            HALF,
+            TWO,
+            BIG,
+            NBIG,
+            THREE,
+            NSEVEN,
+            TENTH,
+            SUB,
+            TINY,
+            K
+        };
+        const double vals[K] = {
+            [ZERO] = 0.0,     [NZERO] = -0.0,     [ONE] = 1.0,     [NONE] = -1.0,
+            [INF] = INFINITY, [NINF] = -INFINITY, [QNAN] = NAN,    [NMIN] = nmin,
+            [NNMIN] = -nmin,  [TMIN] = tmin,      [NTMIN] = -tmin, [TMIN3] = 3 * tmin,
+            [HALF] = 0.5,     [TWO] = 2.0,        [BIG] = big,     [NBIG] = -big,
+            [THREE] = 3.0,    [NSEVEN] = -7.0,    [TENTH] = 0.1,   [SUB] = nmin / 4,
+            [TINY] = 1e-30};
+        const size_t k = K;
+        const size_t n = k * k + 100003;
+        void *hx = gk_test_alloc(t, n), *hy = gk_test_alloc(t, n);
+        for (size_t i = 0; i < k * k; i++) {
+            gk_test_set(t, hx, i, vals[i / k]);
+            gk_test_set(t, hy, i, vals[i % k]);
+        }
+        for (size_t i = k * k; i < n; i++) {
+            uint64_t bx = gk_test_rand64(), by = gk_test_rand64();
+            if (f32) {
+                uint32_t wx = (uint32_t)bx, wy = (uint32_t)by;
+                memcpy((float *)hx + i, &wx, sizeof wx);
+                memcpy((float *)hy + i, &wy, sizeof wy);
+            } else {
+                memcpy((double *)hx + i, &bx, sizeof bx);
+                memcpy((double *)hy + i, &by, sizeof by);
+            }
+        }
+        gk_buffer *x = gk_test_buffer_from(ctx, t, n, hx);
+        gk_buffer *y = gk_test_buffer_from(ctx, t, n, hy);
+        gk_buffer *z = gk_test_buffer_const(ctx, t, n, GK_TEST_SENTINEL);
+        GK_CHECK_OK(gk_div(ctx, x, y, z));
+        void *out = gk_test_read_all(z);
+        check_result(t, OP_DIV, 0, hx, hy, hx, out, n, "special");
+        GK_EXPECT_CONTENTS(x, hx);
+        GK_EXPECT_CONTENTS(y, hy);
+
+        /* The value of x[i] / y[i] for the list's entries a and b. */
+#define Q(a, b) gk_test_get(t, out, (size_t)(a)*k + (size_t)(b))
+        assert_true(Q(ONE, ZERO) == INFINITY && Q(NONE, ZERO) == -INFINITY);
+        assert_true(Q(ONE, NZERO) == -INFINITY && Q(NONE, NZERO) == INFINITY);
+        assert_true(Q(INF, ZERO) == INFINITY && Q(NINF, NZERO) == INFINITY);
+        assert_true(isnan(Q(ZERO, ZERO)) && isnan(Q(NZERO, ZERO)) && isnan(Q(INF, NINF)));
+        assert_true(isnan(Q(QNAN, ONE)) && isnan(Q(ONE, QNAN)) && isnan(Q(QNAN, ZERO)));
+        assert_true(Q(ONE, INF) == 0 && !signbit(Q(ONE, INF)));
+        assert_true(Q(NONE, INF) == 0 && signbit(Q(NONE, INF)));
+        /* overflow, and gradual underflow: a subnormal quotient is kept, ties go to even */
+        assert_true(Q(BIG, HALF) == INFINITY && Q(NBIG, HALF) == -INFINITY);
+        assert_true(Q(NMIN, TWO) == nmin / 2 && Q(SUB, TWO) == nmin / 8);
+        assert_true(Q(TMIN, TWO) == 0 && !signbit(Q(TMIN, TWO)));
+        assert_true(Q(NTMIN, TWO) == 0 && signbit(Q(NTMIN, TWO)));
+        assert_true(Q(TMIN3, TWO) == 2 * tmin);
+        assert_true(Q(ONE, THREE) == gk_test_round(t, 1.0 / 3.0));
+#undef Q
+        free(out);
+        free(hx);
+        free(hy);
+        gk_buffer_destroy(x);
+        gk_buffer_destroy(y);
+        gk_buffer_destroy(z);
     }
 }
 
@@ -507,6 +614,7 @@ int main(void)
         GK_TEST_BOTH(test_exp_special), GK_TEST_BOTH(test_aliasing),
         GK_TEST_BOTH(test_views),       GK_TEST_BOTH(test_host_wrapped),
         GK_TEST_BOTH(test_errors),      GK_TEST_BOTH(test_partial_overlap),
+        GK_TEST_BOTH(test_div_special),
     };
     return cmocka_run_group_tests_name("elementwise", tests, gk_test_group_setup, NULL);
 }

@@ -283,6 +283,7 @@ static void sc_elementwise(sweep *s)
     STEP(s, gk_add(c, s->dx, s->dy, z), "gk_add", all_sentinel(z));
     STEP(s, gk_sub(c, z, s->dy, z), "gk_sub", 1);
     STEP(s, gk_mul(c, z, s->dx, z), "gk_mul", 1);
+    STEP(s, gk_div(c, z, s->dy, z), "gk_div", 1);
     STEP(s, gk_axpy(c, 0.5, s->dx, z), "gk_axpy", 1);
     STEP(s, gk_scale(c, 2.0, z), "gk_scale", 1);
     STEP(s, gk_exp(c, z, z), "gk_exp", 1);
@@ -295,6 +296,7 @@ static void sc_elementwise(sweep *s)
     STEP(s, gk_add(c, s->wx, s->wy, wz), "gk_add", all_sentinel(wz));
     STEP(s, gk_sub(c, wz, s->wy, wz), "gk_sub", 1);
     STEP(s, gk_mul(c, wz, s->wx, wz), "gk_mul", 1);
+    STEP(s, gk_div(c, wz, s->wy, wz), "gk_div", 1);
     STEP(s, gk_axpy(c, 0.5, s->wx, wz), "gk_axpy", 1);
     STEP(s, gk_scale(c, 2.0, wz), "gk_scale", 1);
     STEP(s, gk_exp(c, wz, wz), "gk_exp", 1);

@@ -433,7 +433,7 @@ static void op_context_calls(reader *r, pool *p)
 
 static void op_elementwise(reader *r, pool *p)
 {
-    uint8_t which = take8(r) % 8;
+    uint8_t which = take8(r) % 9;
     gk_context *c = take_ctx(r, p);
     gk_buffer *x = take_buf(r, p), *y = take_buf(r, p), *z = take_buf(r, p);
     double alpha = take_double(r);
@@ -459,8 +459,11 @@ static void op_elementwise(reader *r, pool *p)
     case 6:
         CALL_OUT("gk_scale", ALLOWED_OP, z, gk_scale(c, alpha, z));
         break;
-    default:
+    case 7:
         CALL_OUT("gk_exp", ALLOWED_OP, z, gk_exp(c, x, z));
+        break;
+    default:
+        CALL_OUT("gk_div", ALLOWED_OP, z, gk_div(c, x, y, z));
         break;
     }
 }

@@ -16,7 +16,7 @@
 
 #define OP_SLOTS(X)                                                                                \
     X(fill) X(copy) X(add) X(sub) X(mul) X(axpy) X(scale) X(exp) X(sum) X(dot) X(nrm2) X(gemm)     \
-        X(rbf_rows) X(rbf_matrix) X(rbf_matvec) X(rng_uniform) X(rng_normal)
+        X(rbf_rows) X(rbf_matrix) X(rbf_matvec) X(rng_uniform) X(rng_normal) X(div)
 
 typedef struct slot {
     const char *name;
@@ -72,6 +72,10 @@ static gk_status run_sub(gk_context *c, const fixture *f)
 static gk_status run_mul(gk_context *c, const fixture *f)
 {
     return gk_mul(c, f->x, f->y, f->o);
+}
+static gk_status run_div(gk_context *c, const fixture *f)
+{
+    return gk_div(c, f->x, f->y, f->o);
 }
 static gk_status run_axpy(gk_context *c, const fixture *f)
 {
@@ -209,7 +213,8 @@ static void test_lacking_slot(void **state)
 }
 
 /* A module built before 1.2 hands over a table that ends before the interop slots, or leaves
- * them NULL (as this one does): the interop calls on its contexts are GK_E_UNSUPPORTED. */
+ * them NULL (as this one does): the interop calls on its contexts are GK_E_UNSUPPORTED, and so
+ * is gk_div where the table ends there (its slot comes after them). */
 static void test_module_before_interop(void **state)
 {
     (void)state;
@@ -228,6 +233,17 @@ static void test_module_before_interop(void **state)
         expect_unsupported(gk_context_set_stream(ctx, NULL), "gk_context_set_stream", "set_stream",
                            label);
         assert_null(gk_context_stream(ctx));
+        gk_buffer *x = gk_test_buffer_const(ctx, GK_FLOAT32, 4, 3.0);
+        gk_buffer *z = gk_test_buffer_const(ctx, GK_FLOAT32, 4, GK_TEST_SENTINEL);
+        if (truncate)
+            expect_unsupported(gk_div(ctx, x, x, z), "gk_div", "div", label);
+        else
+            GK_CHECK_OK(gk_div(ctx, x, x, z));
+        float got[4];
+        GK_CHECK_OK(gk_buffer_read(z, 0, 4, got));
+        assert_true(got[0] == (truncate ? (float)GK_TEST_SENTINEL : 1.0f));
+        gk_buffer_destroy(x);
+        gk_buffer_destroy(z);
         gk_context_destroy(ctx);
     }
     *table = full;
