@@ -28,6 +28,7 @@ from ._base import (
     _gk_buffer_write,
     _gk_context_stream,
     _gk_copy,
+    _gk_div,
     _gk_fill,
     _gk_mul,
     _gk_scale,
@@ -86,17 +87,6 @@ def _pair_error(x, y):
             "operand of @ / matmul / gemm, or make a row-major copy: ctx.asarray(numpy.asarray(a.T))"
         )
     return None
-
-
-def _reciprocals(s, dtype):
-    """Factors whose product, applied with gk_scale, divides by the scalar s (two when 1/s overflows)."""
-    s = float(dtype.type(s))  # NumPy rounds a Python scalar to the array's dtype first
-    if s == 0.0:
-        return (math.copysign(math.inf, s),)
-    r = 1.0 / s
-    if math.isfinite(s) and abs(r) > float(np.finfo(dtype).max):
-        return (1.0 / (s * 2.0**64), 2.0**64)
-    return (r,)
 
 
 def _operator(fn, op):
@@ -380,9 +370,7 @@ class Array:
     __add__ = _operator(_gk_add, "add")
     __sub__ = _operator(_gk_sub, "sub")
     __mul__ = _operator(_gk_mul, "mul")
-
-    def __truediv__(self, other):
-        return self._binary(other, "div", False)
+    __truediv__ = _operator(_gk_div, "div")
 
     def __radd__(self, other):
         return self._binary(other, "add", True)
@@ -434,43 +422,28 @@ class Array:
         elif not (isinstance(other, np.ndarray) or hasattr(other, "__dlpack__")
                   or hasattr(other, "__cuda_array_interface__") or hasattr(other, "__array_interface__")):
             return NotImplemented
-        if op == "div":
-            raise TypeError(
-                "gpukern.Array / array: the C API has no element-wise division (only division by a "
-                "Python scalar, which is a scale); " + _ALTERNATIVES
-            )
         x, y = (other, self) if reflected else (self, other)
         fn = getattr(self._ctx, op)
         return fn(x, y) if out is None else fn(x, y, out=out)
 
     def _scalar(self, s, op, reflected, out):
         """self (op) s through fill / copy / scale: NumPy's result for a scalar rounded to the dtype."""
-        if op == "div":
-            if reflected:
-                raise TypeError(
-                    "scalar / gpukern.Array: the C API has no element-wise reciprocal or division; "
-                    + _ALTERNATIVES
-                )
-            factors = _reciprocals(s, self._dtype)
         ctx = self._ctx
         with ctx._lock:
             ch = ctx._live()
             z = out if out is not None else ctx._alloc(self._shape, self._size, self._dtype)
-            if op == "add" or op == "sub":
-                # z = s, then z = x + z (or x - z, z - x): one rounding, as NumPy's.
+            if op == "mul":
+                status = 0 if z is self else _gk_copy(ch, self._h, z._h)
+                status = status or _gk_scale(ch, s, z._h)
+            else:
+                # z = s, then z = x (op) z or z (op) x: one rounding, as NumPy's (a division too,
+                # which a product with the reciprocal would not give).
                 t = ctx._alloc(self._shape, self._size, self._dtype) if z is self else z
                 status = _gk_fill(ch, s, t._h)
                 if not status:
-                    if op == "add":
-                        status = _gk_add(ch, self._h, t._h, z._h)
-                    elif reflected:
-                        status = _gk_sub(ch, t._h, self._h, z._h)
-                    else:
-                        status = _gk_sub(ch, self._h, t._h, z._h)
-            else:
-                status = 0 if z is self else _gk_copy(ch, self._h, z._h)
-                for f in (s,) if op == "mul" else factors:
-                    status = status or _gk_scale(ch, f, z._h)
+                    fn = _gk_add if op == "add" else _gk_sub if op == "sub" else _gk_div
+                    a, b = (t, self) if reflected else (self, t)
+                    status = fn(ch, a._h, b._h, z._h)
             if status:
                 raise _error(status)
         if self._t:

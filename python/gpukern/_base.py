@@ -43,6 +43,20 @@ _gk_buffer_wrap_device = getattr(LIB, "gk_buffer_wrap_device", None)
 _gk_context_stream = getattr(LIB, "gk_context_stream", None)
 _gk_context_set_stream = getattr(LIB, "gk_context_set_stream", None)
 
+
+def _lacking(name, release):
+    """Stands in for a C function an older library lacks: calling it says so."""
+
+    def call(*args):
+        raise NotImplementedError("libgpukern %s lacks %s (%s); install the library this package "
+                                  "was built with" % (_lib_version(), name, release))
+
+    return call
+
+
+# 1.2, element-wise division; with an older library every / of an Array raises as above.
+_gk_div = getattr(LIB, "gk_div", None) or _lacking("gk_div", "1.2")
+
 _BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2}
 _BACKEND_NAMES = {1: "cpu", 2: "cuda"}
 _F32 = np.dtype(np.float32)

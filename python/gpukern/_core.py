@@ -33,6 +33,7 @@ from ._base import (
     _gk_buffer_write,
     _gk_context_set_stream,
     _gk_context_stream,
+    _gk_div,
     _gk_dot,
     _gk_exp,
     _gk_gemm,
@@ -604,6 +605,10 @@ class Context:
     def mul(self, x, y, out=None):
         """x * y, element-wise."""
         return self._elementwise(_gk_mul, x, y, out)
+
+    def div(self, x, y, out=None):
+        """x / y, element-wise: the IEEE quotient, NumPy's bit for bit (x / 0 is +-inf or nan)."""
+        return self._elementwise(_gk_div, x, y, out)
 
     def exp(self, x, out=None):
         """exp(x), element-wise."""

@@ -87,6 +87,7 @@ LATER_PROTOTYPES = {
     "gk_context_set_stream": (_I, [_P, _P]),  # 1.2
     "gk_context_stream": (_P, [_P]),  # 1.2
     "gk_device_count": (_I, [_I]),  # 1.2
+    "gk_div": (_I, [_P, _P, _P, _P]),  # 1.2
 }
 
 

@@ -17,14 +17,16 @@ def data(rng, shape, dtype, low=-1.0, high=1.0):
 
 
 @pytest.mark.parametrize("n", SIZES)
-@pytest.mark.parametrize("op", ["add", "sub", "mul"])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
 def test_binary_elementwise_is_exact(ctx, rng, dtype, kind, op, n):
     x = data(rng, n, dtype, -1e3, 1e3)
     y = data(rng, n, dtype, -1e3, 1e3)
     got = fetch(getattr(ctx, op)(put(ctx, x, kind), put(ctx, y, kind)), kind)
     # For these operands the float64 result is exact (a float32 sum or product needs fewer than
-    # 53 bits), so rounding it to the dtype once gives the correctly rounded IEEE result.
-    fn = {"add": np.add, "sub": np.subtract, "mul": np.multiply}[op]
+    # 53 bits) or, for a float32 quotient, rounds to float32 as the exact quotient would (53 bits
+    # are more than 2 * 24 + 2), so rounding it to the dtype once gives the correctly rounded
+    # IEEE result.
+    fn = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}[op]
     expected = fn(x.astype(np.float64), y.astype(np.float64)).astype(dtype)
     assert got.dtype == dtype
     np.testing.assert_array_equal(got, expected)
@@ -207,7 +209,7 @@ def test_backends_agree_bit_for_bit_where_promised(rng, dtype):
         pytest.skip("needs both backends")
     x, y = data(rng, 100003, dtype), data(rng, 100003, dtype)
     with gpukern.Context("cpu") as c, gpukern.Context("cuda") as g:
-        for op in ("add", "sub", "mul"):
+        for op in ("add", "sub", "mul", "div"):
             np.testing.assert_array_equal(getattr(c, op)(x, y), getattr(g, op)(x, y))
         np.testing.assert_array_equal(c.scale(0.7, x.copy()), g.scale(0.7, x.copy()))
         for shape in ((1001,), (3, 5, 7)):
