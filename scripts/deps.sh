@@ -4,7 +4,8 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libopenblas-dev libsleef-dev libcmocka-dev python3 python3-venv
-          python3-pip clang libclang-rt-14-dev libomp-dev valgrind abigail-tools)
+          python3-pip clang libclang-rt-14-dev libomp-dev valgrind abigail-tools
+          libopenmpi-dev openmpi-bin python3-mpi4py python3-numpy)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
