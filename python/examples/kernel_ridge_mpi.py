@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: MIT
 """Kernel ridge regression over MPI ranks, the Python twin of examples/mpi/kernel_ridge.c.
 
-    mpiexec -n 4 python3 kernel_ridge_mpi.py --n 200000 --d 3 [--backend cpu] [--check]
+    mpiexec -n 4 python3 -m mpi4py kernel_ridge_mpi.py --n 200000 --d 3 [--backend cpu] [--check]
+
+(-m mpi4py aborts every rank when one raises, instead of leaving the others waiting.)
 
 (K + lambda I) alpha = y by conjugate gradients: each product K p from gpukern.mpi.rbf_matvec,
 dot products by MPI Allreduce. Rank r holds a block of the points; the data come from
@@ -32,8 +34,8 @@ def share(n, rank, size, uneven):
 
 
 def make_data(ctx, a, dtype, first, count):
-    x = np.asarray(ctx.uniform((count, a.d), a.seed, first * a.d, dtype=dtype))
-    noise = np.asarray(ctx.normal((count,), a.seed + 1, first, 0.0, 0.1, dtype=dtype))
+    x = ctx.uniform((count, a.d), a.seed, first * a.d, dtype=dtype).get()
+    noise = ctx.normal((count,), a.seed + 1, first, 0.0, 0.1, dtype=dtype).get()
     y = np.sin(2 * math.pi * x[:, 0].astype(np.float64)) + noise
     if a.d > 1:
         y += np.cos(math.pi * x[:, 1].astype(np.float64))

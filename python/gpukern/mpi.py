@@ -87,9 +87,11 @@ def rbf_matvec(ctx, comm, x_local, y_local, w_local, gamma, out=None):
     same on every rank. Returns out (m_local,): an Array if any input is one, else an ndarray.
     A failure raises GpukernError with the same status and message on every rank.
     """
-    x = _operand(x_local, "x_local")
-    y = _operand(y_local, "y_local")
-    w = _operand(w_local, "w_local")
+    # The same operand handling as Context.rbf_matvec (the package's private helpers: a change
+    # to their signatures shows in ctest's python_kernel_ridge_mpi tests).
+    x = _operand(x_local, "x_local", ctx)
+    y = _operand(y_local, "y_local", ctx)
+    w = _operand(w_local, "w_local", ctx)
     dtype = _same_dtype((x, y, w), ("x_local", "y_local", "w_local"))
     m, d = _matrix(x, "x_local")
     n, dy = _matrix(y, "y_local")
@@ -98,7 +100,7 @@ def rbf_matvec(ctx, comm, x_local, y_local, w_local, gamma, out=None):
     if w.shape != (n,):
         raise ValueError("w_local has shape %s, expected (%d,)" % (w.shape, n))
     if out is not None:
-        out = _target(out, (m,), dtype, "out")
+        out = _target(ctx, out, (m,), dtype, "out")
     if not isinstance(comm, MPI.Comm):
         raise TypeError("comm must be an mpi4py MPI.Comm, not %s" % type(comm).__name__)
     handle = _COMM(MPI._handleof(comm))
