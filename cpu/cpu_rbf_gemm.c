@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* cpu_rbf_gemm.c - rbf_matrix for wide rows as ||x||^2 + ||y||^2 - 2 x.y, through OpenBLAS GEMM. */
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 
@@ -186,8 +187,10 @@ static void cpu_rbf_finish_row(gk_dtype t, size_t n, size_t d, double gamma, dou
 static int cpu_rbf_gemm_applies(gk_dtype t, size_t m, size_t n, size_t d, double gamma)
 {
     double u = t == GK_FLOAT32 ? 0x1p-24 : 0x1p-53;
+    /* Every size within 32-bit BLAS's reach, so gk__cpu_gemm takes any call made here. */
     return d >= GK_RBF_GEMM_MIN_D && gamma > 0.0 && isfinite(gamma) &&
-           m * n >= GK_RBF_GEMM_MIN_ENTRIES && (double)d * u <= 1e-3;
+           m * n >= GK_RBF_GEMM_MIN_ENTRIES && (double)d * u <= 1e-3 && m <= INT_MAX &&
+           n <= INT_MAX && d <= INT_MAX;
 }
 
 int gk__cpu_rbf_matrix_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
