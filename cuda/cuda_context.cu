@@ -169,8 +169,6 @@ gk_status gk__cuda_context_create(const gk_backend_config *cfg, void **out)
 void gk__cuda_context_destroy(void *st)
 {
     gk_cuda_state *s = (gk_cuda_state *)st;
-    if (s == NULL)
-        return;
     /* Destroying cannot fail, so it must not record an error message either. */
     (void)cudaSetDevice(s->device);
     gk_cuda_state_free(s);

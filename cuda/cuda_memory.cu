@@ -101,8 +101,6 @@ gk_status gk__cuda_mem_alloc(void *st, size_t bytes, void **ptr)
 void gk__cuda_mem_free(void *st, void *ptr, size_t bytes)
 {
     gk_cuda_state *s = (gk_cuda_state *)st;
-    if (ptr == NULL)
-        return;
     int c = gk__cuda_cache_class(bytes);
     if (c >= 0 && gk__cuda_cache_put(&s->cache, c, ptr))
         return;
