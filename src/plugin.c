@@ -119,7 +119,8 @@ static const char *vet_file(const char *path, char *why, size_t size)
                  : S_ISFIFO(st.st_mode) ? "a FIFO"
                  : S_ISCHR(st.st_mode)  ? "a character device"
                  : S_ISSOCK(st.st_mode) ? "a socket"
-                                        : "not a plain file");
+                 : S_ISBLK(st.st_mode)  ? "a block device"
+                                        : "a special file");
         bad = why;
     } else if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh ||
                memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) {
