@@ -88,8 +88,8 @@ gk_status gk_mpi__agree_params(const char *fn, MPI_Comm comm, gk_status local,
     /* Every rank sees the same reduction, so every rank takes the same branch below. */
     if (r[D_MIN] != ~r[D_MAX])
         return gk_mpi__fail(GK_E_INVALID_ARGUMENT,
-                            "%s: d is not the same on every rank (it ranges from %llu to %llu)",
-                            fn, (unsigned long long)r[D_MIN], (unsigned long long)~r[D_MAX]);
+                            "%s: d is not the same on every rank (it ranges from %llu to %llu)", fn,
+                            (unsigned long long)r[D_MIN], (unsigned long long)~r[D_MAX]);
     if (r[T_MIN] != ~r[T_MAX])
         return gk_mpi__fail(GK_E_DTYPE,
                             "%s: the dtype is not the same on every rank (%s on some, %s on "
@@ -97,8 +97,8 @@ gk_status gk_mpi__agree_params(const char *fn, MPI_Comm comm, gk_status local,
                             fn, dtype_name(r[T_MIN]), dtype_name(~r[T_MAX]));
     if (r[G_MIN] != ~r[G_MAX])
         return gk_mpi__fail(GK_E_INVALID_ARGUMENT,
-                            "%s: gamma is not the same on every rank (%.17g and %.17g differ)",
-                            fn, from_bits(r[G_MIN]), from_bits(~r[G_MAX]));
+                            "%s: gamma is not the same on every rank (%.17g and %.17g differ)", fn,
+                            from_bits(r[G_MIN]), from_bits(~r[G_MAX]));
     *n_max = (size_t)~r[N_MAX];
     return GK_OK;
 }

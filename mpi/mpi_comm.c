@@ -64,8 +64,7 @@ gk_status gk_mpi__private_comm(const char *fn, MPI_Comm comm, MPI_Comm *out)
     gk_status local = GK_OK;
     int cached = 0;
     if (priv == NULL) {
-        local = gk_mpi__fail(GK_E_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes", fn,
-                             sizeof *priv);
+        local = gk_mpi__fail(GK_E_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes", fn, sizeof *priv);
     } else {
         *priv = dup;
         err = MPI_Comm_set_attr(comm, keyval, priv);
@@ -103,8 +102,8 @@ GK_MPI_API int gk_mpi_cuda_aware(void)
 /* Elements per block when a message is longer than an int can count. */
 #define GK_MPI_BLOCK ((size_t)1 << 24)
 
-int gk_mpi__post(int send, void *buf, size_t count, size_t esize, MPI_Datatype t, int peer,
-                 int tag, MPI_Comm comm, MPI_Request *req, int *nreq)
+int gk_mpi__post(int send, void *buf, size_t count, size_t esize, MPI_Datatype t, int peer, int tag,
+                 MPI_Comm comm, MPI_Request *req, int *nreq)
 {
     size_t blocks = 0, rest = count;
     if (count > INT_MAX) {

@@ -48,7 +48,7 @@ gk_status gk_mpi__agree_params(const char *fn, MPI_Comm comm, gk_status local,
 /* Posts a nonblocking send (send = 1) or receive of count elements of type t (esize bytes
  * each), split so MPI's int counts can express it: at most two requests, stored from
  * req[*nreq] on. Returns MPI's error code. */
-int gk_mpi__post(int send, void *buf, size_t count, size_t esize, MPI_Datatype t, int peer,
-                 int tag, MPI_Comm comm, MPI_Request *req, int *nreq);
+int gk_mpi__post(int send, void *buf, size_t count, size_t esize, MPI_Datatype t, int peer, int tag,
+                 MPI_Comm comm, MPI_Request *req, int *nreq);
 
 #endif /* GK_MPI_INTERNAL_H */

@@ -28,12 +28,12 @@ typedef struct ring {
     MPI_Datatype mt;
     size_t es, m, d, n_max;
     double gamma;
-    void *hy[2], *hw[2];         /* what MPI sends from and receives into */
-    gk_buffer *gy[2], *gw[2];    /* what the kernel reads (STAGED: slot 0 only) */
-    gk_buffer *tmp;              /* one shard's contribution before it is added to out */
-    gk_buffer *out;              /* out_local's first m elements */
-    int own_out;                 /* out is a view made here */
-    uint64_t *sizes;             /* per rank: n_local, then its set-up status */
+    void *hy[2], *hw[2];      /* what MPI sends from and receives into */
+    gk_buffer *gy[2], *gw[2]; /* what the kernel reads (STAGED: slot 0 only) */
+    gk_buffer *tmp;           /* one shard's contribution before it is added to out */
+    gk_buffer *out;           /* out_local's first m elements */
+    int own_out;              /* out is a view made here */
+    uint64_t *sizes;          /* per rank: n_local, then its set-up status */
 } ring;
 
 static gk_status fail_gk(const char *fn, gk_status s)
@@ -46,8 +46,8 @@ static gk_status check_size(const char *fn, const char *arg, const gk_buffer *b,
 {
     size_t need = rows * cols;
     if (cols != 0 && need / cols != rows)
-        return gk_mpi__fail(GK_E_OVERFLOW, "%s: %s * d (%zu * %zu) overflows size_t", fn,
-                            rows_arg, rows, cols);
+        return gk_mpi__fail(GK_E_OVERFLOW, "%s: %s * d (%zu * %zu) overflows size_t", fn, rows_arg,
+                            rows, cols);
     size_t have = gk_buffer_count(b);
     if (have < need)
         return gk_mpi__fail(GK_E_SHAPE,
@@ -88,8 +88,8 @@ static void *host_alloc(const char *fn, size_t count, size_t es, gk_status *st)
     size_t bytes = (count ? count : 1) * es;
     void *p = bytes / es == (count ? count : 1) ? malloc(bytes) : NULL;
     if (p == NULL && *st == GK_OK)
-        *st = gk_mpi__fail(GK_E_OUT_OF_MEMORY, "%s: cannot allocate %zu elements of %zu bytes",
-                           fn, count, es);
+        *st = gk_mpi__fail(GK_E_OUT_OF_MEMORY, "%s: cannot allocate %zu elements of %zu bytes", fn,
+                           count, es);
     return p;
 }
 
@@ -269,8 +269,7 @@ static gk_status add_shard(ring *r, const gk_buffer *x, int slot, size_t ns, int
 }
 
 /* Posts this step's exchange: the shard in `cur` goes right, the next one comes from the left. */
-static int post_step(ring *r, int cur, size_t n_send, size_t n_recv, MPI_Request *req,
-                     int *nreq)
+static int post_step(ring *r, int cur, size_t n_send, size_t n_recv, MPI_Request *req, int *nreq)
 {
     int left = (r->rank + r->size - 1) % r->size, right = (r->rank + 1) % r->size, nxt = cur ^ 1;
     int err;
@@ -325,8 +324,8 @@ static ring_mode choose_mode(gk_context *ctx)
 }
 
 /* Steps after the arguments are agreed on; every rank of comm runs the same collectives. */
-static gk_status distributed(ring *r, const gk_buffer *x, const gk_buffer *y,
-                             const gk_buffer *w, size_t n, gk_buffer *out)
+static gk_status distributed(ring *r, const gk_buffer *x, const gk_buffer *y, const gk_buffer *w,
+                             size_t n, gk_buffer *out)
 {
     gk_status st = GK_OK;
     if (r->size == 1) {
@@ -383,15 +382,14 @@ GK_MPI_API gk_status gk_mpi_rbf_matvec(gk_context *ctx, MPI_Comm comm, size_t m_
     MPI_Comm_rank(r.comm, &r.rank);
     MPI_Comm_size(r.comm, &r.size);
 
-    gk_status local = check_local(fn, ctx, m_local, n_local, d, gamma, x_local, y_local,
-                                  w_local, out_local);
-    gk_mpi_params p = {d, local == GK_OK ? gk_buffer_dtype(x_local) : GK_FLOAT32, gamma,
-                       n_local};
+    gk_status local =
+        check_local(fn, ctx, m_local, n_local, d, gamma, x_local, y_local, w_local, out_local);
+    gk_mpi_params p = {d, local == GK_OK ? gk_buffer_dtype(x_local) : GK_FLOAT32, gamma, n_local};
     if (local == GK_OK) {
         r.sizes = malloc(2 * (size_t)r.size * sizeof *r.sizes);
         if (r.sizes == NULL)
-            local = gk_mpi__fail(GK_E_OUT_OF_MEMORY, "%s: cannot allocate %d shard sizes", fn,
-                                 r.size);
+            local =
+                gk_mpi__fail(GK_E_OUT_OF_MEMORY, "%s: cannot allocate %d shard sizes", fn, r.size);
     }
     st = gk_mpi__agree_params(fn, r.comm, local, &p, &r.n_max);
     if (st == GK_OK) {

@@ -11,30 +11,50 @@
 #include <string.h>
 
 /* Sizes not multiples of any block size. */
-#define NE 1000                  /* element-wise ops, reductions, random numbers */
-#define GM 67                    /* gemm m x n x k */
+#define NE 1000 /* element-wise ops, reductions, random numbers */
+#define GM 67   /* gemm m x n x k */
 #define GN 45
 #define GK 33
-#define RN 300                   /* rbf_rows n x d */
+#define RN 300 /* rbf_rows n x d */
 #define RD 7
-#define MM 70                    /* rbf_matrix m x n x d */
+#define MM 70 /* rbf_matrix m x n x d */
 #define MN 50
 #define MD 5
-#define VM 300                   /* rbf_matvec m x n x d */
+#define VM 300 /* rbf_matvec m x n x d */
 #define VN 200
 #define VD 3
-#define ROUNDS 3                 /* each thread runs the whole suite this often, overlapping */
+#define ROUNDS 3 /* each thread runs the whole suite this often, overlapping */
 #define MAX_CONTEXTS 16
+#define GEMM_OUT (GM * GN)
+#define MATRIX_OUT (MM * MN)
 
 enum {
-    OP_FILL, OP_COPY, OP_ADD, OP_SUB, OP_MUL, OP_AXPY, OP_SCALE, OP_EXP, OP_GEMM, OP_RBF_ROWS,
-    OP_RBF_MATRIX, OP_RBF_MATVEC, OP_RNG_UNIFORM, OP_RNG_NORMAL, OP_SUM, OP_DOT, OP_NRM2, OPS
+    OP_FILL,
+    OP_COPY,
+    OP_ADD,
+    OP_SUB,
+    OP_MUL,
+    OP_AXPY,
+    OP_SCALE,
+    OP_EXP,
+    OP_GEMM,
+    OP_RBF_ROWS,
+    OP_RBF_MATRIX,
+    OP_RBF_MATVEC,
+    OP_RNG_UNIFORM,
+    OP_RNG_NORMAL,
+    OP_SUM,
+    OP_DOT,
+    OP_NRM2,
+    OPS
 };
 static const char *const op_names[OPS] = {
-    "fill", "copy", "add", "sub", "mul", "axpy", "scale", "exp", "gemm", "rbf_rows",
-    "rbf_matrix", "rbf_matvec", "rng_uniform", "rng_normal", "sum", "dot", "nrm2"};
-static const size_t op_count[OPS] = {NE, NE, NE, NE, NE, NE, NE, NE, GM * GN, RN,
-                                     MM * MN, VM, NE, NE, 1, 1, 1};
+    "fill",        "copy",       "add",  "sub",      "mul",        "axpy",
+    "scale",       "exp",        "gemm", "rbf_rows", "rbf_matrix", "rbf_matvec",
+    "rng_uniform", "rng_normal", "sum",  "dot",      "nrm2"};
+/* Elements of each op's output (a reduction's is one double). */
+static const size_t op_count[OPS] = {NE, NE,         NE, NE, NE, NE, NE, NE, GEMM_OUT,
+                                     RN, MATRIX_OUT, VM, NE, NE, 1,  1,  1};
 
 #define ALPHA 0.75
 #define GAMMA 0.3
@@ -42,10 +62,10 @@ static const size_t op_count[OPS] = {NE, NE, NE, NE, NE, NE, NE, NE, GM * GN, RN
 /* Host inputs, shared read-only by every thread. */
 typedef struct inputs {
     gk_dtype t;
-    void *x, *y;       /* NE each */
-    void *ga, *gb;     /* GM x GK, GK x GN */
-    void *ra, *rb;     /* RN x RD each */
-    void *mx, *my;     /* MM x MD, MN x MD */
+    void *x, *y;        /* NE each */
+    void *ga, *gb;      /* GM x GK, GK x GN */
+    void *ra, *rb;      /* RN x RD each */
+    void *mx, *my;      /* MM x MD, MN x MD */
     void *vx, *vy, *vw; /* VM x VD, VN x VD, VN */
 } inputs;
 
@@ -99,9 +119,9 @@ static void run_suite(gk_context *ctx, const inputs *in, results *r)
 {
     gk_dtype t = in->t;
     enum { X, Y, GA, GB, RA, RB, MX, MY, VX, VY, VW, NIN };
-    const void *host[NIN] = {in->x, in->y, in->ga, in->gb, in->ra, in->rb,
+    const void *host[NIN] = {in->x,  in->y,  in->ga, in->gb, in->ra, in->rb,
                              in->mx, in->my, in->vx, in->vy, in->vw};
-    const size_t count[NIN] = {NE, NE, GM * GK, GK * GN, RN * RD, RN * RD,
+    const size_t count[NIN] = {NE,      NE,      GM * GK, GK * GN, RN * RD, RN * RD,
                                MM * MD, MN * MD, VM * VD, VN * VD, VN};
     gk_buffer *b[NIN] = {NULL}, *o[OPS] = {NULL};
     for (int i = 0; i < NIN; i++)
@@ -183,8 +203,8 @@ static void make_inputs(gk_dtype t, inputs *in)
 
 static void free_inputs(inputs *in)
 {
-    void *p[] = {in->x, in->y, in->ga, in->gb, in->ra, in->rb, in->mx, in->my, in->vx, in->vy,
-                 in->vw};
+    void *p[] = {in->x,  in->y,  in->ga, in->gb, in->ra, in->rb,
+                 in->mx, in->my, in->vx, in->vy, in->vw};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++)
         free(p[i]);
 }
@@ -216,8 +236,8 @@ static void compare(const inputs *in, const results *ref, const results *got, co
                 break;
             case OP_RNG_NORMAL:
                 if (gk_test_ulp_distance(t, a, b) > 4)
-                    GK_FAIL("%s: rng_normal[%zu] = %.17g, cpu %.17g: more than 4 ulp apart", who,
-                            i, a, b);
+                    GK_FAIL("%s: rng_normal[%zu] = %.17g, cpu %.17g: more than 4 ulp apart", who, i,
+                            a, b);
                 continue;
             case OP_GEMM:
                 frob += err * err;
@@ -233,8 +253,8 @@ static void compare(const inputs *in, const results *ref, const results *got, co
                 break;
             default: /* fill, copy, add, sub, mul, scale, rng_uniform: bit for bit */
                 if (!gk_test_same_bits(t, a, b))
-                    GK_FAIL("%s: %s[%zu] = %.17g, cpu %.17g: not bit-identical", who,
-                            op_names[op], i, a, b);
+                    GK_FAIL("%s: %s[%zu] = %.17g, cpu %.17g: not bit-identical", who, op_names[op],
+                            i, a, b);
                 continue;
             }
             if (!(err <= bound))
@@ -268,8 +288,8 @@ static void compare(const inputs *in, const results *ref, const results *got, co
     for (int op = OP_SUM; op < OPS; op++) {
         double a = got->red[op], b = ref->red[op], bound = red_tol * scales[op - OP_SUM];
         if (!(fabs(a - b) <= bound))
-            GK_FAIL("%s: %s = %.17g, cpu %.17g, |diff| %.3g > bound %.3g", who, op_names[op], a,
-                    b, fabs(a - b), bound);
+            GK_FAIL("%s: %s = %.17g, cpu %.17g, |diff| %.3g > bound %.3g", who, op_names[op], a, b,
+                    fabs(a - b), bound);
     }
 }
 
@@ -312,8 +332,7 @@ static void run_concurrently(gk_backend backend, const int *devices, int count)
             compare(&in, &ref, &w[i].res, w[i].name);
         }
         print_message("[ DEVICES  ] %s: %d context(s) at once agree with the CPU: %s%s\n",
-                      gk_test_dtype_name(dtypes[di]), count, w[0].name,
-                      count > 1 ? ", ..." : "");
+                      gk_test_dtype_name(dtypes[di]), count, w[0].name, count > 1 ? ", ..." : "");
         for (int i = 0; i < count; i++)
             free_results(&w[i].res);
         free_results(&ref);

@@ -122,8 +122,8 @@ static void share(const options *o, int rank, size_t *first, size_t *count)
 
 /* The problem's data for rows [first, first + count): x uniform in [0, 1)^d, and the target
  * y = sin(2 pi x_0) + cos(pi x_1) + 0.1 * noise (d >= 2; sin alone for d = 1). */
-static void make_data(gk_context *ctx, const options *o, size_t first, size_t count,
-                      gk_buffer **x, gk_buffer **y)
+static void make_data(gk_context *ctx, const options *o, size_t first, size_t count, gk_buffer **x,
+                      gk_buffer **y)
 {
     KR_CHECK(gk_buffer_create(ctx, o->t, count * o->d, x));
     KR_CHECK(gk_buffer_create(ctx, o->t, count, y));
@@ -178,11 +178,10 @@ typedef struct system {
 /* q = (K + lambda I) p for the rows this rank holds. */
 static gk_status product(system_t *s, const gk_buffer *p, gk_buffer *q)
 {
-    gk_status st =
-        s->single
-            ? gk_rbf_matvec(s->ctx, s->rows, s->rows, s->d, s->gamma, s->x, s->x, p, q)
-            : gk_mpi_rbf_matvec(s->ctx, s->comm, s->rows, s->rows, s->d, s->gamma, s->x, s->x,
-                                p, q);
+    gk_status st = s->single
+                       ? gk_rbf_matvec(s->ctx, s->rows, s->rows, s->d, s->gamma, s->x, s->x, p, q)
+                       : gk_mpi_rbf_matvec(s->ctx, s->comm, s->rows, s->rows, s->d, s->gamma, s->x,
+                                           s->x, p, q);
     return st != GK_OK ? st : gk_axpy(s->ctx, s->lambda, p, q);
 }
 
@@ -251,7 +250,8 @@ static int check(const options *o, gk_context *ctx, const gk_buffer *alpha, size
 {
     size_t es = o->t == GK_FLOAT32 ? 4 : 8;
     char *mine = malloc((count + 1) * es), *all = malloc((o->n + 1) * es);
-    int *counts = malloc((size_t)size_ * sizeof *counts), *displs = malloc((size_t)size_ * sizeof *displs);
+    int *counts = malloc((size_t)size_ * sizeof *counts),
+        *displs = malloc((size_t)size_ * sizeof *displs);
     if (!mine || !all || !counts || !displs)
         KR_CHECK(GK_E_OUT_OF_MEMORY);
     KR_CHECK(gk_buffer_read(alpha, 0, count, mine));

@@ -67,7 +67,9 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--dtype"))
             t = strcmp(v, "f64") == 0 ? GK_FLOAT64 : GK_FLOAT32;
         else if (!strcmp(a, "--backend"))
-            be = strcmp(v, "cuda") == 0 ? GK_BACKEND_CUDA : strcmp(v, "auto") == 0 ? GK_BACKEND_AUTO : GK_BACKEND_CPU;
+            be = strcmp(v, "cuda") == 0   ? GK_BACKEND_CUDA
+                 : strcmp(v, "auto") == 0 ? GK_BACKEND_AUTO
+                                          : GK_BACKEND_CPU;
         else if (!strcmp(a, "--save"))
             save = v;
         else {
@@ -120,7 +122,8 @@ int main(int argc, char **argv)
     qsort(times, (size_t)reps, sizeof *times, cmp);
 
     /* The gathered product, in float64, on rank 0. */
-    double *mine = malloc((count + 1) * sizeof *mine), *all = rank_ == 0 ? malloc((n + 1) * sizeof *all) : NULL;
+    double *mine = malloc((count + 1) * sizeof *mine),
+           *all = rank_ == 0 ? malloc((n + 1) * sizeof *all) : NULL;
     void *raw = malloc((count + 1) * (t == GK_FLOAT32 ? 4 : 8));
     CHECK(gk_buffer_read(out, 0, count, raw));
     double sum = 0;
@@ -128,7 +131,8 @@ int main(int argc, char **argv)
         mine[i] = t == GK_FLOAT32 ? ((float *)raw)[i] : ((double *)raw)[i];
         sum += mine[i];
     }
-    int *counts = malloc((size_t)size_ * sizeof *counts), *displs = malloc((size_t)size_ * sizeof *displs);
+    int *counts = malloc((size_t)size_ * sizeof *counts),
+        *displs = malloc((size_t)size_ * sizeof *displs);
     for (int r = 0; r < size_; r++) {
         displs[r] = (int)(n * (size_t)r / (size_t)size_);
         counts[r] = (int)(n * (size_t)(r + 1) / (size_t)size_) - displs[r];
@@ -150,8 +154,8 @@ int main(int argc, char **argv)
                "\"sum_out\": %.17g}\n",
                size_, gk_context_backend(ctx) == GK_BACKEND_CUDA ? "cuda" : "cpu",
                gk_context_device_name(ctx), threads, n, d, t == GK_FLOAT32 ? "f32" : "f64", reps,
-               reps % 2 ? times[reps / 2] : 0.5 * (times[reps / 2 - 1] + times[reps / 2]),
-               times[0], times[reps - 1], gk_mpi_cuda_aware(), total);
+               reps % 2 ? times[reps / 2] : 0.5 * (times[reps / 2 - 1] + times[reps / 2]), times[0],
+               times[reps - 1], gk_mpi_cuda_aware(), total);
     }
     free(times);
     free(mine);

@@ -28,9 +28,9 @@ void mpt_agree(void);
 
 /* How a global count of rows is split over the ranks. */
 typedef enum mpt_layout {
-    MPT_EVEN,       /* as even as can be */
-    MPT_UNEVEN,     /* rank 1 (the last rank at 2 ranks) gets nothing, rank 0 twice the rest */
-    MPT_ALL_LAST,   /* everything on the last rank */
+    MPT_EVEN,     /* as even as can be */
+    MPT_UNEVEN,   /* rank 1 (the last rank at 2 ranks) gets nothing, rank 0 twice the rest */
+    MPT_ALL_LAST, /* everything on the last rank */
 } mpt_layout;
 /* This rank's first row and row count of `total` under layout l. */
 void mpt_share(mpt_layout l, size_t total, size_t *first, size_t *count);

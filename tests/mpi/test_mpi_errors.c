@@ -30,15 +30,15 @@ static double now(void)
 
 static gk_status call(const operands *o)
 {
-    return gk_mpi_rbf_matvec(o->ctx, MPI_COMM_WORLD, o->m, o->n, o->d, o->gamma, o->x, o->y,
-                             o->w, o->out);
+    return gk_mpi_rbf_matvec(o->ctx, MPI_COMM_WORLD, o->m, o->n, o->d, o->gamma, o->x, o->y, o->w,
+                             o->out);
 }
 
 /* Runs the spoiled call on every rank and checks: status `want` everywhere, the very same
  * message everywhere, starting with `prefix` and containing `needle`, within 20 s; then a
  * valid call succeeds on every rank. */
-static void expect(const char *what, const operands *spoiled, const operands *valid,
-                   gk_status want, const char *prefix, const char *needle)
+static void expect(const char *what, const operands *spoiled, const operands *valid, gk_status want,
+                   const char *prefix, const char *needle)
 {
     double t0 = now();
     gk_status st = call(spoiled);
@@ -53,8 +53,8 @@ static void expect(const char *what, const operands *spoiled, const operands *va
               mine, first);
     mpt_check(strncmp(mine, prefix, strlen(prefix)) == 0, "%s: message \"%s\" lacks prefix \"%s\"",
               what, mine, prefix);
-    mpt_check(strstr(mine, needle) != NULL, "%s: message \"%s\" does not say \"%s\"", what,
-              mine, needle);
+    mpt_check(strstr(mine, needle) != NULL, "%s: message \"%s\" does not say \"%s\"", what, mine,
+              needle);
     mpt_check(took < 20.0, "%s: took %.1f s", what, took);
     st = call(valid);
     mpt_check(st == GK_OK, "%s: the valid call after it: %s: %s", what, gk_status_string(st),
@@ -128,8 +128,7 @@ static void test_one_rank_bad(void **state)
     bad = ok;
     if (me)
         bad.w = foreign;
-    expect("w_local of another context", &bad, &ok, GK_E_CONTEXT_MISMATCH, prefix,
-           "gk_rbf_matvec");
+    expect("w_local of another context", &bad, &ok, GK_E_CONTEXT_MISMATCH, prefix, "gk_rbf_matvec");
 
     /* Two ranks fail differently: rank 0's failure is the one every rank reports. */
     bad = ok;
@@ -194,8 +193,7 @@ int main(int argc, char **argv)
     /* After MPI_Finalize the call cannot communicate: it fails on each rank alone. */
     gk_status st = gk_mpi_rbf_matvec(NULL, MPI_COMM_WORLD, 0, 0, 0, 1.0, NULL, NULL, NULL, NULL);
     if (st != GK_E_INVALID_ARGUMENT || strstr(gk_mpi_last_error(), "finalized") == NULL) {
-        fprintf(stderr, "after MPI_Finalize: %s: %s\n", gk_status_string(st),
-                gk_mpi_last_error());
+        fprintf(stderr, "after MPI_Finalize: %s: %s\n", gk_status_string(st), gk_mpi_last_error());
         rc = 1;
     }
     return rc;

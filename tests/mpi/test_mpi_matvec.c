@@ -42,8 +42,7 @@ static void run_problem(gk_context *ctx, const problem *pr)
     gk_buffer *wb = gk_test_buffer_from(ctx, t, nr, (char *)w + y0 * es);
     gk_buffer *ob = gk_test_buffer_const(ctx, t, mr + 2, GK_TEST_SENTINEL);
     gk_status st = gk_mpi_rbf_matvec(ctx, MPI_COMM_WORLD, mr, nr, d, pr->gamma, xv, yb, wb, ob);
-    mpt_check(st == GK_OK, "gk_mpi_rbf_matvec: %s: %s", gk_status_string(st),
-              gk_mpi_last_error());
+    mpt_check(st == GK_OK, "gk_mpi_rbf_matvec: %s: %s", gk_status_string(st), gk_mpi_last_error());
     void *mine = gk_test_read_all(ob);
     for (size_t i = mr; i < mr + 2; i++)
         mpt_check(gk_test_get(t, mine, i) == GK_TEST_SENTINEL,
@@ -127,9 +126,9 @@ static void test_layouts(void **state)
             for (int xl = MPT_EVEN; xl <= MPT_ALL_LAST; xl++)
                 for (int yl = MPT_EVEN; yl <= MPT_ALL_LAST; yl++) {
                     size_t d = mnd[c][2];
-                    problem pr = {dtypes[di], mnd[c][0], mnd[c][1], d,
-                                  d ? 0.5 / (double)d : 1.0, 0.0, (mpt_layout)xl,
-                                  (mpt_layout)yl};
+                    problem pr = {
+                        dtypes[di], mnd[c][0],      mnd[c][1],     d, d ? 0.5 / (double)d : 1.0,
+                        0.0,        (mpt_layout)xl, (mpt_layout)yl};
                     run_problem(ctx, &pr);
                 }
     mpt_agree();
@@ -140,8 +139,7 @@ static void test_offset(void **state)
 {
     gk_context *ctx = gk_test_context(state);
     for (int di = 0; di < 2; di++) {
-        problem pr = {di ? GK_FLOAT64 : GK_FLOAT32, 300, 2049, 8, 0.1, 1e3, MPT_UNEVEN,
-                      MPT_EVEN};
+        problem pr = {di ? GK_FLOAT64 : GK_FLOAT32, 300, 2049, 8, 0.1, 1e3, MPT_UNEVEN, MPT_EVEN};
         run_problem(ctx, &pr);
     }
     mpt_agree();
