@@ -8,7 +8,7 @@ lib=$1 pkg=$2
 shift 2
 for py in python3 /usr/bin/python3; do
   if command -v "$py" >/dev/null 2>&1 && "$py" -c 'import mpi4py, numpy' 2>/dev/null; then
-    found=$py
+    found=$(command -v "$py") # a path: mpiexec's ranks may search another PATH
     break
   fi
 done
