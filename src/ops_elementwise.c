@@ -64,57 +64,58 @@ GK_API gk_status gk_copy(gk_context *c, const gk_buffer *x, gk_buffer *y)
     return gk__call_end(&call, GK_CALL(&call, copy, x->dtype, x->count, call.ptr[0], call.ptr[1]));
 }
 
-GK_API gk_status gk_add(gk_context *c, const gk_buffer *x, const gk_buffer *y, gk_buffer *z)
+/* The binary operations share everything but their slot. */
+typedef enum { BINARY_ADD, BINARY_SUB, BINARY_MUL, BINARY_DIV } binary_op;
+
+static gk_status binary(gk_context *c, const char *fn, binary_op op, const gk_buffer *x,
+                        const gk_buffer *y, gk_buffer *z)
 {
-    static const char fn[] = "gk_add";
     const gk_buffer *bufs[] = {x, y, z};
     GK_FORWARD(check_operands(fn, c, bufs, 3));
     if (x->count == 0)
         return GK_OK;
     gk_call call;
     GK_FORWARD(begin(&call, c, fn, bufs, 3, GK_ROLE_OUT, GK_WORK_STREAM));
-    return gk__call_end(
-        &call, GK_CALL(&call, add, x->dtype, x->count, call.ptr[0], call.ptr[1], call.ptr[2]));
+    gk_dtype t = x->dtype;
+    size_t n = x->count;
+    void *const *p = call.ptr;
+    gk_status st = GK_E_INTERNAL;
+    switch (op) {
+    case BINARY_ADD:
+        st = GK_CALL(&call, add, t, n, p[0], p[1], p[2]);
+        break;
+    case BINARY_SUB:
+        st = GK_CALL(&call, sub, t, n, p[0], p[1], p[2]);
+        break;
+    case BINARY_MUL:
+        st = GK_CALL(&call, mul, t, n, p[0], p[1], p[2]);
+        break;
+    case BINARY_DIV:
+        st = GK_CALL(&call, div, t, n, p[0], p[1], p[2]);
+        break;
+    }
+    return gk__call_end(&call, st);
+}
+
+GK_API gk_status gk_add(gk_context *c, const gk_buffer *x, const gk_buffer *y, gk_buffer *z)
+{
+    return binary(c, "gk_add", BINARY_ADD, x, y, z);
 }
 
 GK_API gk_status gk_sub(gk_context *c, const gk_buffer *x, const gk_buffer *y, gk_buffer *z)
 {
-    static const char fn[] = "gk_sub";
-    const gk_buffer *bufs[] = {x, y, z};
-    GK_FORWARD(check_operands(fn, c, bufs, 3));
-    if (x->count == 0)
-        return GK_OK;
-    gk_call call;
-    GK_FORWARD(begin(&call, c, fn, bufs, 3, GK_ROLE_OUT, GK_WORK_STREAM));
-    return gk__call_end(
-        &call, GK_CALL(&call, sub, x->dtype, x->count, call.ptr[0], call.ptr[1], call.ptr[2]));
+    return binary(c, "gk_sub", BINARY_SUB, x, y, z);
 }
 
 GK_API gk_status gk_mul(gk_context *c, const gk_buffer *x, const gk_buffer *y, gk_buffer *z)
 {
-    static const char fn[] = "gk_mul";
-    const gk_buffer *bufs[] = {x, y, z};
-    GK_FORWARD(check_operands(fn, c, bufs, 3));
-    if (x->count == 0)
-        return GK_OK;
-    gk_call call;
-    GK_FORWARD(begin(&call, c, fn, bufs, 3, GK_ROLE_OUT, GK_WORK_STREAM));
-    return gk__call_end(
-        &call, GK_CALL(&call, mul, x->dtype, x->count, call.ptr[0], call.ptr[1], call.ptr[2]));
+    return binary(c, "gk_mul", BINARY_MUL, x, y, z);
 }
 
 /* Since 1.2: a CUDA module built before it has no div slot, which GK_CALL reports. */
 GK_API gk_status gk_div(gk_context *c, const gk_buffer *x, const gk_buffer *y, gk_buffer *z)
 {
-    static const char fn[] = "gk_div";
-    const gk_buffer *bufs[] = {x, y, z};
-    GK_FORWARD(check_operands(fn, c, bufs, 3));
-    if (x->count == 0)
-        return GK_OK;
-    gk_call call;
-    GK_FORWARD(begin(&call, c, fn, bufs, 3, GK_ROLE_OUT, GK_WORK_STREAM));
-    return gk__call_end(
-        &call, GK_CALL(&call, div, x->dtype, x->count, call.ptr[0], call.ptr[1], call.ptr[2]));
+    return binary(c, "gk_div", BINARY_DIV, x, y, z);
 }
 
 GK_API gk_status gk_axpy(gk_context *c, double alpha, const gk_buffer *x, gk_buffer *y)
