@@ -27,55 +27,51 @@ static gk_status begin(gk_call *call, gk_context *c, const char *fn, const gk_bu
     return gk__call_begin(call, c, fn, operands, n, &w);
 }
 
-/* Ends the call; *result is written only on success. */
-static gk_status end(gk_call *call, gk_status st, double value, double *result)
-{
-    GK_FORWARD(gk__call_end(call, st));
-    *result = value;
-    return GK_OK;
-}
+/* The reductions share everything but their slot. */
+typedef enum { REDUCE_SUM, REDUCE_DOT, REDUCE_NRM2 } reduce_op;
 
-GK_API gk_status gk_sum(gk_context *c, const gk_buffer *x, double *result)
+/* Reduces x (and y, for dot) into *result, written only on success. */
+static gk_status reduce(gk_context *c, const char *fn, reduce_op op, const gk_buffer *x,
+                        const gk_buffer *y, double *result)
 {
-    static const char fn[] = "gk_sum";
-    GK_FORWARD(check(fn, c, x, 0, NULL, result));
-    if (x->count == 0) {
-        *result = 0.0;
-        return GK_OK;
-    }
-    gk_call call;
-    GK_FORWARD(begin(&call, c, fn, x, NULL));
-    double value = 0.0;
-    gk_status st = GK_CALL(&call, sum, x->dtype, x->count, call.ptr[0], &value);
-    return end(&call, st, value, result);
-}
-
-GK_API gk_status gk_dot(gk_context *c, const gk_buffer *x, const gk_buffer *y, double *result)
-{
-    static const char fn[] = "gk_dot";
-    GK_FORWARD(check(fn, c, x, 1, y, result));
+    GK_FORWARD(check(fn, c, x, op == REDUCE_DOT, y, result));
     if (x->count == 0) {
         *result = 0.0;
         return GK_OK;
     }
     gk_call call;
     GK_FORWARD(begin(&call, c, fn, x, y));
+    gk_dtype t = x->dtype;
+    size_t n = x->count;
     double value = 0.0;
-    gk_status st = GK_CALL(&call, dot, x->dtype, x->count, call.ptr[0], call.ptr[1], &value);
-    return end(&call, st, value, result);
+    gk_status st = GK_E_INTERNAL;
+    switch (op) {
+    case REDUCE_SUM:
+        st = GK_CALL(&call, sum, t, n, call.ptr[0], &value);
+        break;
+    case REDUCE_DOT:
+        st = GK_CALL(&call, dot, t, n, call.ptr[0], call.ptr[1], &value);
+        break;
+    case REDUCE_NRM2:
+        st = GK_CALL(&call, nrm2, t, n, call.ptr[0], &value);
+        break;
+    }
+    GK_FORWARD(gk__call_end(&call, st));
+    *result = value;
+    return GK_OK;
+}
+
+GK_API gk_status gk_sum(gk_context *c, const gk_buffer *x, double *result)
+{
+    return reduce(c, "gk_sum", REDUCE_SUM, x, NULL, result);
+}
+
+GK_API gk_status gk_dot(gk_context *c, const gk_buffer *x, const gk_buffer *y, double *result)
+{
+    return reduce(c, "gk_dot", REDUCE_DOT, x, y, result);
 }
 
 GK_API gk_status gk_nrm2(gk_context *c, const gk_buffer *x, double *result)
 {
-    static const char fn[] = "gk_nrm2";
-    GK_FORWARD(check(fn, c, x, 0, NULL, result));
-    if (x->count == 0) {
-        *result = 0.0;
-        return GK_OK;
-    }
-    gk_call call;
-    GK_FORWARD(begin(&call, c, fn, x, NULL));
-    double value = 0.0;
-    gk_status st = GK_CALL(&call, nrm2, x->dtype, x->count, call.ptr[0], &value);
-    return end(&call, st, value, result);
+    return reduce(c, "gk_nrm2", REDUCE_NRM2, x, NULL, result);
 }
