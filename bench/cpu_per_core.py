@@ -16,44 +16,24 @@ import ctypes
 import os
 import platform
 import sys
-import time
 
 import numpy as np
 
-
-class Options(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_uint32), ("backend", ctypes.c_int32),
-                ("device", ctypes.c_int32), ("cpu_threads", ctypes.c_int32),
-                ("flags", ctypes.c_uint32)]
+import gk_ctypes
+from gk_ctypes import best, cpu_context
 
 
 def load(path):
-    lib = ctypes.CDLL(path)
-    vp, sz, u64, dbl = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint64, ctypes.c_double
-    lib.gk_context_options_init.argtypes = [ctypes.POINTER(Options)]
-    lib.gk_context_create_ex.argtypes = [ctypes.POINTER(Options), ctypes.POINTER(vp)]
-    lib.gk_context_device_name.argtypes = [vp]
-    lib.gk_context_device_name.restype = ctypes.c_char_p
-    lib.gk_buffer_wrap_host.argtypes = [vp, ctypes.c_int, sz, vp, ctypes.POINTER(vp)]
+    lib = gk_ctypes.load(path)
+    vp, u64, dbl = ctypes.c_void_p, ctypes.c_uint64, ctypes.c_double
     lib.gk_rng_normal.argtypes = [vp, u64, u64, dbl, dbl, vp]
     lib.gk_exp.argtypes = [vp, vp, vp]
-    lib.gk_last_error.restype = ctypes.c_char_p
     return lib
 
 
 def check(lib, status):
     if status:
         sys.exit(f"libgpukern: status {status}: {lib.gk_last_error().decode()}")
-
-
-def best(fn, reps):
-    fn()
-    times = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def main():
@@ -64,11 +44,8 @@ def main():
     args = ap.parse_args()
     path = os.environ.get("GPUKERN_LIBRARY", "libgpukern.so.1")
     lib = load(path)
-    opts = Options()
-    lib.gk_context_options_init(ctypes.byref(opts))
-    opts.backend, opts.cpu_threads = 1, args.threads
-    ctx = ctypes.c_void_p()
-    check(lib, lib.gk_context_create_ex(ctypes.byref(opts), ctypes.byref(ctx)))
+    status, ctx = cpu_context(lib, args.threads)
+    check(lib, status)
     print(f"# {lib.gk_context_device_name(ctx).decode()} ({path}); numpy {np.__version__}; "
           f"{platform.machine()}, {os.cpu_count()} logical CPUs; n = {args.n}, best of {args.reps}")
     gen = np.random.default_rng(1)

@@ -16,40 +16,20 @@ import argparse
 import ctypes
 import os
 import platform
-import time
 
 import numpy as np
 
-
-class Options(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_uint32), ("backend", ctypes.c_int32),
-                ("device", ctypes.c_int32), ("cpu_threads", ctypes.c_int32),
-                ("flags", ctypes.c_uint32)]
+import gk_ctypes
+from gk_ctypes import best, cpu_context
 
 
 def load(path):
-    lib = ctypes.CDLL(path)
+    lib = gk_ctypes.load(path)
     vp, sz, dbl, i = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_double, ctypes.c_int
-    lib.gk_context_options_init.argtypes = [ctypes.POINTER(Options)]
-    lib.gk_context_create_ex.argtypes = [ctypes.POINTER(Options), ctypes.POINTER(vp)]
-    lib.gk_context_device_name.argtypes = [vp]
-    lib.gk_context_device_name.restype = ctypes.c_char_p
-    lib.gk_buffer_wrap_host.argtypes = [vp, i, sz, vp, ctypes.POINTER(vp)]
     lib.gk_buffer_destroy.argtypes = [vp]
     lib.gk_rbf_matrix.argtypes = [vp, sz, sz, sz, dbl, vp, vp, vp]
     lib.gk_gemm.argtypes = [vp, i, i, sz, sz, sz, dbl, vp, sz, vp, sz, dbl, vp, sz]
-    lib.gk_last_error.restype = ctypes.c_char_p
     return lib
-
-
-def best(fn, reps):
-    fn()
-    ts = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t)
-    return min(ts)
 
 
 def main():
@@ -64,11 +44,8 @@ def main():
     from sklearn.metrics.pairwise import rbf_kernel
     path = os.environ.get("GPUKERN_LIBRARY", "libgpukern.so.1")
     lib = load(path)
-    opts = Options()
-    lib.gk_context_options_init(ctypes.byref(opts))
-    opts.backend, opts.cpu_threads = 1, args.threads
-    ctx = ctypes.c_void_p()
-    if lib.gk_context_create_ex(ctypes.byref(opts), ctypes.byref(ctx)):
+    status, ctx = cpu_context(lib, args.threads)
+    if status:
         raise SystemExit(lib.gk_last_error().decode())
     print(f"# {lib.gk_context_device_name(ctx).decode()} ({path}); numpy {np.__version__}, "
           f"scikit-learn {skv}; {platform.machine()}, {os.cpu_count()} logical CPUs")
