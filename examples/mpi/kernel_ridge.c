@@ -12,33 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include <gpukern_mpi.h>
+#include "mpi_common.h"
 
 #define KR_PI 3.14159265358979323846
 
 static int rank_, size_;
-
-/* A collective call failed on every rank (gk_mpi_ errors are agreed on) or a local one failed:
- * say what, and stop every rank. */
-#define KR_CHECK(call) kr_check((call), #call, __LINE__)
-static void kr_check(gk_status st, const char *what, int line)
-{
-    if (st == GK_OK)
-        return;
-    const char *detail = strncmp(what, "gk_mpi_", 7) == 0 ? gk_mpi_last_error() : gk_last_error();
-    fprintf(stderr, "rank %d: kernel_ridge.c:%d: %s failed: %s\n  %s\n", rank_, line, what,
-            gk_status_string(st), detail);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 typedef struct options {
     size_t n, d;
@@ -125,16 +104,16 @@ static void share(const options *o, int rank, size_t *first, size_t *count)
 static void make_data(gk_context *ctx, const options *o, size_t first, size_t count, gk_buffer **x,
                       gk_buffer **y)
 {
-    KR_CHECK(gk_buffer_create(ctx, o->t, count * o->d, x));
-    KR_CHECK(gk_buffer_create(ctx, o->t, count, y));
-    KR_CHECK(gk_rng_uniform(ctx, o->seed, first * o->d, *x));
-    KR_CHECK(gk_rng_normal(ctx, o->seed + 1, first, 0.0, 0.1, *y));
+    MPX_CHECK(gk_buffer_create(ctx, o->t, count * o->d, x));
+    MPX_CHECK(gk_buffer_create(ctx, o->t, count, y));
+    MPX_CHECK(gk_rng_uniform(ctx, o->seed, first * o->d, *x));
+    MPX_CHECK(gk_rng_normal(ctx, o->seed + 1, first, 0.0, 0.1, *y));
     size_t es = o->t == GK_FLOAT32 ? 4 : 8;
     char *hx = malloc((count * o->d + 1) * es), *hy = malloc((count + 1) * es);
     if (hx == NULL || hy == NULL)
-        KR_CHECK(GK_E_OUT_OF_MEMORY);
-    KR_CHECK(gk_buffer_read(*x, 0, count * o->d, hx));
-    KR_CHECK(gk_buffer_read(*y, 0, count, hy));
+        MPX_CHECK(GK_E_OUT_OF_MEMORY);
+    MPX_CHECK(gk_buffer_read(*x, 0, count * o->d, hx));
+    MPX_CHECK(gk_buffer_read(*y, 0, count, hy));
     for (size_t i = 0; i < count; i++) {
         double x0, x1 = 0, noise;
         if (o->t == GK_FLOAT32) {
@@ -152,7 +131,7 @@ static void make_data(gk_context *ctx, const options *o, size_t first, size_t co
         else
             ((double *)hy)[i] = v;
     }
-    KR_CHECK(gk_buffer_write(*y, 0, count, hy));
+    MPX_CHECK(gk_buffer_write(*y, 0, count, hy));
     free(hx);
     free(hy);
 }
@@ -161,7 +140,7 @@ static void make_data(gk_context *ctx, const options *o, size_t first, size_t co
 static double dot(gk_context *ctx, MPI_Comm comm, const gk_buffer *a, const gk_buffer *b)
 {
     double local = 0, global = 0;
-    KR_CHECK(gk_dot(ctx, a, b, &local));
+    MPX_CHECK(gk_dot(ctx, a, b, &local));
     MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_SUM, comm);
     return global;
 }
@@ -195,54 +174,36 @@ static cg_result cg(system_t *s, const options *o, const gk_buffer *y, gk_buffer
 {
     gk_context *ctx = s->ctx;
     gk_buffer *r = NULL, *p = NULL, *q = NULL;
-    KR_CHECK(gk_buffer_create(ctx, o->t, s->rows, &r));
-    KR_CHECK(gk_buffer_create(ctx, o->t, s->rows, &p));
-    KR_CHECK(gk_buffer_create(ctx, o->t, s->rows, &q));
-    KR_CHECK(gk_fill(ctx, 0.0, alpha));
-    KR_CHECK(gk_copy(ctx, y, r));
-    KR_CHECK(gk_copy(ctx, y, p));
+    MPX_CHECK(gk_buffer_create(ctx, o->t, s->rows, &r));
+    MPX_CHECK(gk_buffer_create(ctx, o->t, s->rows, &p));
+    MPX_CHECK(gk_buffer_create(ctx, o->t, s->rows, &q));
+    MPX_CHECK(gk_fill(ctx, 0.0, alpha));
+    MPX_CHECK(gk_copy(ctx, y, r));
+    MPX_CHECK(gk_copy(ctx, y, p));
     double rs = dot(ctx, s->comm, r, r), bnorm = sqrt(rs);
     cg_result res = {0, 1.0, 0, 0};
-    double t0 = now();
+    double t0 = mpx_now();
     while (res.iterations < o->max_iter && sqrt(rs) > o->tol * bnorm) {
-        double tp = now();
-        KR_CHECK(product(s, p, q));
-        KR_CHECK(gk_context_synchronize(ctx));
-        res.product_seconds += now() - tp;
+        double tp = mpx_now();
+        MPX_CHECK(product(s, p, q));
+        MPX_CHECK(gk_context_synchronize(ctx));
+        res.product_seconds += mpx_now() - tp;
         double a = rs / dot(ctx, s->comm, p, q);
-        KR_CHECK(gk_axpy(ctx, a, p, alpha));
-        KR_CHECK(gk_axpy(ctx, -a, q, r));
+        MPX_CHECK(gk_axpy(ctx, a, p, alpha));
+        MPX_CHECK(gk_axpy(ctx, -a, q, r));
         double rs_new = dot(ctx, s->comm, r, r);
-        KR_CHECK(gk_scale(ctx, rs_new / rs, p));
-        KR_CHECK(gk_axpy(ctx, 1.0, r, p));
+        MPX_CHECK(gk_scale(ctx, rs_new / rs, p));
+        MPX_CHECK(gk_axpy(ctx, 1.0, r, p));
         rs = rs_new;
         res.iterations++;
     }
-    KR_CHECK(gk_context_synchronize(ctx));
-    res.seconds = now() - t0;
+    MPX_CHECK(gk_context_synchronize(ctx));
+    res.seconds = mpx_now() - t0;
     res.residual = bnorm > 0 ? sqrt(rs) / bnorm : 0;
     gk_buffer_destroy(r);
     gk_buffer_destroy(p);
     gk_buffer_destroy(q);
     return res;
-}
-
-static gk_context *open_context(const options *o)
-{
-    /* One GPU per rank: ranks on one node take its devices in turn. */
-    MPI_Comm node;
-    int node_rank = 0;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
-    MPI_Comm_rank(node, &node_rank);
-    MPI_Comm_free(&node);
-    gk_context_options opt;
-    gk_context_options_init(&opt);
-    opt.backend = o->backend;
-    int devices = o->backend == GK_BACKEND_CPU ? 1 : gk_device_count(o->backend);
-    opt.device = devices > 0 ? node_rank % devices : 0;
-    gk_context *ctx = NULL;
-    KR_CHECK(gk_context_create_ex(&opt, &ctx));
-    return ctx;
 }
 
 /* --check: rank 0 solves the whole problem in one process with the same CG and compares. */
@@ -253,8 +214,8 @@ static int check(const options *o, gk_context *ctx, const gk_buffer *alpha, size
     int *counts = malloc((size_t)size_ * sizeof *counts),
         *displs = malloc((size_t)size_ * sizeof *displs);
     if (!mine || !all || !counts || !displs)
-        KR_CHECK(GK_E_OUT_OF_MEMORY);
-    KR_CHECK(gk_buffer_read(alpha, 0, count, mine));
+        MPX_CHECK(GK_E_OUT_OF_MEMORY);
+    MPX_CHECK(gk_buffer_read(alpha, 0, count, mine));
     for (int r = 0; r < size_; r++) {
         size_t f, c;
         share(o, r, &f, &c);
@@ -267,12 +228,12 @@ static int check(const options *o, gk_context *ctx, const gk_buffer *alpha, size
     if (rank_ == 0) {
         gk_buffer *x = NULL, *y = NULL, *single = NULL;
         make_data(ctx, o, 0, o->n, &x, &y);
-        KR_CHECK(gk_buffer_create(ctx, o->t, o->n, &single));
+        MPX_CHECK(gk_buffer_create(ctx, o->t, o->n, &single));
         system_t s = {ctx, MPI_COMM_SELF, 1, o->n, o->d, o->gamma, o->lambda, x};
         cg_result r = cg(&s, o, y, single);
         double *a = malloc(o->n * sizeof *a), *b = malloc(o->n * sizeof *b);
         char *raw = malloc(o->n * es);
-        KR_CHECK(gk_buffer_read(single, 0, o->n, raw));
+        MPX_CHECK(gk_buffer_read(single, 0, o->n, raw));
         double diff = 0, norm = 0;
         for (size_t i = 0; i < o->n; i++) {
             a[i] = o->t == GK_FLOAT32 ? ((float *)all)[i] : ((double *)all)[i];
@@ -311,12 +272,12 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
     options o = parse(argc, argv);
-    gk_context *ctx = open_context(&o);
+    gk_context *ctx = mpx_open_context(o.backend, 0);
     size_t first, count;
     share(&o, rank_, &first, &count);
     gk_buffer *x = NULL, *y = NULL, *alpha = NULL;
     make_data(ctx, &o, first, count, &x, &y);
-    KR_CHECK(gk_buffer_create(ctx, o.t, count, &alpha));
+    MPX_CHECK(gk_buffer_create(ctx, o.t, count, &alpha));
     if (rank_ == 0)
         printf("kernel ridge regression: n = %zu points, d = %zu, gamma = %g, lambda = %g, %s, "
                "%d rank(s), %s (CUDA-aware MPI: %s)\n",

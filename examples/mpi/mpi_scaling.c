@@ -9,29 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include <gpukern_mpi.h>
+#include "mpi_common.h"
 
 static int rank_, size_;
-
-#define CHECK(call) check((call), #call, __LINE__)
-static void check(gk_status st, const char *what, int line)
-{
-    if (st == GK_OK)
-        return;
-    const char *detail = strncmp(what, "gk_mpi_", 7) == 0 ? gk_mpi_last_error() : gk_last_error();
-    fprintf(stderr, "rank %d: mpi_scaling.c:%d: %s failed: %s\n  %s\n", rank_, line, what,
-            gk_status_string(st), detail);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int cmp(const void *a, const void *b)
 {
@@ -84,37 +65,24 @@ int main(int argc, char **argv)
     if (reps < 1)
         reps = 1;
 
-    /* One GPU per rank where there are several; ranks beyond the GPU count share them. */
-    MPI_Comm node;
-    int node_rank = 0;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
-    MPI_Comm_rank(node, &node_rank);
-    MPI_Comm_free(&node);
-    gk_context_options opt;
-    gk_context_options_init(&opt);
-    opt.backend = be;
-    opt.cpu_threads = threads;
-    int devices = be == GK_BACKEND_CPU ? 1 : gk_device_count(be);
-    opt.device = devices > 0 ? node_rank % devices : 0;
-    gk_context *ctx = NULL;
-    CHECK(gk_context_create_ex(&opt, &ctx));
+    gk_context *ctx = mpx_open_context(be, threads);
 
     size_t first = n * (size_t)rank_ / (size_t)size_;
     size_t count = n * (size_t)(rank_ + 1) / (size_t)size_ - first;
     gk_buffer *x = NULL, *w = NULL, *out = NULL;
-    CHECK(gk_buffer_create(ctx, t, count * d, &x));
-    CHECK(gk_buffer_create(ctx, t, count, &w));
-    CHECK(gk_buffer_create(ctx, t, count, &out));
-    CHECK(gk_rng_uniform(ctx, 7, first * d, x));
-    CHECK(gk_rng_uniform(ctx, 8, first, w));
-    CHECK(gk_context_synchronize(ctx));
+    MPX_CHECK(gk_buffer_create(ctx, t, count * d, &x));
+    MPX_CHECK(gk_buffer_create(ctx, t, count, &w));
+    MPX_CHECK(gk_buffer_create(ctx, t, count, &out));
+    MPX_CHECK(gk_rng_uniform(ctx, 7, first * d, x));
+    MPX_CHECK(gk_rng_uniform(ctx, 8, first, w));
+    MPX_CHECK(gk_context_synchronize(ctx));
 
     double *times = malloc((size_t)reps * sizeof *times);
     for (int r = -warmup; r < reps; r++) {
         MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = now();
-        CHECK(gk_mpi_rbf_matvec(ctx, MPI_COMM_WORLD, count, count, d, gamma, x, x, w, out));
-        double mine = now() - t0, slowest = 0;
+        double t0 = mpx_now();
+        MPX_CHECK(gk_mpi_rbf_matvec(ctx, MPI_COMM_WORLD, count, count, d, gamma, x, x, w, out));
+        double mine = mpx_now() - t0, slowest = 0;
         MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         if (r >= 0)
             times[r] = slowest;
@@ -125,7 +93,7 @@ int main(int argc, char **argv)
     double *mine = malloc((count + 1) * sizeof *mine),
            *all = rank_ == 0 ? malloc((n + 1) * sizeof *all) : NULL;
     void *raw = malloc((count + 1) * (t == GK_FLOAT32 ? 4 : 8));
-    CHECK(gk_buffer_read(out, 0, count, raw));
+    MPX_CHECK(gk_buffer_read(out, 0, count, raw));
     double sum = 0;
     for (size_t i = 0; i < count; i++) {
         mine[i] = t == GK_FLOAT32 ? ((float *)raw)[i] : ((double *)raw)[i];
