@@ -28,61 +28,38 @@ static void cpu_fill_f64(int nt, size_t n, double v, double *x)
         x[i] = v;
 }
 
-static void cpu_add_f32(int nt, size_t n, const float *x, const float *y, float *z)
-{
-    GK_CPU_STREAM_LOOP
-    for (size_t i = 0; i < n; i++)
-        z[i] = x[i] + y[i];
-}
+/* add, sub, mul and div: the same loops and dispatch for both dtypes, one operator apart. */
+#define GK_CPU_BINARY(op, OPERATOR)                                                                \
+    static void cpu_##op##_f32(int nt, size_t n, const float *x, const float *y, float *z)         \
+    {                                                                                              \
+        GK_CPU_STREAM_LOOP                                                                         \
+        for (size_t i = 0; i < n; i++)                                                             \
+            z[i] = x[i] OPERATOR y[i];                                                             \
+    }                                                                                              \
+    static void cpu_##op##_f64(int nt, size_t n, const double *x, const double *y, double *z)      \
+    {                                                                                              \
+        GK_CPU_STREAM_LOOP                                                                         \
+        for (size_t i = 0; i < n; i++)                                                             \
+            z[i] = x[i] OPERATOR y[i];                                                             \
+    }                                                                                              \
+    gk_status gk__cpu_##op(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z)  \
+    {                                                                                              \
+        int nt = gk__cpu_team(st, n, GK_CPU_PAR_MIN_STREAM);                                       \
+        switch (t) {                                                                               \
+        case GK_FLOAT32:                                                                           \
+            cpu_##op##_f32(nt, n, x, y, z);                                                        \
+            return GK_OK;                                                                          \
+        case GK_FLOAT64:                                                                           \
+            cpu_##op##_f64(nt, n, x, y, z);                                                        \
+            return GK_OK;                                                                          \
+        }                                                                                          \
+        return gk__cpu_bad_dtype(t);                                                               \
+    }
 
-static void cpu_add_f64(int nt, size_t n, const double *x, const double *y, double *z)
-{
-    GK_CPU_STREAM_LOOP
-    for (size_t i = 0; i < n; i++)
-        z[i] = x[i] + y[i];
-}
-
-static void cpu_sub_f32(int nt, size_t n, const float *x, const float *y, float *z)
-{
-    GK_CPU_STREAM_LOOP
-    for (size_t i = 0; i < n; i++)
-        z[i] = x[i] - y[i];
-}
-
-static void cpu_sub_f64(int nt, size_t n, const double *x, const double *y, double *z)
-{
-    GK_CPU_STREAM_LOOP
-    for (size_t i = 0; i < n; i++)
-        z[i] = x[i] - y[i];
-}
-
-static void cpu_mul_f32(int nt, size_t n, const float *x, const float *y, float *z)
-{
-    GK_CPU_STREAM_LOOP
-    for (size_t i = 0; i < n; i++)
-        z[i] = x[i] * y[i];
-}
-
-static void cpu_mul_f64(int nt, size_t n, const double *x, const double *y, double *z)
-{
-    GK_CPU_STREAM_LOOP
-    for (size_t i = 0; i < n; i++)
-        z[i] = x[i] * y[i];
-}
-
-static void cpu_div_f32(int nt, size_t n, const float *x, const float *y, float *z)
-{
-    GK_CPU_STREAM_LOOP
-    for (size_t i = 0; i < n; i++)
-        z[i] = x[i] / y[i];
-}
-
-static void cpu_div_f64(int nt, size_t n, const double *x, const double *y, double *z)
-{
-    GK_CPU_STREAM_LOOP
-    for (size_t i = 0; i < n; i++)
-        z[i] = x[i] / y[i];
-}
+GK_CPU_BINARY(add, +)
+GK_CPU_BINARY(sub, -)
+GK_CPU_BINARY(mul, *)
+GK_CPU_BINARY(div, /)
 
 /* A multiply then an add (ISO C mode does not contract them into an fma); either is within
  * the contract's 1 ulp of |alpha x| + |y|. */
@@ -155,62 +132,6 @@ gk_status gk__cpu_copy(void *st, gk_dtype t, size_t n, const void *x, void *y)
         return GK_OK;
     case GK_FLOAT64:
         gk__cpu_memcpy(gk__cpu_threads(st), y, x, n * sizeof(double));
-        return GK_OK;
-    }
-    return gk__cpu_bad_dtype(t);
-}
-
-gk_status gk__cpu_add(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z)
-{
-    int nt = gk__cpu_team(st, n, GK_CPU_PAR_MIN_STREAM);
-    switch (t) {
-    case GK_FLOAT32:
-        cpu_add_f32(nt, n, x, y, z);
-        return GK_OK;
-    case GK_FLOAT64:
-        cpu_add_f64(nt, n, x, y, z);
-        return GK_OK;
-    }
-    return gk__cpu_bad_dtype(t);
-}
-
-gk_status gk__cpu_sub(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z)
-{
-    int nt = gk__cpu_team(st, n, GK_CPU_PAR_MIN_STREAM);
-    switch (t) {
-    case GK_FLOAT32:
-        cpu_sub_f32(nt, n, x, y, z);
-        return GK_OK;
-    case GK_FLOAT64:
-        cpu_sub_f64(nt, n, x, y, z);
-        return GK_OK;
-    }
-    return gk__cpu_bad_dtype(t);
-}
-
-gk_status gk__cpu_mul(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z)
-{
-    int nt = gk__cpu_team(st, n, GK_CPU_PAR_MIN_STREAM);
-    switch (t) {
-    case GK_FLOAT32:
-        cpu_mul_f32(nt, n, x, y, z);
-        return GK_OK;
-    case GK_FLOAT64:
-        cpu_mul_f64(nt, n, x, y, z);
-        return GK_OK;
-    }
-    return gk__cpu_bad_dtype(t);
-}
-
-gk_status gk__cpu_div(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z)
-{
-    int nt = gk__cpu_team(st, n, GK_CPU_PAR_MIN_STREAM);
-    switch (t) {
-    case GK_FLOAT32:
-        cpu_div_f32(nt, n, x, y, z);
-        return GK_OK;
-    case GK_FLOAT64:
-        cpu_div_f64(nt, n, x, y, z);
         return GK_OK;
     }
     return gk__cpu_bad_dtype(t);
