@@ -17,6 +17,18 @@ static void cpu_store(size_t es, void *out, size_t i, double v)
         ((double *)out)[i] = v;
 }
 
+/* out[i] = the sum of the column shares' partial sums partial[s * m + i], added in the order
+ * s = 0, 1, ... whatever the schedule was. */
+static void cpu_add_partials(size_t es, void *out, size_t m, size_t splits, const double *partial)
+{
+    for (size_t i = 0; i < m; i++) {
+        double v = 0.0;
+        for (size_t s = 0; s < splits; s++)
+            v += partial[s * m + i];
+        cpu_store(es, out, i, v);
+    }
+}
+
 /* Rows too wide to pack (cpu_rbf.h): each entry from its two rows in place. Task t is row
  * t % m and column share t / m of `splits` (built from the context's thread count, as below);
  * the only scratch is the shares' partial sums, splits x m doubles. */
@@ -49,12 +61,7 @@ static gk_status cpu_rbf_matvec_wide(int threads, int team, const gk_cpu_rbf_ker
             partial[s * m + i] = v;
     }
     if (splits > 1) {
-        for (size_t i = 0; i < m; i++) {
-            double v = 0.0;
-            for (size_t s = 0; s < splits; s++)
-                v += partial[s * m + i];
-            cpu_store(es, out, i, v);
-        }
+        cpu_add_partials(es, out, m, splits, partial);
         gk__free(partial);
     }
     return GK_OK;
@@ -123,14 +130,8 @@ static gk_status cpu_rbf_matvec(int threads, int team, const gk_cpu_rbf_kernels 
             }
         }
     }
-    if (splits > 1) {
-        for (size_t i = 0; i < m; i++) {
-            double v = 0.0;
-            for (size_t s = 0; s < splits; s++)
-                v += partial[s * m + i];
-            cpu_store(es, out, i, v);
-        }
-    }
+    if (splits > 1)
+        cpu_add_partials(es, out, m, splits, partial);
     gk__free(scratch);
     return GK_OK;
 }
