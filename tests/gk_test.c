@@ -371,3 +371,21 @@ double gk_test_exp_ref_ulps(gk_dtype t)
 {
     return t == GK_FLOAT64 && !gk_test_long_double_is_extended() ? 1.0 : 0.0;
 }
+
+static char saved_backend_env[256];
+static int saved_backend_env_set;
+
+void gk_test_env_save(void)
+{
+    const char *v = getenv("GK_BACKEND");
+    saved_backend_env_set = v != NULL;
+    snprintf(saved_backend_env, sizeof saved_backend_env, "%s", v ? v : "");
+}
+
+void gk_test_env_restore(void)
+{
+    if (saved_backend_env_set)
+        setenv("GK_BACKEND", saved_backend_env, 1);
+    else
+        unsetenv("GK_BACKEND");
+}

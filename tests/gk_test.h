@@ -170,4 +170,8 @@ uint64_t gk_test_ulp_distance(gk_dtype t, double a, double b);
 /* 1 when a and b have the same bits in dtype t. */
 int gk_test_same_bits(gk_dtype t, double a, double b);
 
+/* GK_BACKEND as it was, saved before a test changes it and put back after (one level deep). */
+void gk_test_env_save(void);
+void gk_test_env_restore(void);
+
 #endif /* GK_TEST_H */

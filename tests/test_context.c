@@ -11,25 +11,6 @@
 static char out_marker;
 #define CTX_SENTINEL ((gk_context *)&out_marker)
 
-/* GK_BACKEND as it was when the test started, restored afterwards. */
-static char saved_env[256];
-static int saved_env_set;
-
-static void env_save(void)
-{
-    const char *v = getenv("GK_BACKEND");
-    saved_env_set = v != NULL;
-    snprintf(saved_env, sizeof saved_env, "%s", v ? v : "");
-}
-
-static void env_restore(void)
-{
-    if (saved_env_set)
-        setenv("GK_BACKEND", saved_env, 1);
-    else
-        unsetenv("GK_BACKEND");
-}
-
 /* Runs one tiny op so that last_backend reports something. */
 static void run_one_op(gk_context *ctx)
 {
@@ -111,7 +92,7 @@ static void test_create_errors(void **state)
 static void test_auto_resolves(void **state)
 {
     (void)state;
-    env_save();
+    gk_test_env_save();
     unsetenv("GK_BACKEND");
     gk_context *ctx = NULL;
     GK_CHECK_OK(gk_context_create(GK_BACKEND_AUTO, &ctx));
@@ -123,7 +104,7 @@ static void test_auto_resolves(void **state)
     if (want == GK_BACKEND_CPU)
         assert_int_equal(ran, GK_BACKEND_CPU);
     gk_context_destroy(ctx);
-    env_restore();
+    gk_test_env_restore();
 }
 
 static void test_cuda_request(void **state)
@@ -166,7 +147,7 @@ static void test_cuda_request(void **state)
 static void test_env_backend(void **state)
 {
     (void)state;
-    env_save();
+    gk_test_env_save();
     int cuda = gk_backend_available(GK_BACKEND_CUDA);
     gk_context *ctx = NULL;
 
@@ -204,7 +185,7 @@ static void test_env_backend(void **state)
     GK_EXPECT(gk_context_create_ex(&o, &ctx), GK_E_INVALID_ARGUMENT, "gk_context_create");
     assert_ptr_equal(ctx, CTX_SENTINEL);
 
-    env_restore();
+    gk_test_env_restore();
 }
 
 static void test_options_init(void **state)
@@ -372,7 +353,7 @@ static void test_auto_hybrid(void **state)
 {
     (void)state;
     gk_test_require_cuda();
-    env_save();
+    gk_test_env_save();
     unsetenv("GK_BACKEND");
     char path[] = "/tmp/gk_test_calibration_XXXXXX";
     int fd = mkstemp(path);
@@ -429,7 +410,7 @@ static void test_auto_hybrid(void **state)
         setenv("GK_CALIBRATION", saved, 1);
     else
         unsetenv("GK_CALIBRATION");
-    env_restore();
+    gk_test_env_restore();
 }
 
 /* Handles carry a magic number: memory that is no handle is refused, not dereferenced blindly. */

@@ -20,25 +20,6 @@ static const gk_dtype dtypes[] = {GK_FLOAT32, GK_FLOAT64};
 /* Memory that is no handle: the magic number check must refuse it. */
 static _Alignas(64) unsigned char junk[4096];
 
-/* GK_BACKEND, saved and put back around the tests that change it. */
-static char saved_env[256];
-static int saved_env_set;
-
-static void env_save(void)
-{
-    const char *v = getenv("GK_BACKEND");
-    saved_env_set = v != NULL;
-    snprintf(saved_env, sizeof saved_env, "%s", v ? v : "");
-}
-
-static void env_restore(void)
-{
-    if (saved_env_set)
-        setenv("GK_BACKEND", saved_env, 1);
-    else
-        unsetenv("GK_BACKEND");
-}
-
 /* Asserts gk_last_error() contains text. */
 static void expect_message(const char *text)
 {
@@ -53,7 +34,7 @@ static void expect_message(const char *text)
 static void test_device_count(void **state)
 {
     (void)state;
-    env_save();
+    gk_test_env_save();
     unsetenv("GK_BACKEND");
     assert_int_equal(gk_device_count(GK_BACKEND_CPU), 1);
     int cuda = gk_device_count(GK_BACKEND_CUDA);
@@ -69,7 +50,7 @@ static void test_device_count(void **state)
     setenv("GK_BACKEND", "tpu", 1);
     assert_int_equal(gk_device_count(GK_BACKEND_AUTO), 0);
     expect_message("gk_device_count: GK_BACKEND=tpu");
-    env_restore();
+    gk_test_env_restore();
 
     assert_int_equal(gk_device_count((gk_backend)3), 0);
     expect_message("gk_device_count: b (3) is not a gk_backend");
@@ -80,7 +61,7 @@ static void test_device_count(void **state)
 static void test_device_option(void **state)
 {
     (void)state;
-    env_save();
+    gk_test_env_save();
     unsetenv("GK_BACKEND");
     gk_context_options o;
     gk_context_options_init(&o);
@@ -124,7 +105,7 @@ static void test_device_option(void **state)
         assert_int_equal(gk_context_backend(ctx), GK_BACKEND_CPU);
         gk_context_destroy(ctx);
     }
-    env_restore();
+    gk_test_env_restore();
 }
 
 /* ------------------------------------------------------------------------------------------
