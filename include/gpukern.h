@@ -274,7 +274,9 @@ GK_API gk_status gk_gemm(gk_context *c, gk_transpose ta, gk_transpose tb, size_t
 /* ==========================================================================================
  * Gaussian (RBF) kernels over row-major rows of d features
  *
- * Distances are computed from differences, so data far from the origin keeps its accuracy,
+ * Distances are computed from differences, or as |x|^2 + |y|^2 - 2 x.y on centered rows only
+ * where a rounding bound keeps every entry within the accuracy contract (CUDA float32 tiles,
+ * CPU rbf_matrix/rbf_matvec for wide rows), so data far from the origin keeps its accuracy,
  * and identical rows give exactly 1. Outputs must not overlap inputs (GK_E_INVALID_ARGUMENT);
  * buffers too small for the sizes are GK_E_SHAPE; size products that wrap are GK_E_OVERFLOW;
  * also GK_E_DTYPE, GK_E_CONTEXT_MISMATCH, GK_E_DEVICE. gamma may be any finite or infinite
