@@ -561,8 +561,8 @@ def bound_of(row, s, hw, libs, plan):
             # Three TF32 products less the two extra writes of their outputs, plus one write.
             t = max(3 * g - 2 * write, write)
             return t, (f"3 × TF32 GEMM ({g * 1e3:.3f} ms each, measured) − 2 writes of "
-                       f"{pairs * 4 / 2**30:.0f} GiB")
-        parts = [(v, h) for v, h in ((write, f"write {pairs * 4 / 2**30:.0f} GiB at the d2d rate"),
+                       f"{pairs * 4 / 1e9:.2f} GB")
+        parts = [(v, h) for v, h in ((write, f"write {pairs * 4 / 1e9:.2f} GB at the d2d rate"),
                                      (exps, f"{pairs:.2e} exps at the MUFU rate")) if v]
         if not parts:
             return None, "no copy rate or MUFU rate"
