@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# gk_ctypes.py - what the ctypes benchmarks share: loading, the ops' argument types, contexts, a timer.
+# gk_ctypes.py - what the ctypes benchmarks share: loading, ops' argument types, contexts, a timer.
 """The library through ctypes for the benchmarks: the ops' argument types, a context of any
 backend (a CPU one with a thread count), and a best-of-reps timer."""
 import ctypes

@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# auto_sweeps.py - gkbench --sweep run several times in a row: per sweep, AUTO's sizes within 1.1x.
+"""Runs `gkbench --sweep` COUNT times in a row (DESIGN.md: AUTO within 1.1x of the faster
+backend at every size, in three sweeps in a row) and prints, per sweep, how many sizes AUTO
+was within 1.1x of the faster backend and the worst three, with where AUTO ran them.
+
+    python3 bench/auto_sweeps.py [--gkbench build/bench/gkbench] [--count 3] [-- --op gemm]
+
+Each sweep calibrates into a file of its own (GK_CALIBRATION), not the user's cache. Also the
+AUTO row of gpu_targets.py. Standard library only.
+"""
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+AUTO_WITHIN = 1.1
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def read_sweep(path):
+    """The sweep's CSV rows (comment lines skipped)."""
+    with open(path, newline="") as f:
+        lines = [ln for ln in f if not ln.startswith("#")]
+    return list(csv.DictReader(lines))
+
+
+def run_sweeps(gkbench, count, extra, timeout_s):
+    """Per sweep: sizes compared, sizes within AUTO_WITHIN, the worst rows, errors."""
+    sweeps = []
+    for i in range(count):
+        with tempfile.TemporaryDirectory(prefix="gk_sweep") as tmp:
+            path = os.path.join(tmp, "sweep.csv")
+            # A calibration file of its own: the sweep calibrates, and must not touch ~/.cache.
+            env = dict(os.environ, GK_CALIBRATION=os.path.join(tmp, "calibration.txt"))
+            cmd = [gkbench, "--sweep", "--csv", path] + extra
+            log(f"auto: sweep {i + 1} of {count}: {' '.join(cmd)}")
+            t0 = time.perf_counter()
+            sw = {"sweep": i + 1, "command": " ".join(cmd)}
+            try:
+                p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout_s)
+                sw["rc"] = p.returncode
+                if p.returncode != 0:
+                    sw["stderr"] = p.stderr[-500:]
+            except subprocess.TimeoutExpired:
+                sw["rc"] = "timeout"
+            sw["seconds"] = time.perf_counter() - t0
+            rows = read_sweep(path) if os.path.exists(path) else []
+        rated = [r for r in rows if r.get("auto_over_best")]
+        sw["sizes"] = len(rated)
+        sw["within"] = sum(float(r["auto_over_best"]) <= AUTO_WITHIN for r in rated)
+        worst = sorted(rated, key=lambda r: -float(r["auto_over_best"]))[:3]
+        sw["worst"] = [{"op": r["op"], "m": r["m"], "n": r["n"], "d": r["d"],
+                        "auto_over_best": float(r["auto_over_best"]), "cpu_ms": r["cpu_ms"],
+                        "cuda_ms": r["cuda_ms"], "auto_ms": r["auto_ms"],
+                        "choice": r["auto_choice"], "cpu_calls": r["auto_cpu_calls"],
+                        "cuda_calls": r["auto_cuda_calls"]} for r in worst]
+        sweeps.append(sw)
+        log(f"auto: sweep {i + 1}: {sw['within']}/{sw['sizes']} within {AUTO_WITHIN}x")
+    return sweeps
+
+
+def worst_text(w):
+    size = f"{w['m']}x{w['n']}" if w["m"] not in ("", "0") else w["n"]
+    return (f"{w['op']} {size} {w['auto_over_best']:.3f} (cpu {w['cpu_ms']} ms, cuda "
+            f"{w['cuda_ms']} ms, auto {w['auto_ms']} ms, {w['choice']}: {w['cpu_calls']} cpu / "
+            f"{w['cuda_calls']} cuda calls)")
+
+
+def sweep_text(x):
+    """One line on a sweep: sizes within, time, gkbench's status, the worst rows."""
+    worst = "; ".join(worst_text(w) for w in x["worst"])
+    rc = "" if x.get("rc") == 0 else f" (gkbench rc {x.get('rc')})"
+    return (f"AUTO sweep {x['sweep']}: {x['within']} of {x['sizes']} sizes within {AUTO_WITHIN}x "
+            f"in {x['seconds']:.0f} s{rc}; worst: {worst}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--gkbench", default="gkbench", help="the gkbench to run (default: on PATH)")
+    ap.add_argument("--count", type=int, default=3, help="sweeps in a row (3)")
+    ap.add_argument("--timeout", type=float, default=150, help="seconds a sweep may take")
+    ap.add_argument("--json", help="also write the sweeps' summaries here")
+    ap.add_argument("extra", nargs="*", help="gkbench arguments after --, e.g. -- --op gemm")
+    args = ap.parse_args()
+    sweeps = run_sweeps(args.gkbench, args.count, args.extra, args.timeout)
+    for x in sweeps:
+        print(sweep_text(x))
+    ok = all(x["sizes"] > 0 and x["within"] == x["sizes"] for x in sweeps)
+    print(f"{'all' if ok else 'not all'} of {len(sweeps)} sweeps had every size within "
+          f"{AUTO_WITHIN}x")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(sweeps, f, indent=1)
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
