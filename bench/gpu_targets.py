@@ -358,6 +358,8 @@ def markdown(rows, meta, sizes_of, hw, interrupted):
         if r.kind == "auto":
             sw = r.sweeps
             ours = ", ".join(f"{x['within']}/{x['sizes']}" for x in sw) if sw else r.error or "—"
+            if sw and r.error:
+                ours += f" ({r.error})"
             line = [r.label, ours + (" sizes within 1.1×" if sw else ""), "", "", "", "", "",
                     r.target_text, yes_no(r.met)]
             out.append("| " + " | ".join(line) + " |")
@@ -367,6 +369,8 @@ def markdown(rows, meta, sizes_of, hw, interrupted):
         bound = "—" if r.bound_s is None else f"{fmt_time(r.bound_s)} ({r.bound_how})"
         if r.bound_s is None and r.bound_how:
             bound = r.bound_how
+        if r.error and "ours" in r.cells:
+            bound = r.error
         of = f"{r.bound_s / o * 100:.0f} %" if (o and r.bound_s) else ""
         line = [r.label, cell_text(r, "ours") if "ours" in r.cells else (r.error or "—"), rate,
                 cell_text(r, "torch"), cell_text(r, "cupy"), bound, of, r.target_text,
@@ -439,7 +443,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="same sizes, fewer and shorter batches, "
                     "one AUTO sweep (about a minute on the H200)")
     ap.add_argument("--test-sizes", action="store_true", help="small sizes (tests the tool)")
-    ap.add_argument("--libs", default="torch,cupy", help="anchor libraries to try")
+    ap.add_argument("--libs", default="torch,cupy", help="anchor libraries to try (none: ours "
+                    "alone)")
     ap.add_argument("--auto-sweeps", type=int, help="gkbench --sweep runs (3; quick 1)")
     ap.add_argument("--sweep-args", default="", help="extra gkbench arguments for the sweeps")
     ap.add_argument("--json", default="gpu_targets.json", help="where the JSON goes")
@@ -464,7 +469,7 @@ def main():
     libs = load_anchors(args.libs.split(","))
     gkbench = args.gkbench or os.path.join(os.path.dirname(os.path.abspath(args.lib)), "..",
                                            "bench", "gkbench")
-    if not os.path.exists(gkbench):
+    if not args.gkbench and not os.path.exists(gkbench):
         gkbench = "gkbench"
     meta = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "commit": args.commit or git_commit(), "version": ours.version, "device": ours.device,
@@ -505,6 +510,10 @@ def main():
                     if args.auto_sweeps > 0:
                         r.sweeps = run_sweeps(gkbench, args.auto_sweeps,
                                               shlex.split(args.sweep_args), 150)
+                        bad = [f"sweep {x['sweep']} rc {x['rc']}" for x in r.sweeps
+                               if x["rc"] != 0 or x["sizes"] == 0]
+                        if bad:
+                            r.error = "gkbench --sweep failed: " + ", ".join(bad)
                 else:
                     measure_row(r, s, ours, libs, plan)
                     r.bound_s, r.bound_how = bound_of(r, s, hw, libs, plan)
@@ -523,6 +532,12 @@ def main():
     save()
     print(markdown(done, meta, sizes_of, hw, interrupted))
     log(f"JSON written to {args.json}")
+    # Anchors may be absent or fail (their cells say so); a row of ours that failed is an error.
+    failed = [r.id for r in done if r.error or "error" in r.cells.get("ours", {})]
+    if failed or interrupted:
+        log(f"gpu_targets.py: {'interrupted; ' if interrupted else ''}failed rows: "
+            f"{', '.join(failed) or 'none'}")
+        sys.exit(1)
 
 
 def measure_row(r, s, ours, libs, plan):
