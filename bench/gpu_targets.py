@@ -372,9 +372,12 @@ def markdown(rows, meta, sizes_of, hw, interrupted):
         if r.error and "ours" in r.cells:
             bound = r.error
         of = f"{r.bound_s / o * 100:.0f} %" if (o and r.bound_s) else ""
+        target = r.target_text
+        ratio = normal_ratio(rows, "ours")
+        if r.id == "rng_normal_f64_1e8" and ratio:
+            target += f"; ours f64 / f32 {ratio:.2f}×"
         line = [r.label, cell_text(r, "ours") if "ours" in r.cells else (r.error or "—"), rate,
-                cell_text(r, "torch"), cell_text(r, "cupy"), bound, of, r.target_text,
-                yes_no(r.met)]
+                cell_text(r, "torch"), cell_text(r, "cupy"), bound, of, target, yes_no(r.met)]
         out.append("| " + " | ".join(line) + " |")
     notes = proportion_notes(rows)
     sweeps = [r for r in rows if r.kind == "auto" and r.sweeps]
@@ -392,15 +395,23 @@ def yes_no(met):
     return "?" if met is None else ("yes" if met else "**no**")
 
 
+def normal_times(rows, name):
+    """(f32, f64) seconds of rng_normal 1e8 in library name, None where not measured."""
+    by = {r.id: r for r in rows}
+    return tuple((by[i].cells.get(name) or {}).get("median_s") if i in by else None
+                 for i in ("rng_normal_f32_1e8", "rng_normal_f64_1e8"))
+
+
+def normal_ratio(rows, name):
+    x, y = normal_times(rows, name)
+    return y / x if x and y else None
+
+
 def proportion_notes(rows):
     """rng_normal f64 beside f32 ("f64 in proportion"): the time ratio per library."""
-    by = {r.id: r for r in rows}
-    a, b = by.get("rng_normal_f32_1e8"), by.get("rng_normal_f64_1e8")
-    if a is None or b is None:
-        return []
     parts = []
     for name in ("ours", "torch", "cupy"):
-        x, y = (a.cells.get(name) or {}).get("median_s"), (b.cells.get(name) or {}).get("median_s")
+        x, y = normal_times(rows, name)
         if x and y:
             parts.append(f"{name} {y / x:.2f}× ({fmt_time(y)} / {fmt_time(x)})")
     if not parts:
