@@ -63,6 +63,9 @@ def run_sweeps(gkbench, count, extra, timeout_s):
                         "cuda_ms": r["cuda_ms"], "auto_ms": r["auto_ms"],
                         "choice": r["auto_choice"], "cpu_calls": r["auto_cpu_calls"],
                         "cuda_calls": r["auto_cuda_calls"]} for r in worst]
+        sw["rows"] = [{k: r[k] for k in ("op", "m", "n", "d", "cpu_ms", "cuda_ms", "auto_ms",
+                                         "auto_choice", "auto_cpu_calls", "auto_cuda_calls",
+                                         "auto_over_best")} for r in rows]
         sweeps.append(sw)
         log(f"auto: sweep {i + 1}: {sw['within']}/{sw['sizes']} within {AUTO_WITHIN}x")
     return sweeps
