@@ -3,6 +3,7 @@
 #ifndef GK_CPU_RBF_H
 #define GK_CPU_RBF_H
 
+#include <math.h>
 #include <stddef.h>
 
 #include "backend.h"
@@ -15,6 +16,13 @@
  * 32 gives 8 independent accumulators with SSE2 (16 would leave the adds latency-bound), 4 with
  * AVX2, 2 with AVX-512; on a 16-core Xeon 32 ran 4096^2 x 20 float32 in 4.4 ms, 16 in 16 ms. */
 #define GK_RBF_COLS ((size_t)32)
+
+/* Distances come from differences, never from |x|^2 + |y|^2 - 2 x.y: that form cancels
+ * catastrophically for data far from the origin and misses 0 for identical rows.
+ * float32: up to GK_RBF_F32_CHUNK squared differences are summed in float (a relative error of
+ * at most ~64 * 2^-24 = 4e-6 on the distance, which moves exp(-t) by at most 4e-6 / e), and
+ * chunk sums are carried in double, so the error does not grow with d. */
+#define GK_RBF_F32_CHUNK ((size_t)64)
 
 /* Rows of x per task of rbf_matrix and rbf_matvec: the packed y block is reused this many
  * times, so packing costs 1/64 of the distance work; tasks also split over column blocks, so a
@@ -50,6 +58,10 @@ typedef struct gk_cpu_rbf_kernels {
      * in yt; gz is the exponent used at distance 0. gamma and gz hold values of the dtype. */
     void (*row)(size_t d, size_t nb, size_t ld, double gamma, double gz, const void *xi,
                 const void *yt, void *out);
+    /* The same for `rows` consecutive rows of x: row r's values go to out + r * ldo. Handed to
+     * the ISA kernels below where there are some for the dtype (the same values). */
+    void (*rows)(size_t d, size_t rows, size_t nb, size_t ld, double gamma, double gz,
+                 const void *x, const void *yt, void *out, size_t ldo);
     /* exp(-gamma * ||x - y||^2) under the rule above for one pair of rows of d features, read
      * in place; the value of the dtype, as a double. */
     double (*pair)(size_t d, double gamma, double gz, const void *x, const void *y);
@@ -60,6 +72,59 @@ typedef struct gk_cpu_rbf_kernels {
 extern const gk_cpu_rbf_kernels gk__cpu_rbf_f32;
 extern const gk_cpu_rbf_kernels gk__cpu_rbf_f64;
 
+/* What the fused inner-product kernels of an ISA need for a float32 rbf_matrix
+ * (cpu_rbf_fused.c says why and derives the constants): the centered rows packed in panels,
+ * their squared norms rounded to float, the bound's constants, the rows as given for entries
+ * computed again from differences. */
+typedef struct gk_cpu_rbf_ip_f32 {
+    size_t m, n, d;
+    /* Panel p of x: rows p mr .. p mr + mr - 1, element (r, f) at xp[p mr d + f mr + r]. Panel
+     * q of y: rows q nr - sh + c for c < nr, element (c, f) at yp[q nr d + f nr + c]. Rows
+     * outside x and y are zero. 64-byte aligned. */
+    const float *xp, *yp;
+    size_t sh;                 /* 0 <= sh < nr */
+    const float *nx, *ny;      /* squared norms, indexed as the panels' rows; ny 64-byte aligned */
+    const float *nymax;        /* the largest ny of each panel of y */
+    float gamma;               /* as the dtype rounds it */
+    float beta, coef, tol;     /* the bound evaluated in float (per entry) */
+    double beta_d, coef_d, tol_d; /* the same evaluated in double (per row of a tile) */
+    double gamma_d;            /* gamma as given, for pair */
+    const float *x, *y;        /* the rows as given */
+    float *k;                  /* the output, m x n */
+    int stream;                /* k + j is 64-byte aligned for j = nr - sh and n % 16 = 0 */
+    double (*pair)(size_t d, double gamma, double gz, const void *x, const void *y);
+} gk_cpu_rbf_ip_f32;
+
+/* v rounded to a float no smaller than v. */
+static inline float gk__cpu_rbf_round_up_f32(double v)
+{
+    float f = (float)v;
+    return (double)f < v ? nextafterf(f, INFINITY) : f;
+}
+
+/* Kernels written for one ISA (cpu/rbf/cpu_rbf_<isa>.c, each compiled for its ISA), which the
+ * generic ones in cpu_rbf_kernel.c hand their work to where the CPU runs that ISA. */
+typedef struct gk_cpu_rbf_isa {
+    const char *name;
+    /* The float32 difference form for `rows` consecutive rows of x (d features each) against nb
+     * columns packed by pack (ld: the packed row length): out[r * ldo + j] for r < rows, j < nb;
+     * the values of the generic row kernel's AVX-512 clone. */
+    void (*rows_f32)(size_t d, size_t rows, size_t nb, size_t ld, float gamma, float gz,
+                     const float *x, const float *yt, float *out, size_t ldo);
+    /* The fused inner-product form (NULL: none): the tiles of panels p0 <= p < p1 of x and
+     * q0 <= q < q1 of y, mr x nr entries each, written to a->k (the part inside m x n). */
+    size_t mr, nr;
+    void (*ip_f32)(const gk_cpu_rbf_ip_f32 *a, size_t p0, size_t p1, size_t q0, size_t q1);
+} gk_cpu_rbf_isa;
+
+#if defined(__x86_64__) && defined(GK_HAVE_RBF_AVX512)
+extern const gk_cpu_rbf_isa gk__cpu_rbf_avx512;
+#endif
+
+/* The widest ISA kernels this CPU runs, or NULL (then the generic kernels do all the work);
+ * chosen once. */
+const gk_cpu_rbf_isa *gk__cpu_rbf_isa(void);
+
 /* cpu_rbf_gemm.c: rbf_matrix in the inner-product form, through OpenBLAS GEMM, where its rounding
  * bound allows and it pays; 1 when it ran (*r: the status), 0 when the caller should compute
  * differences instead. */
@@ -68,6 +133,26 @@ int gk__cpu_rbf_matrix_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, 
 /* The same for rbf_matvec, a tile at a time (out is written only when it ran). */
 int gk__cpu_rbf_matvec_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
                             const void *x, const void *y, const void *w, void *out, gk_status *r);
+
+/* cpu_rbf_gemm.c's pieces that cpu_rbf_fused.c shares. Half the contract's error per entry is
+ * the inner-product form's to spend (the exp and the final rounding have the rest). */
+#define GK_RBF_GEMM_ERR_F32 5e-6
+#define GK_RBF_GEMM_ERR_F64 5e-13
+/* beta: |t - D| <= beta (||x - c||^2 + ||y - c||^2) for the dtype's unit roundoff u and d
+ * features (the bound in cpu_rbf_gemm.c). */
+double gk__cpu_rbf_beta(size_t d, double u);
+/* c, the centre: about the mean of x's and y's rows, rounded to the dtype (cd: d doubles of
+ * scratch); the same for the same inputs, whatever the team. */
+void gk__cpu_rbf_mean(gk_dtype t, size_t m, size_t n, size_t d, const void *x, const void *y,
+                      double *cd, void *c);
+/* Whether the typical entry of rows with these squared norms passes the bound. */
+int gk__cpu_rbf_typical_passes(double gamma, double beta, double tol, const double *nx, size_t m,
+                               const double *ny, size_t n);
+
+/* cpu_rbf_fused.c: float32 rbf_matrix in the inner-product form through an ISA's fused kernel,
+ * where there is one and the bound allows; 1 when it ran (*r: the status), else 0. */
+int gk__cpu_rbf_matrix_fused(void *st, size_t m, size_t n, size_t d, double gamma, const float *x,
+                             const float *y, float *k, gk_status *r);
 
 /* Rows of d = 0 features address no element, so the core passes such operands as NULL; the
  * kernels still form row addresses p + i * d, which C defines only for a pointer to an object.

@@ -13,8 +13,8 @@
 /* The difference form costs a subtraction and a multiply-add per pair and feature and is
  * compute-bound at large d (4096^2 x 256 float32 on 16 cores: 6.5x scikit-learn's rbf_kernel,
  * a GEMM then exp, where the issue asks 20x), while a GEMM runs at the FMA units' peak. Here
- * the distances come from one GEMM of rows centered on c, the
- * mean of all rows of x and y: D = nx_i + ny_j - 2 xc_i.yc_j, with xc = fl(x - c) in the
+ * the distances come from one GEMM of rows centered on c, about the
+ * mean of the rows of x and y (gk__cpu_rbf_mean): D = nx_i + ny_j - 2 xc_i.yc_j, with xc = fl(x - c) in the
  * dtype and the norms nx, ny of the rounded xc, yc summed in double. Centering makes the
  * cancellation as large as the data's spread around c, not around the origin (data offset by
  * 1e3 stays accurate).
@@ -35,8 +35,6 @@
  * within GK_RBF_GEMM_ERR_* (half the contract: the exp and the final rounding have the rest); every
  * other entry, and every entry with t <= E (identical rows among them, which must give exactly 1),
  * is computed again from differences. */
-#define GK_RBF_GEMM_ERR_F32 5e-6
-#define GK_RBF_GEMM_ERR_F64 5e-13
 
 /* Where the GEMM form pays (measured: see bench/RESULTS.md, 2026-12-01, issue 15): from this
  * many features, and for at least this many entries. */
@@ -51,7 +49,7 @@ static double gk_gamma_d(size_t d, double u)
     return (double)d * u / (1.0 - (double)d * u);
 }
 
-static double cpu_rbf_beta(size_t d, double u)
+double gk__cpu_rbf_beta(size_t d, double u)
 {
     const double v = 0x1p-53;
     return (gk_gamma_d(d, u) + 4.0 * u * (1.0 + u) / ((1.0 - u) * (1.0 - u)) +
@@ -59,20 +57,20 @@ static double cpu_rbf_beta(size_t d, double u)
            (1.0 + 4.0 * v); /* the bound's own evaluation in double */
 }
 
-/* The dtype's pieces, written once (as cpu_gemm.c's). center: column sums for c, the mean of
- * x's and y's rows, and xc = fl(x - c) row by row with its squared norm in double (not finite
+/* The dtype's pieces, written once (as cpu_gemm.c's). center: weighted sums of rows for c (about
+ * the mean of x's and y's rows), and xc = fl(x - c) row by row with its squared norm in double (not finite
  * where the row is not: the caller then falls back). epilogue: row i of k holds G = xc.yc^T on
  * entry and K on return, entries needing differences marked NaN (finite data and gamma > 0 never
  * give a NaN entry) and counted, so a row without any is not scanned again. It is bound by
  * memory (the row comes from the GEMM's output; perf on the VM: its first load takes a quarter
  * of its time), and a float32-arithmetic version of it measured no faster. */
 #define GK_CPU_RBF_GEMM_KERNELS(SUFFIX, T, EXP, U)                                                 \
-    static void cpu_center_sum_##SUFFIX(size_t rows, size_t d, size_t f0, size_t f1, const T *x,   \
+    static void cpu_center_sum_##SUFFIX(size_t rows, size_t step, size_t d, double w, const T *x, \
                                         double *c)                                                 \
     {                                                                                              \
-        for (size_t i = 0; i < rows; i++)                                                          \
-            for (size_t f = f0; f < f1; f++)                                                       \
-                c[f] += (double)x[i * d + f];                                                      \
+        for (size_t i = 0; i < rows; i += step)                                                    \
+            for (size_t f = 0; f < d; f++)                                                         \
+                c[f] += w * (double)x[i * d + f];                                                  \
     }                                                                                              \
                                                                                                    \
     GK_CPU_CLONES                                                                                  \
@@ -109,28 +107,34 @@ static double cpu_rbf_beta(size_t d, double u)
 GK_CPU_RBF_GEMM_KERNELS(f32, float, gk__vexp_f32, 0x1p-24)
 GK_CPU_RBF_GEMM_KERNELS(f64, double, gk__vexp_f64, 0x1p-53)
 
-/* c = the mean of x's and y's rows, rounded to the dtype (cd: d doubles of scratch). */
-static void cpu_rbf_mean(int nt, gk_dtype t, size_t m, size_t n, size_t d, const void *x,
-                         const void *y, double *cd, void *c)
+/* Rows of x and of y that the centre is estimated from. The bound holds for any c; c only sets
+ * how large s = ||x - c||^2 + ||y - c||^2 is, and evenly spaced rows estimate the mean well
+ * enough for that, in one short pass (the mean of all rows took 8% of rbf_matrix
+ * 2048^2 x 256 on one thread: column blocks read x and y once per block, from memory). */
+#define GK_RBF_CENTER_ROWS ((size_t)256)
+
+/* c = the mean of up to GK_RBF_CENTER_ROWS evenly spaced rows of x and as many of y, weighted by
+ * m and n, rounded to the dtype (cd: d doubles of scratch). */
+void gk__cpu_rbf_mean(gk_dtype t, size_t m, size_t n, size_t d, const void *x, const void *y,
+                      double *cd, void *c)
 {
-    const size_t fb = 64; /* features per task */
-    size_t fblocks = (d + fb - 1) / fb;
-#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
-    for (size_t b = 0; b < fblocks; b++) {
-        size_t f0 = b * fb, f1 = d - f0 < fb ? d : f0 + fb;
-        for (size_t f = f0; f < f1; f++)
-            cd[f] = 0.0;
-        if (t == GK_FLOAT32) {
-            cpu_center_sum_f32(m, d, f0, f1, x, cd);
-            cpu_center_sum_f32(n, d, f0, f1, y, cd);
-            for (size_t f = f0; f < f1; f++)
-                ((float *)c)[f] = (float)(cd[f] / (double)(m + n));
-        } else {
-            cpu_center_sum_f64(m, d, f0, f1, x, cd);
-            cpu_center_sum_f64(n, d, f0, f1, y, cd);
-            for (size_t f = f0; f < f1; f++)
-                ((double *)c)[f] = cd[f] / (double)(m + n);
-        }
+    size_t sx = (m + GK_RBF_CENTER_ROWS - 1) / GK_RBF_CENTER_ROWS;
+    size_t sy = (n + GK_RBF_CENTER_ROWS - 1) / GK_RBF_CENTER_ROWS;
+    size_t cx = (m + sx - 1) / sx, cy = (n + sy - 1) / sy; /* rows taken */
+    double wx = (double)m / ((double)(m + n) * (double)cx);
+    double wy = (double)n / ((double)(m + n) * (double)cy);
+    for (size_t f = 0; f < d; f++)
+        cd[f] = 0.0;
+    if (t == GK_FLOAT32) {
+        cpu_center_sum_f32(m, sx, d, wx, x, cd);
+        cpu_center_sum_f32(n, sy, d, wy, y, cd);
+        for (size_t f = 0; f < d; f++)
+            ((float *)c)[f] = (float)cd[f];
+    } else {
+        cpu_center_sum_f64(m, sx, d, wx, x, cd);
+        cpu_center_sum_f64(n, sy, d, wy, y, cd);
+        for (size_t f = 0; f < d; f++)
+            ((double *)c)[f] = cd[f];
     }
 }
 
@@ -157,7 +161,7 @@ static int cpu_rbf_center_rows(int nt, gk_dtype t, size_t rows, size_t d, const 
 /* Whether the typical entry of rows with these norms passes the bound (distance taken as the
  * mean nx + the mean ny): data that would mostly fail it takes differences from the start,
  * which costs less than recomputing most entries afterwards. */
-static int cpu_rbf_typical_passes(double gamma, double beta, double tol, const double *nx, size_t m,
+int gk__cpu_rbf_typical_passes(double gamma, double beta, double tol, const double *nx, size_t m,
                                   const double *ny, size_t n)
 {
     double sx = 0.0, sy = 0.0;
@@ -209,7 +213,7 @@ int gk__cpu_rbf_matrix_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, 
     double u = t == GK_FLOAT32 ? 0x1p-24 : 0x1p-53;
     if (!cpu_rbf_gemm_applies(t, m, n, d, gamma) || (m + n) > m * n / d)
         return 0;
-    double beta = cpu_rbf_beta(d, u),
+    double beta = gk__cpu_rbf_beta(d, u),
            tol = t == GK_FLOAT32 ? GK_RBF_GEMM_ERR_F32 : GK_RBF_GEMM_ERR_F64;
     /* Sizes fit: (m + n) d <= m n elements exist as k already. */
     size_t cbytes = (d * sizeof(double) + 63) / 64 * 64, tc = (d * es + 63) / 64 * 64;
@@ -223,11 +227,11 @@ int gk__cpu_rbf_matrix_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, 
     void *c = (char *)scratch + cbytes;
     char *xc = (char *)(ny + n), *yc = xc + m * d * es;
     int nt = gk__cpu_threads(st);
-    cpu_rbf_mean(nt, t, m, n, d, x, y, cd, c);
+    gk__cpu_rbf_mean(t, m, n, d, x, y, cd, c);
     /* Infinities and NaNs follow the rule of cpu_rbf.h: the difference form. */
     int finite = cpu_rbf_center_rows(nt, t, m, d, x, c, xc, nx);
     finite = finite && cpu_rbf_center_rows(nt, t, n, d, y, c, yc, ny);
-    if (!finite || !cpu_rbf_typical_passes(gamma, beta, tol, nx, m, ny, n)) {
+    if (!finite || !gk__cpu_rbf_typical_passes(gamma, beta, tol, nx, m, ny, n)) {
         gk__free(scratch);
         return 0;
     }
@@ -257,7 +261,7 @@ int gk__cpu_rbf_matvec_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, 
     double u = t == GK_FLOAT32 ? 0x1p-24 : 0x1p-53;
     if (!cpu_rbf_gemm_applies(t, m, n, d, gamma) || d > GK_RBF_GEMM_MAX_D)
         return 0;
-    double beta = cpu_rbf_beta(d, u),
+    double beta = gk__cpu_rbf_beta(d, u),
            tol = t == GK_FLOAT32 ? GK_RBF_GEMM_ERR_F32 : GK_RBF_GEMM_ERR_F64;
     size_t pm = m < GK_RBF_GEMM_PANEL ? m : GK_RBF_GEMM_PANEL;
     size_t bn = n < GK_RBF_GEMM_BLOCK ? n : GK_RBF_GEMM_BLOCK;
@@ -273,7 +277,7 @@ int gk__cpu_rbf_matvec_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, 
     void *c = (char *)scratch + cbytes;
     char *xc = (char *)(acc + m), *yc = xc + pm * d * es, *g = yc + bn * d * es;
     int nt = gk__cpu_threads(st);
-    cpu_rbf_mean(nt, t, m, n, d, x, y, cd, c);
+    gk__cpu_rbf_mean(t, m, n, d, x, y, cd, c);
     for (size_t i = 0; i < m; i++)
         acc[i] = 0.0;
     int ok = 1;
@@ -289,7 +293,7 @@ int gk__cpu_rbf_matvec_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, 
             const char *xp = (const char *)x + i0 * d * es;
             ok = cpu_rbf_center_rows(nt, t, mb, d, xp, c, xc, nx);
             if (ok && j0 == 0 && i0 == 0)
-                ok = cpu_rbf_typical_passes(gamma, beta, tol, nx, mb, ny, nb);
+                ok = gk__cpu_rbf_typical_passes(gamma, beta, tol, nx, mb, ny, nb);
             if (!ok)
                 break;
             *r = gk__cpu_gemm(st, t, GK_NO_TRANS, GK_TRANS, mb, nb, d, 1.0, xc, d, yc, d, 0.0, g,

@@ -6,13 +6,6 @@
 #include "cpu_rbf.h"
 #include "cpu_vexp.h"
 
-/* Distances come from differences, never from |x|^2 + |y|^2 - 2 x.y: that form cancels
- * catastrophically for data far from the origin and misses 0 for identical rows.
- * float32: up to GK_RBF_F32_CHUNK squared differences are summed in float (a relative error of
- * at most ~64 * 2^-24 = 4e-6 on the distance, which moves exp(-t) by at most 4e-6 / e), and
- * chunk sums are carried in double, so the error does not grow with d. */
-#define GK_RBF_F32_CHUNK ((size_t)64)
-
 /* A packed block of about this many bytes fits in L2 next to the output being written. */
 #define GK_RBF_BLOCK_BYTES ((size_t)128 * 1024)
 #define GK_RBF_MAX_COLS ((size_t)2048)
@@ -128,6 +121,29 @@ static void cpu_rbf_row_f64(size_t d, size_t nb, size_t ld, double gamma, double
     }
 }
 
+static void cpu_rbf_rows_f32(size_t d, size_t rows, size_t nb, size_t ld, double gamma,
+                             double gz, const void *xv, const void *ytv, void *outv, size_t ldo)
+{
+    const float *x = xv;
+    float *out = outv;
+    const gk_cpu_rbf_isa *isa = gk__cpu_rbf_isa();
+    if (isa != NULL) {
+        isa->rows_f32(d, rows, nb, ld, (float)gamma, (float)gz, x, ytv, out, ldo);
+        return;
+    }
+    for (size_t r = 0; r < rows; r++)
+        cpu_rbf_row_f32(d, nb, ld, gamma, gz, x + r * d, ytv, out + r * ldo);
+}
+
+static void cpu_rbf_rows_f64(size_t d, size_t rows, size_t nb, size_t ld, double gamma,
+                             double gz, const void *xv, const void *ytv, void *outv, size_t ldo)
+{
+    const double *x = xv;
+    double *out = outv;
+    for (size_t r = 0; r < rows; r++)
+        cpu_rbf_row_f64(d, nb, ld, gamma, gz, x + r * d, ytv, out + r * ldo);
+}
+
 /* One pair of rows in place (rows too wide to pack): differences of floats are exact in
  * double, so the sum of squares is carried in double, vectorized across features. */
 GK_CPU_CLONES
@@ -178,7 +194,7 @@ static double cpu_rbf_wdot_f64(size_t nb, const void *ktv, const void *wv)
     return s;
 }
 
-const gk_cpu_rbf_kernels gk__cpu_rbf_f32 = {sizeof(float), cpu_rbf_pack_f32, cpu_rbf_row_f32,
-                                            cpu_rbf_pair_f32, cpu_rbf_wdot_f32};
-const gk_cpu_rbf_kernels gk__cpu_rbf_f64 = {sizeof(double), cpu_rbf_pack_f64, cpu_rbf_row_f64,
-                                            cpu_rbf_pair_f64, cpu_rbf_wdot_f64};
+const gk_cpu_rbf_kernels gk__cpu_rbf_f32 = {sizeof(float),    cpu_rbf_pack_f32, cpu_rbf_row_f32,
+                                            cpu_rbf_rows_f32, cpu_rbf_pair_f32, cpu_rbf_wdot_f32};
+const gk_cpu_rbf_kernels gk__cpu_rbf_f64 = {sizeof(double),   cpu_rbf_pack_f64, cpu_rbf_row_f64,
+                                            cpu_rbf_rows_f64, cpu_rbf_pair_f64, cpu_rbf_wdot_f64};

@@ -67,8 +67,8 @@ static gk_status cpu_rbf_matrix(int threads, const gk_cpu_rbf_kernels *kr, size_
             if (packed != cb)
                 kr->pack(d, nb, cols, y + j0 * d * es, yt);
             packed = cb;
-            for (size_t i = i0; i < i1; i++)
-                kr->row(d, nb, cols, gamma, gz, x + i * d * es, yt, k + (i * n + j0) * es);
+            kr->rows(d, i1 - i0, nb, cols, gamma, gz, x + i0 * d * es, yt, k + (i0 * n + j0) * es,
+                     n);
         }
     }
     gk__free(scratch);
@@ -81,6 +81,8 @@ gk_status gk__cpu_rbf_matrix(void *st, gk_dtype t, size_t m, size_t n, size_t d,
     x = gk__cpu_rbf_rows_of(x);
     y = gk__cpu_rbf_rows_of(y);
     gk_status r;
+    if (t == GK_FLOAT32 && gk__cpu_rbf_matrix_fused(st, m, n, d, gamma, x, y, k, &r))
+        return r;
     if ((t == GK_FLOAT32 || t == GK_FLOAT64) &&
         gk__cpu_rbf_matrix_gemm(st, t, m, n, d, gamma, x, y, k, &r))
         return r;

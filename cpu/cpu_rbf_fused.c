@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/* cpu_rbf_fused.c - float32 rbf_matrix as ||x||^2 + ||y||^2 - 2 x.y in one fused pass per tile. */
+#include <float.h>
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+
+#include "alloc.h"
+#include "cpu_internal.h"
+#include "cpu_rbf.h"
+#include "error.h"
+
+/* Why not OpenBLAS here (cpu_rbf_gemm.c's form): its GEMM writes G = xc.yc^T to memory and the
+ * epilogue reads it back (on the 2-core VM that pass cost half as much as the GEMM at
+ * 2048^2 x 256), and on a 16-core host OpenBLAS's own threads, which spin after each call, and
+ * the OpenMP team of the epilogue then share the cores (4096^2 x 256 float32: 42 ms with
+ * cpu_threads = 16 against 7 ms for the GEMM alone). An ISA kernel (cpu/rbf/) computes a
+ * tile of dot products in registers and finishes it there; everything runs on the context's
+ * team. It also pays at small d, where GEMM did not: one multiply-add per pair and feature
+ * where the difference form has a subtraction too.
+ *
+ * The rounding bound is cpu_rbf_gemm.c's, |t - D| <= beta s with s = nx + ny, plus what the
+ * tile's float arithmetic adds: nx and ny rounded to float (u s), their sum (u (1 + u) s) and
+ * t = fl(s - 2 G) in one FMA (u |s - 2 G| <= u s (2 + 3u + g_d(u)))), 4.01 u s in all for
+ * d u <= 1e-3; so the kernel uses beta + 4.01 u. The test itself is evaluated in float: e = beta s
+ * and gamma e K coef are each at most four roundings below their exact values, which the
+ * factors (1 + 8u) below cover, so no entry passes that the exact test would fail. */
+#define GK_RBF_FUSED_MIN_D ((size_t)8)
+/* A panel of y (d x 32 floats) is re-read from L1 or L2 for each panel of x: up to 128 KiB. */
+#define GK_RBF_FUSED_MAX_D ((size_t)1024)
+/* Panels per task: a task's x panels (8 x 12 rows) stay in L2 while its y panels pass. */
+#define GK_RBF_FUSED_PANELS ((size_t)8)
+
+/* Panel p of rows (mr of them: row i = p mr + r - sh, d features) centered on c and packed
+ * feature-major, norms[p mr + r] their squared norms rounded to float, *nmax the largest; rows
+ * outside 0 .. rows - 1 are zero. Returns the sum of the panel's norms in double, or -1 when a
+ * row is not finite or so large that its dot products could overflow float (then the caller
+ * uses another form). */
+static double pack_panel(size_t rows, size_t d, size_t mr, size_t sh, size_t p, const float *src,
+                         const float *c, float *dst, float *norms, float *nmax)
+{
+    double total = 0.0;
+    float top = 0.0f;
+    for (size_t r = 0; r < mr; r++) {
+        size_t i = p * mr + r - sh; /* wraps to a huge value for the rows before row 0 */
+        float *o = dst + p * mr * d + r;
+        double s = 0.0;
+        if (p * mr + r >= sh && i < rows) {
+            const float *row = src + i * d;
+#pragma omp simd reduction(+ : s)
+            for (size_t f = 0; f < d; f++) {
+                float v = row[f] - c[f];
+                o[f * mr] = v;
+                s += (double)v * (double)v;
+            }
+        } else {
+            for (size_t f = 0; f < d; f++)
+                o[f * mr] = 0.0f;
+        }
+        /* |x.y| <= sqrt(nx ny) <= 2^60 keeps every partial sum of the tile finite */
+        if (!(s <= 0x1p60))
+            return -1.0;
+        float sf = (float)s;
+        norms[p * mr + r] = sf;
+        top = sf > top ? sf : top;
+        total += s;
+    }
+    *nmax = top;
+    return total;
+}
+
+/* Packs all panels of src; the sum of all norms, or -1 as pack_panel. */
+static double pack_all(int nt, size_t rows, size_t d, size_t mr, size_t sh, const float *src,
+                       const float *c, float *dst, float *norms, float *nmax)
+{
+    size_t panels = (rows + sh + mr - 1) / mr;
+    double total = 0.0;
+    int ok = 1;
+#pragma omp parallel for num_threads(nt) if (nt > 1 && panels > 4) schedule(static)             \
+    reduction(+ : total) reduction(& : ok)
+    for (size_t p = 0; p < panels; p++) {
+        double s = pack_panel(rows, d, mr, sh, p, src, c, dst, norms, &nmax[p]);
+        ok &= s >= 0.0;
+        total += s;
+    }
+    return ok ? total : -1.0;
+}
+
+int gk__cpu_rbf_matrix_fused(void *st, size_t m, size_t n, size_t d, double gamma, const float *x,
+                             const float *y, float *k, gk_status *r)
+{
+    const gk_cpu_rbf_isa *isa = gk__cpu_rbf_isa();
+    const double u = 0x1p-24;
+    /* (m + n) d <= m n: the packed copies are no larger than the output */
+    if (isa == NULL || isa->ip_f32 == NULL || d < GK_RBF_FUSED_MIN_D || d > GK_RBF_FUSED_MAX_D ||
+        !(gamma > 0.0) || !isfinite(gamma) || (float)gamma > FLT_MAX || m * n < ((size_t)1 << 16) ||
+        (m + n) > m * n / d)
+        return 0;
+    size_t mr = isa->mr, nr = isa->nr;
+    /* Output rows of whole cache lines: y's panels are shifted so that theirs start on one. */
+    int stream = n % 16 == 0 && (uintptr_t)k % sizeof(float) == 0;
+    size_t sh = stream ? (uintptr_t)k / sizeof(float) % 16 : 0;
+    size_t pm = (m + mr - 1) / mr, pn = (n + sh + nr - 1) / nr;
+    size_t cbytes = (d * sizeof(double) + 63) / 64 * 64,
+           cfbytes = (d * sizeof(float) + 63) / 64 * 64;
+    size_t xbytes = (pm * mr * d * sizeof(float) + 63) / 64 * 64;
+    size_t ybytes = pn * nr * d * sizeof(float), nybytes = (pn * nr * sizeof(float) + 63) / 64 * 64;
+    size_t bytes =
+        cbytes + cfbytes + xbytes + ybytes + nybytes + (pm * mr + pn + pm) * sizeof(float);
+    void *scratch = NULL;
+    if (gk__aligned_alloc(&scratch, 64, bytes) != 0) {
+        *r = gk__error(GK_E_OUT_OF_MEMORY, "cannot allocate %zu bytes of scratch", bytes);
+        return 1;
+    }
+    double *cd = scratch;
+    float *c = (float *)((char *)scratch + cbytes);
+    float *xp = (float *)((char *)c + cfbytes), *yp = (float *)((char *)xp + xbytes);
+    float *ny = (float *)((char *)yp + ybytes), *nx = (float *)((char *)ny + nybytes);
+    float *nymax = nx + pm * mr, *nxmax = nymax + pn; /* nxmax: written, not needed */
+    int nt = gk__cpu_threads(st);
+    gk__cpu_rbf_mean(GK_FLOAT32, m, n, d, x, y, cd, c);
+    double beta = gk__cpu_rbf_beta(d, u), tol = GK_RBF_GEMM_ERR_F32;
+    double sx = pack_all(nt, m, d, mr, 0, x, c, xp, nx, nxmax);
+    double sy = sx < 0.0 ? -1.0 : pack_all(nt, n, d, nr, sh, y, c, yp, ny, nymax);
+    double mx = sx / (double)m, my = sy / (double)n;
+    /* Not finite, too large, or data whose typical entry fails the bound: differences. */
+    if (sy < 0.0 || !gk__cpu_rbf_typical_passes(gamma, beta, tol, &mx, 1, &my, 1)) {
+        gk__free(scratch);
+        return 0;
+    }
+    float tolf = (float)tol;
+    const double v = 0x1p-53;
+    gk_cpu_rbf_ip_f32 a = {
+        .m = m,
+        .n = n,
+        .d = d,
+        .xp = xp,
+        .yp = yp,
+        .sh = sh,
+        .nx = nx,
+        .ny = ny,
+        .nymax = nymax,
+        .gamma = (float)gamma,
+        .beta = gk__cpu_rbf_round_up_f32((beta + 4.01 * u) * (1.0 + 8.0 * u)),
+        .coef = gk__cpu_rbf_round_up_f32(1.0101 * (1.0 + 4.0 * u) * (1.0 + 8.0 * u)),
+        .tol = (double)tolf > tol ? nextafterf(tolf, 0.0f) : tolf,
+        .beta_d = (beta + 4.01 * u) * (1.0 + 4.0 * v),
+        .coef_d = 1.0101 * (1.0 + 4.0 * u) * (1.0 + 4.0 * v),
+        .tol_d = tol,
+        .gamma_d = gamma,
+        .x = x,
+        .y = y,
+        .k = k,
+        .stream = stream,
+        .pair = gk__cpu_rbf_f32.pair,
+    };
+    const size_t g = GK_RBF_FUSED_PANELS;
+    size_t row_blocks = (pm + g - 1) / g, col_blocks = (pn + g - 1) / g;
+    size_t tasks = row_blocks * col_blocks;
+    int team = tasks < (size_t)nt ? (int)tasks : nt;
+    /* Every entry is computed the same way whichever thread takes its tile. */
+#pragma omp parallel for num_threads(team) if (team > 1) schedule(dynamic, 1)
+    for (size_t t = 0; t < tasks; t++) {
+        size_t p0 = t % row_blocks * g, q0 = t / row_blocks * g;
+        size_t p1 = pm - p0 < g ? pm : p0 + g, q1 = pn - q0 < g ? pn : q0 + g;
+        isa->ip_f32(&a, p0, p1, q0, q1);
+    }
+    gk__free(scratch);
+    *r = GK_OK;
+    return 1;
+}

@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: MIT */
+/* cpu_rbf_avx512.c - the float32 rbf kernels register-blocked for AVX-512 (built -mavx512f). */
+#include <immintrin.h>
+#include <string.h>
+
+#include "cpu_rbf.h"
+#include "cpu_vexp.h"
+
+/* Why kernels of their own: the generic row kernel (cpu_rbf_kernel.c) keeps GK_RBF_COLS = 32
+ * columns of one row of x in registers, two AVX-512 vectors, so its two chains of dependent
+ * multiply-adds (4 cycles each) use a quarter of the two FMA ports. Here MR = 12 rows of x share
+ * each pair of loaded y vectors: 24 independent accumulators, 2 loads per 24 multiply-adds,
+ * which keeps both ports busy. The difference form sums each entry over the features in the
+ * generic kernel's order, with one rounding per term (an FMA) where the generic kernel has two,
+ * so values may differ from its in the last bits, well within the contract. */
+#define MR 12
+#define NV 2 /* vectors of 16 columns per block: GK_RBF_COLS */
+
+_Static_assert(NV * 16 == GK_RBF_COLS, "a block is GK_RBF_COLS columns");
+
+/* exp(x) lane by lane: Cephes' polynomial as in cpu_vexp.h (k = round(x / ln 2), r = x - k ln 2
+ * in two parts, exp(r) to degree 7), with FMAs, and 2^k applied by vscalefps, which gives +inf on
+ * overflow and rounds subnormal results once; x is clamped to [-104, 104] first, where exp is
+ * already 0 or +inf (max and min return their second operand for a NaN, so NaN propagates).
+ * About half the instructions of gk__vexp_f32's portable form; within 2 ulp likewise (measured
+ * by tests/test_rbf_isa.c against a long double reference). */
+static inline __m512 vexp(__m512 x)
+{
+    x = _mm512_max_ps(_mm512_set1_ps(-104.0f), x);
+    x = _mm512_min_ps(_mm512_set1_ps(104.0f), x);
+    __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693359375f), x);
+    r = _mm512_fnmadd_ps(k, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r);
+    p = _mm512_add_ps(p, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, k);
+}
+
+/* exp(-exponent): the exponent rule of src/backend_math.h, gz where dist is 0. */
+static inline __m512 vkernel(__m512 gamma, __m512 gz, __m512 dist)
+{
+    __mmask16 zero = _mm512_cmp_ps_mask(dist, _mm512_setzero_ps(), _CMP_EQ_OQ);
+    __m512 e = _mm512_mask_blend_ps(zero, _mm512_mul_ps(gamma, dist), gz);
+    return vexp(_mm512_sub_ps(_mm512_setzero_ps(), e));
+}
+
+/* acc[r][v] += sum over features f0..f1-1 of (x_r[f] - yt[f][16 v ..])^2, for R rows of x. */
+static inline __attribute__((always_inline)) void diff_acc(const int R, size_t f0, size_t f1,
+                                                           size_t d, size_t ld, const float *x,
+                                                           const float *yt, __m512 acc[MR][NV])
+{
+    for (size_t f = f0; f < f1; f++) {
+        __m512 y0 = _mm512_loadu_ps(yt + f * ld), y1 = _mm512_loadu_ps(yt + f * ld + 16);
+#pragma GCC unroll 12
+        for (int r = 0; r < R; r++) {
+            __m512 xr = _mm512_set1_ps(x[(size_t)r * d + f]);
+            __m512 t0 = _mm512_sub_ps(y0, xr), t1 = _mm512_sub_ps(y1, xr);
+            acc[r][0] = _mm512_fmadd_ps(t0, t0, acc[r][0]);
+            acc[r][1] = _mm512_fmadd_ps(t1, t1, acc[r][1]);
+        }
+    }
+}
+
+/* One block of R rows by GK_RBF_COLS columns: distances (float sums of up to
+ * GK_RBF_F32_CHUNK features, chunks added in double: cpu_rbf_kernel.c's rule), then the
+ * exponent rule and exp, lane by lane through a tile in L1; cols: how many of the block's columns
+ * out has. */
+static inline __attribute__((always_inline)) void diff_block(const int R, size_t d, size_t ld,
+                                                             float gamma, float gz, const float *x,
+                                                             const float *yt, float *out,
+                                                             size_t ldo, size_t cols)
+{
+    __m512 acc[MR][NV], vg = _mm512_set1_ps(gamma), vz = _mm512_set1_ps(gz);
+    float tile[MR][GK_RBF_COLS] __attribute__((aligned(64)));
+    if (d <= GK_RBF_F32_CHUNK) {
+#pragma GCC unroll 12
+        for (int r = 0; r < R; r++)
+            acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+        diff_acc(R, 0, d, d, ld, x, yt, acc);
+        for (int r = 0; r < R; r++) {
+            _mm512_store_ps(tile[r], vkernel(vg, vz, acc[r][0]));
+            _mm512_store_ps(tile[r] + 16, vkernel(vg, vz, acc[r][1]));
+        }
+    } else {
+        double accd[MR][GK_RBF_COLS] __attribute__((aligned(64)));
+        memset(accd, 0, sizeof accd);
+        for (size_t f0 = 0; f0 < d; f0 += GK_RBF_F32_CHUNK) {
+            size_t f1 = d - f0 > GK_RBF_F32_CHUNK ? f0 + GK_RBF_F32_CHUNK : d;
+#pragma GCC unroll 12
+            for (int r = 0; r < R; r++)
+                acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+            diff_acc(R, f0, f1, d, ld, x, yt, acc);
+            for (int r = 0; r < R; r++) {
+                _mm512_store_ps(tile[r], acc[r][0]);
+                _mm512_store_ps(tile[r] + 16, acc[r][1]);
+#pragma omp simd
+                for (size_t j = 0; j < GK_RBF_COLS; j++)
+                    accd[r][j] += (double)tile[r][j];
+            }
+        }
+        for (int r = 0; r < R; r++) {
+#pragma omp simd
+            for (size_t j = 0; j < GK_RBF_COLS; j++)
+                tile[r][j] = gk__vexp_f32((float)-gk__rbf_exponent_f64(gamma, gz, accd[r][j]));
+        }
+    }
+    /* masked stores for a partial block: out has no room for the padding columns */
+    __mmask16 m0 = cols >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << cols) - 1u);
+    __mmask16 m1 = cols >= 32   ? (__mmask16)0xffff
+                   : cols <= 16 ? 0
+                                : (__mmask16)((1u << (cols - 16)) - 1u);
+    for (int r = 0; r < R; r++) {
+        _mm512_mask_storeu_ps(out + (size_t)r * ldo, m0, _mm512_load_ps(tile[r]));
+        _mm512_mask_storeu_ps(out + (size_t)r * ldo + 16, m1, _mm512_load_ps(tile[r] + 16));
+    }
+}
+
+/* R rows against the nb packed columns. */
+static inline __attribute__((always_inline)) void diff_rows(const int R, size_t d, size_t nb,
+                                                            size_t ld, float gamma, float gz,
+                                                            const float *x, const float *yt,
+                                                            float *out, size_t ldo)
+{
+    for (size_t j0 = 0; j0 < nb; j0 += GK_RBF_COLS) {
+        size_t cols = nb - j0 < GK_RBF_COLS ? nb - j0 : GK_RBF_COLS;
+        diff_block(R, d, ld, gamma, gz, x, yt + j0, out + j0, ldo, cols);
+    }
+}
+
+static void rows_f32(size_t d, size_t rows, size_t nb, size_t ld, float gamma, float gz,
+                     const float *x, const float *yt, float *out, size_t ldo)
+{
+    size_t i = 0;
+    for (; i + MR <= rows; i += MR)
+        diff_rows(MR, d, nb, ld, gamma, gz, x + i * d, yt, out + i * ldo, ldo);
+    /* the rest in blocks of 8, 4, 2 and 1 rows */
+    for (int R = 8; R >= 1; R /= 2) {
+        if (rows - i < (size_t)R)
+            continue;
+        const float *xr = x + i * d;
+        float *o = out + i * ldo;
+        switch (R) {
+        case 8:
+            diff_rows(8, d, nb, ld, gamma, gz, xr, yt, o, ldo);
+            break;
+        case 4:
+            diff_rows(4, d, nb, ld, gamma, gz, xr, yt, o, ldo);
+            break;
+        case 2:
+            diff_rows(2, d, nb, ld, gamma, gz, xr, yt, o, ldo);
+            break;
+        default:
+            diff_rows(1, d, nb, ld, gamma, gz, xr, yt, o, ldo);
+            break;
+        }
+        i += (size_t)R;
+    }
+}
+
+/* ----------------------------------------------------------------------------------------
+ * The inner-product form, fused (cpu/cpu_rbf_fused.c drives it): a tile of MR x NR entries as
+ * dot products of packed centered rows, then, from the registers, the distance, exp and the
+ * rounding bound's test, so G never goes to memory.
+ * -------------------------------------------------------------------------------------- */
+#define NR 32
+
+_Static_assert(NR == NV * 16, "a tile is NV vectors wide");
+
+/* Lanes l of a vector of columns j .. j + 15 with 0 <= j + l < n. */
+static inline __mmask16 cols_mask(ptrdiff_t j, size_t n)
+{
+    ptrdiff_t lo = j < 0 ? -j : 0, hi = (ptrdiff_t)n - j;
+    hi = hi > 16 ? 16 : hi;
+    if (hi <= lo)
+        return 0;
+    return (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+}
+
+/* Entries of one vector that the tile's test sent back (redo, a lane mask) from differences. */
+static void ip_redo(const gk_cpu_rbf_ip_f32 *a, size_t i, ptrdiff_t j, __mmask16 redo, float *v)
+{
+    while (redo) {
+        unsigned l = (unsigned)__builtin_ctz(redo);
+        redo &= (__mmask16)(redo - 1u);
+        v[l] =
+            (float)a->pair(a->d, a->gamma_d, 0.0, a->x + i * a->d, a->y + ((size_t)j + l) * a->d);
+    }
+}
+
+/* Tile (p, q): rows p MR .. of x, columns q NR - sh .. of y (a->sh aligns them with the output's
+ * cache lines, so whole vectors can be streamed past the cache: the output is written once and
+ * not read, and a store that misses would first read its line). The bound's test per entry is
+ * t <= e (too close to tell), gamma e > 1e-2 or gamma e K coef > tol; for a row of the tile it
+ * is first tried with e at its largest in the tile, e_row = beta (nx_i + max ny) (bounds taken
+ * in double): where that passes the last two for the whole row, only t <= e_row is tested per
+ * entry (it sends back a few more entries, those closer than e_row). */
+static inline void ip_tile(const gk_cpu_rbf_ip_f32 *a, size_t p, size_t q)
+{
+    size_t d = a->d;
+    const float *xp = a->xp + p * MR * d, *yp = a->yp + q * NR * d;
+    __m512 acc[MR][NV];
+#pragma GCC unroll 12
+    for (int r = 0; r < MR; r++)
+        acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+    for (size_t f = 0; f < d; f++) {
+        __m512 y0 = _mm512_load_ps(yp + f * NR), y1 = _mm512_load_ps(yp + f * NR + 16);
+#pragma GCC unroll 12
+        for (int r = 0; r < MR; r++) {
+            __m512 xr = _mm512_set1_ps(xp[f * MR + r]);
+            acc[r][0] = _mm512_fmadd_ps(xr, y0, acc[r][0]);
+            acc[r][1] = _mm512_fmadd_ps(xr, y1, acc[r][1]);
+        }
+    }
+    size_t i0 = p * MR, rows = a->m - i0 < MR ? a->m - i0 : MR;
+    ptrdiff_t j0 = (ptrdiff_t)(q * NR) - (ptrdiff_t)a->sh;
+    __mmask16 valid[NV] = {cols_mask(j0, a->n), cols_mask(j0 + 16, a->n)};
+    const __m512 ngamma = _mm512_set1_ps(-a->gamma), m2 = _mm512_set1_ps(-2.0f);
+    const __m512 zero = _mm512_setzero_ps();
+    __m512 ny[NV] = {_mm512_load_ps(a->ny + q * NR), _mm512_load_ps(a->ny + q * NR + 16)};
+    double nymax = (double)a->nymax[q];
+#pragma GCC unroll 12
+    for (int r = 0; r < MR; r++) {
+        if ((size_t)r >= rows)
+            break;
+        size_t i = i0 + (size_t)r;
+        float nxr = a->nx[i];
+        double erow = a->beta_d * ((double)nxr + nymax);
+        double ge = (double)a->gamma * erow;
+        int fast = ge <= 1e-2 && a->coef_d * ge <= a->tol_d;
+        __m512 nx = _mm512_set1_ps(nxr), ef = _mm512_set1_ps(gk__cpu_rbf_round_up_f32(erow));
+        float *out = a->k + (ptrdiff_t)(i * a->n) + j0;
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; v++) {
+            __m512 s = _mm512_add_ps(nx, ny[v]);
+            __m512 t = _mm512_max_ps(zero, _mm512_fmadd_ps(m2, acc[r][v], s));
+            __m512 kv = vexp(_mm512_mul_ps(ngamma, t));
+            __mmask16 redo;
+            if (fast) {
+                redo = _mm512_cmp_ps_mask(t, ef, _CMP_LE_OQ);
+            } else {
+                __m512 e = _mm512_mul_ps(_mm512_set1_ps(a->beta), s);
+                __m512 ge = _mm512_mul_ps(_mm512_set1_ps(a->gamma), e);
+                __m512 err = _mm512_mul_ps(_mm512_mul_ps(ge, kv), _mm512_set1_ps(a->coef));
+                redo = _mm512_cmp_ps_mask(t, e, _CMP_LE_OQ) |
+                       _mm512_cmp_ps_mask(ge, _mm512_set1_ps(1e-2f), _CMP_GT_OQ) |
+                       _mm512_cmp_ps_mask(err, _mm512_set1_ps(a->tol), _CMP_GT_OQ);
+            }
+            redo &= valid[v];
+            if (redo) {
+                float tmp[16] __attribute__((aligned(64)));
+                _mm512_store_ps(tmp, kv);
+                ip_redo(a, i, j0 + 16 * v, redo, tmp);
+                kv = _mm512_load_ps(tmp);
+            }
+            if (a->stream && valid[v] == 0xffff)
+                _mm512_stream_ps(out + 16 * v, kv);
+            else
+                _mm512_mask_storeu_ps(out + 16 * v, valid[v], kv);
+        }
+    }
+}
+
+static void ip_f32(const gk_cpu_rbf_ip_f32 *a, size_t p0, size_t p1, size_t q0, size_t q1)
+{
+    for (size_t q = q0; q < q1; q++)
+        for (size_t p = p0; p < p1; p++)
+            ip_tile(a, p, q);
+    if (a->stream)
+        _mm_sfence(); /* streamed stores are weakly ordered: done before the team's barrier */
+}
+
+const gk_cpu_rbf_isa gk__cpu_rbf_avx512 = {"avx512", rows_f32, MR, NR, ip_f32};
