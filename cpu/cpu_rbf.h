@@ -86,6 +86,7 @@ typedef struct gk_cpu_rbf_ip_f32 {
     const float *nx, *ny;      /* squared norms, indexed as the panels' rows; ny 64-byte aligned */
     const float *nymax;        /* the largest ny of each panel of y */
     float gamma;               /* as the dtype rounds it */
+    float zscale;              /* -gamma log2(e) in float: K = 2^(zscale t) */
     float beta, coef, tol;     /* the bound evaluated in float (per entry) */
     double beta_d, coef_d, tol_d; /* the same evaluated in double (per row of a tile) */
     double gamma_d;            /* gamma as given, for pair */
