@@ -78,21 +78,23 @@ extern const gk_cpu_rbf_kernels gk__cpu_rbf_f64;
  * computed again from differences. */
 typedef struct gk_cpu_rbf_ip_f32 {
     size_t m, n, d;
-    /* Panel p of x: rows p mr .. p mr + mr - 1, element (r, f) at xp[p mr d + f mr + r]. Panel
-     * q of y: rows q nr - sh + c for c < nr, element (c, f) at yp[q nr d + f nr + c]. Rows
-     * outside x and y are zero. 64-byte aligned. */
-    const float *xp, *yp;
-    size_t sh;                 /* 0 <= sh < nr */
-    const float *nx, *ny;      /* squared norms, indexed as the panels' rows; ny 64-byte aligned */
-    const float *nymax;        /* the largest ny of each panel of y */
-    float gamma;               /* as the dtype rounds it */
-    float zscale;              /* -gamma log2(e) in float: K = 2^(zscale t) */
-    float beta, coef, tol;     /* the bound evaluated in float (per entry) */
+    /* The packed panels (64-byte aligned, in the ISA's layout, ip_panel_bytes each): panel p of x
+     * holds rows p mr .. p mr + mr - 1, panel q of y rows q nr - sh .. q nr - sh + nr - 1; rows
+     * outside x and y are zero. */
+    const void *xp, *yp;
+    size_t xbytes, ybytes; /* bytes of one panel */
+    size_t sh;             /* 0 <= sh < nr */
+    const float *nx, *ny;  /* squared norms, indexed as the panels' rows; ny 64-byte aligned */
+    const float *nymax;    /* the largest ny of each panel of y */
+    float gamma;           /* as the dtype rounds it */
+    float zscale;          /* -gamma log2(e) in float: K = 2^(zscale t) */
+    float beta, coef, tol; /* the bound evaluated in float (per entry) */
     double beta_d, coef_d, tol_d; /* the same evaluated in double (per row of a tile) */
-    double gamma_d;            /* gamma as given, for pair */
-    const float *x, *y;        /* the rows as given */
-    float *k;                  /* the output, m x n */
-    int stream;                /* k + j is 64-byte aligned for j = nr - sh and n % 16 = 0 */
+    double gamma_d;               /* gamma as given, for pair */
+    const float *x, *y;           /* the rows as given */
+    float *k;                     /* the output, m x n */
+    /* n % 16 = 0 and k + (16 l - sh) starts a cache line: rows are written a line at a time */
+    int stream;
     double (*pair)(size_t d, double gamma, double gz, const void *x, const void *y);
 } gk_cpu_rbf_ip_f32;
 
@@ -112,14 +114,28 @@ typedef struct gk_cpu_rbf_isa {
      * the values of the generic row kernel's AVX-512 clone. */
     void (*rows_f32)(size_t d, size_t rows, size_t nb, size_t ld, float gamma, float gz,
                      const float *x, const float *yt, float *out, size_t ldo);
-    /* The fused inner-product form (NULL: none): the tiles of panels p0 <= p < p1 of x and
-     * q0 <= q < q1 of y, mr x nr entries each, written to a->k (the part inside m x n). */
+    /* The fused inner-product form (ip_f32 NULL: none), panels of mr rows of x and nr of y. */
     size_t mr, nr;
+    /* Bytes of one packed panel of x (side 0) or y (side 1) of d features. */
+    size_t (*ip_panel_bytes)(int side, size_t d);
+    /* Packs panel p: rows p per - sh + r (per = mr or nr) of src, centered on c, into the panel
+     * array dst; norms[p per + r] their squared norms rounded to float, *nmax the largest. The sum
+     * of the norms in double, or -1 where the kernel cannot take the rows (not finite, too large
+     * or too small for its arithmetic). */
+    double (*ip_pack)(int side, size_t rows, size_t d, size_t sh, size_t p, const float *src,
+                      const float *c, void *dst, float *norms, float *nmax);
+    /* |computed x.y - x.y| <= ip_dot_err(d) sum_f |x_f y_f| for packed rows x, y. */
+    double (*ip_dot_err)(size_t d);
+    /* The tiles of panels p0 <= p < p1 of x and q0 <= q < q1 of y, written to a->k (the part
+     * inside m x n). */
     void (*ip_f32)(const gk_cpu_rbf_ip_f32 *a, size_t p0, size_t p1, size_t q0, size_t q1);
 } gk_cpu_rbf_isa;
 
 #if defined(__x86_64__) && defined(GK_HAVE_RBF_AVX512)
 extern const gk_cpu_rbf_isa gk__cpu_rbf_avx512;
+#endif
+#if defined(__x86_64__) && defined(GK_HAVE_RBF_AMX)
+extern const gk_cpu_rbf_isa gk__cpu_rbf_amx; /* the fused form only (rows_f32 NULL) */
 #endif
 
 /* The widest ISA kernels this CPU runs, or NULL (then the generic kernels do all the work);
@@ -140,8 +156,9 @@ int gk__cpu_rbf_matvec_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, 
 #define GK_RBF_GEMM_ERR_F32 5e-6
 #define GK_RBF_GEMM_ERR_F64 5e-13
 /* beta: |t - D| <= beta (||x - c||^2 + ||y - c||^2) for the dtype's unit roundoff u and d
- * features (the bound in cpu_rbf_gemm.c). */
-double gk__cpu_rbf_beta(size_t d, double u);
+ * features (the bound in cpu_rbf_gemm.c), for dot products within dot_err sum |x_f y_f| (g_d(u)
+ * for GEMM). */
+double gk__cpu_rbf_beta(size_t d, double u, double dot_err);
 /* c, the centre: about the mean of x's and y's rows, rounded to the dtype (cd: d doubles of
  * scratch); the same for the same inputs, whatever the team. */
 void gk__cpu_rbf_mean(gk_dtype t, size_t m, size_t n, size_t d, const void *x, const void *y,

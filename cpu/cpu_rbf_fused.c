@@ -31,55 +31,19 @@
 /* Panels per task: a task's x panels (8 x 12 rows) stay in L2 while its y panels pass. */
 #define GK_RBF_FUSED_PANELS ((size_t)8)
 
-/* Panel p of rows (mr of them: row i = p mr + r - sh, d features) centered on c and packed
- * feature-major, norms[p mr + r] their squared norms rounded to float, *nmax the largest; rows
- * outside 0 .. rows - 1 are zero. Returns the sum of the panel's norms in double, or -1 when a
- * row is not finite or so large that its dot products could overflow float (then the caller
- * uses another form). */
-static double pack_panel(size_t rows, size_t d, size_t mr, size_t sh, size_t p, const float *src,
-                         const float *c, float *dst, float *norms, float *nmax)
+/* Packs all panels of src (per rows each) with the ISA's ip_pack; the sum of all norms, or -1
+ * where a panel could not be packed. */
+static double pack_all(const gk_cpu_rbf_isa *isa, int nt, int side, size_t rows, size_t d,
+                       size_t per, size_t sh, const float *src, const float *c, void *dst,
+                       float *norms, float *nmax)
 {
-    double total = 0.0;
-    float top = 0.0f;
-    for (size_t r = 0; r < mr; r++) {
-        size_t i = p * mr + r - sh; /* wraps to a huge value for the rows before row 0 */
-        float *o = dst + p * mr * d + r;
-        double s = 0.0;
-        if (p * mr + r >= sh && i < rows) {
-            const float *row = src + i * d;
-#pragma omp simd reduction(+ : s)
-            for (size_t f = 0; f < d; f++) {
-                float v = row[f] - c[f];
-                o[f * mr] = v;
-                s += (double)v * (double)v;
-            }
-        } else {
-            for (size_t f = 0; f < d; f++)
-                o[f * mr] = 0.0f;
-        }
-        /* |x.y| <= sqrt(nx ny) <= 2^60 keeps every partial sum of the tile finite */
-        if (!(s <= 0x1p60))
-            return -1.0;
-        float sf = (float)s;
-        norms[p * mr + r] = sf;
-        top = sf > top ? sf : top;
-        total += s;
-    }
-    *nmax = top;
-    return total;
-}
-
-/* Packs all panels of src; the sum of all norms, or -1 as pack_panel. */
-static double pack_all(int nt, size_t rows, size_t d, size_t mr, size_t sh, const float *src,
-                       const float *c, float *dst, float *norms, float *nmax)
-{
-    size_t panels = (rows + sh + mr - 1) / mr;
+    size_t panels = (rows + sh + per - 1) / per;
     double total = 0.0;
     int ok = 1;
 #pragma omp parallel for num_threads(nt) if (nt > 1 && panels > 4) schedule(static)             \
     reduction(+ : total) reduction(& : ok)
     for (size_t p = 0; p < panels; p++) {
-        double s = pack_panel(rows, d, mr, sh, p, src, c, dst, norms, &nmax[p]);
+        double s = isa->ip_pack(side, rows, d, sh, p, src, c, dst, norms, &nmax[p]);
         ok &= s >= 0.0;
         total += s;
     }
@@ -103,8 +67,9 @@ int gk__cpu_rbf_matrix_fused(void *st, size_t m, size_t n, size_t d, double gamm
     size_t pm = (m + mr - 1) / mr, pn = (n + sh + nr - 1) / nr;
     size_t cbytes = (d * sizeof(double) + 63) / 64 * 64,
            cfbytes = (d * sizeof(float) + 63) / 64 * 64;
-    size_t xbytes = (pm * mr * d * sizeof(float) + 63) / 64 * 64;
-    size_t ybytes = pn * nr * d * sizeof(float), nybytes = (pn * nr * sizeof(float) + 63) / 64 * 64;
+    size_t xpb = isa->ip_panel_bytes(0, d), ypb = isa->ip_panel_bytes(1, d);
+    size_t xbytes = (pm * xpb + 63) / 64 * 64, ybytes = (pn * ypb + 63) / 64 * 64;
+    size_t nybytes = (pn * nr * sizeof(float) + 63) / 64 * 64;
     size_t bytes =
         cbytes + cfbytes + xbytes + ybytes + nybytes + (pm * mr + pn + pm) * sizeof(float);
     void *scratch = NULL;
@@ -114,14 +79,14 @@ int gk__cpu_rbf_matrix_fused(void *st, size_t m, size_t n, size_t d, double gamm
     }
     double *cd = scratch;
     float *c = (float *)((char *)scratch + cbytes);
-    float *xp = (float *)((char *)c + cfbytes), *yp = (float *)((char *)xp + xbytes);
-    float *ny = (float *)((char *)yp + ybytes), *nx = (float *)((char *)ny + nybytes);
+    char *xp = (char *)c + cfbytes, *yp = xp + xbytes;
+    float *ny = (float *)(yp + ybytes), *nx = (float *)((char *)ny + nybytes);
     float *nymax = nx + pm * mr, *nxmax = nymax + pn; /* nxmax: written, not needed */
     int nt = gk__cpu_threads(st);
     gk__cpu_rbf_mean(GK_FLOAT32, m, n, d, x, y, cd, c);
-    double beta = gk__cpu_rbf_beta(d, u), tol = GK_RBF_GEMM_ERR_F32;
-    double sx = pack_all(nt, m, d, mr, 0, x, c, xp, nx, nxmax);
-    double sy = sx < 0.0 ? -1.0 : pack_all(nt, n, d, nr, sh, y, c, yp, ny, nymax);
+    double beta = gk__cpu_rbf_beta(d, u, isa->ip_dot_err(d)), tol = GK_RBF_GEMM_ERR_F32;
+    double sx = pack_all(isa, nt, 0, m, d, mr, 0, x, c, xp, nx, nxmax);
+    double sy = sx < 0.0 ? -1.0 : pack_all(isa, nt, 1, n, d, nr, sh, y, c, yp, ny, nymax);
     double mx = sx / (double)m, my = sy / (double)n;
     /* Not finite, too large, or data whose typical entry fails the bound: differences. */
     if (sy < 0.0 || !gk__cpu_rbf_typical_passes(gamma, beta, tol, &mx, 1, &my, 1)) {
@@ -136,6 +101,8 @@ int gk__cpu_rbf_matrix_fused(void *st, size_t m, size_t n, size_t d, double gamm
         .d = d,
         .xp = xp,
         .yp = yp,
+        .xbytes = xpb,
+        .ybytes = ypb,
         .sh = sh,
         .nx = nx,
         .ny = ny,

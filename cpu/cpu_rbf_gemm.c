@@ -49,11 +49,11 @@ static double gk_gamma_d(size_t d, double u)
     return (double)d * u / (1.0 - (double)d * u);
 }
 
-double gk__cpu_rbf_beta(size_t d, double u)
+double gk__cpu_rbf_beta(size_t d, double u, double dot_err)
 {
     const double v = 0x1p-53;
-    return (gk_gamma_d(d, u) + 4.0 * u * (1.0 + u) / ((1.0 - u) * (1.0 - u)) +
-            gk_gamma_d(d + 1, v) + 4.0 * v) *
+    return (dot_err + 4.0 * u * (1.0 + u) / ((1.0 - u) * (1.0 - u)) + gk_gamma_d(d + 1, v) +
+            4.0 * v) *
            (1.0 + 4.0 * v); /* the bound's own evaluation in double */
 }
 
@@ -213,7 +213,7 @@ int gk__cpu_rbf_matrix_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, 
     double u = t == GK_FLOAT32 ? 0x1p-24 : 0x1p-53;
     if (!cpu_rbf_gemm_applies(t, m, n, d, gamma) || (m + n) > m * n / d)
         return 0;
-    double beta = gk__cpu_rbf_beta(d, u),
+    double beta = gk__cpu_rbf_beta(d, u, gk_gamma_d(d, u)),
            tol = t == GK_FLOAT32 ? GK_RBF_GEMM_ERR_F32 : GK_RBF_GEMM_ERR_F64;
     /* Sizes fit: (m + n) d <= m n elements exist as k already. */
     size_t cbytes = (d * sizeof(double) + 63) / 64 * 64, tc = (d * es + 63) / 64 * 64;
@@ -261,7 +261,7 @@ int gk__cpu_rbf_matvec_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, 
     double u = t == GK_FLOAT32 ? 0x1p-24 : 0x1p-53;
     if (!cpu_rbf_gemm_applies(t, m, n, d, gamma) || d > GK_RBF_GEMM_MAX_D)
         return 0;
-    double beta = gk__cpu_rbf_beta(d, u),
+    double beta = gk__cpu_rbf_beta(d, u, gk_gamma_d(d, u)),
            tol = t == GK_FLOAT32 ? GK_RBF_GEMM_ERR_F32 : GK_RBF_GEMM_ERR_F64;
     size_t pm = m < GK_RBF_GEMM_PANEL ? m : GK_RBF_GEMM_PANEL;
     size_t bn = n < GK_RBF_GEMM_BLOCK ? n : GK_RBF_GEMM_BLOCK;

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* cpu_rbf_avx512.c - the float32 rbf kernels register-blocked for AVX-512 (built -mavx512f). */
 #include <immintrin.h>
+#include <math.h>
 #include <string.h>
 
 #include "cpu_rbf.h"
+#include "cpu_rbf_ip_avx512.h"
 #include "cpu_vexp.h"
 
 /* Why kernels of their own: the generic row kernel (cpu_rbf_kernel.c) keeps GK_RBF_COLS = 32
@@ -40,29 +42,6 @@ static inline __m512 vexp(__m512 x)
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
     p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r);
     p = _mm512_add_ps(p, _mm512_set1_ps(1.0f));
-    return _mm512_scalef_ps(p, k);
-}
-
-/* 2^z for z = -gamma t log2(e), the fused form's kernel values: Cephes' exp2f polynomial
- * (relative error below 2e-7 on [-1/2, 1/2]), 2^round(z) by vscalefps. z carries the roundings of
- * gamma log2(e) and of the product, 2u |z| in all, which moves 2^z by a factor
- * exp(+-2u |z| ln 2): at most 1.2e-5 relative for |z| <= 150 (below, the result is 0 or
- * subnormal) and at most 2u / e = 4.4e-8 in absolute terms, K <= 1 being 2^z. So an entry is
- * within 2e-7 + 4.4e-8 of exp(-gamma t), inside the half of the contract the exp and the final
- * rounding have; cpu_rbf_fused.c's coef allows for the 1.2e-5 where the test uses the value.
- * 11 instructions where vexp takes 15. */
-static inline __m512 vexp2_kernel(__m512 z)
-{
-    z = _mm512_max_ps(_mm512_set1_ps(-150.0f), z);
-    __m512 k = _mm512_roundscale_ps(z, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 f = _mm512_sub_ps(z, k);
-    __m512 p = _mm512_set1_ps(1.535336188319500e-4f);
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.339887440266574e-3f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.618437357674640e-3f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.550332471162809e-2f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.402264791363012e-1f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.931472028550421e-1f));
-    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
     return _mm512_scalef_ps(p, k);
 }
 
@@ -196,27 +175,6 @@ static void rows_f32(size_t d, size_t rows, size_t nb, size_t ld, float gamma, f
 
 _Static_assert(NR == NV * 16, "a tile is NV vectors wide");
 
-/* Lanes l of a vector of columns j .. j + 15 with 0 <= j + l < n. */
-static inline __mmask16 cols_mask(ptrdiff_t j, size_t n)
-{
-    ptrdiff_t lo = j < 0 ? -j : 0, hi = (ptrdiff_t)n - j;
-    hi = hi > 16 ? 16 : hi;
-    if (hi <= lo)
-        return 0;
-    return (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
-}
-
-/* Entries of one vector that the tile's test sent back (redo, a lane mask) from differences. */
-static void ip_redo(const gk_cpu_rbf_ip_f32 *a, size_t i, ptrdiff_t j, __mmask16 redo, float *v)
-{
-    while (redo) {
-        unsigned l = (unsigned)__builtin_ctz(redo);
-        redo &= (__mmask16)(redo - 1u);
-        v[l] =
-            (float)a->pair(a->d, a->gamma_d, 0.0, a->x + i * a->d, a->y + ((size_t)j + l) * a->d);
-    }
-}
-
 /* Tile (p, q): rows p MR .. of x, columns q NR - sh .. of y (a->sh aligns them with the output's
  * cache lines, so whole vectors can be streamed past the cache: the output is written once and
  * not read, and a store that misses would first read its line). The bound's test per entry is
@@ -227,7 +185,8 @@ static void ip_redo(const gk_cpu_rbf_ip_f32 *a, size_t i, ptrdiff_t j, __mmask16
 static inline void ip_tile(const gk_cpu_rbf_ip_f32 *a, size_t p, size_t q)
 {
     size_t d = a->d;
-    const float *xp = a->xp + p * MR * d, *yp = a->yp + q * NR * d;
+    const float *xp = (const float *)((const char *)a->xp + p * a->xbytes);
+    const float *yp = (const float *)((const char *)a->yp + q * a->ybytes);
     __m512 acc[MR][NV];
 #pragma GCC unroll 12
     for (int r = 0; r < MR; r++)
@@ -244,50 +203,37 @@ static inline void ip_tile(const gk_cpu_rbf_ip_f32 *a, size_t p, size_t q)
     size_t i0 = p * MR, rows = a->m - i0 < MR ? a->m - i0 : MR;
     ptrdiff_t j0 = (ptrdiff_t)(q * NR) - (ptrdiff_t)a->sh;
     __mmask16 valid[NV] = {cols_mask(j0, a->n), cols_mask(j0 + 16, a->n)};
-    const __m512 cg = _mm512_set1_ps(a->zscale), m2 = _mm512_set1_ps(-2.0f);
-    const __m512 zero = _mm512_setzero_ps();
-    __m512 ny[NV] = {_mm512_load_ps(a->ny + q * NR), _mm512_load_ps(a->ny + q * NR + 16)};
+    const float *nyq = a->ny + q * NR;
+    __m512 ny[NV] = {_mm512_load_ps(nyq), _mm512_load_ps(nyq + 16)};
     double nymax = (double)a->nymax[q];
 #pragma GCC unroll 12
     for (int r = 0; r < MR; r++) {
         if ((size_t)r >= rows)
             break;
-        size_t i = i0 + (size_t)r;
-        float nxr = a->nx[i];
-        double erow = a->beta_d * ((double)nxr + nymax);
-        double ge = (double)a->gamma * erow;
-        int fast = ge <= 1e-2 && a->coef_d * ge <= a->tol_d;
-        __m512 nx = _mm512_set1_ps(nxr), ef = _mm512_set1_ps(gk__cpu_rbf_round_up_f32(erow));
-        float *out = a->k + (ptrdiff_t)(i * a->n) + j0;
-#pragma GCC unroll 2
-        for (int v = 0; v < NV; v++) {
-            __m512 s = _mm512_add_ps(nx, ny[v]);
-            __m512 t = _mm512_max_ps(zero, _mm512_fmadd_ps(m2, acc[r][v], s));
-            __m512 kv = vexp2_kernel(_mm512_mul_ps(cg, t));
-            __mmask16 redo;
-            if (fast) {
-                redo = _mm512_cmp_ps_mask(t, ef, _CMP_LE_OQ);
-            } else {
-                __m512 e = _mm512_mul_ps(_mm512_set1_ps(a->beta), s);
-                __m512 ge = _mm512_mul_ps(_mm512_set1_ps(a->gamma), e);
-                __m512 err = _mm512_mul_ps(_mm512_mul_ps(ge, kv), _mm512_set1_ps(a->coef));
-                redo = _mm512_cmp_ps_mask(t, e, _CMP_LE_OQ) |
-                       _mm512_cmp_ps_mask(ge, _mm512_set1_ps(1e-2f), _CMP_GT_OQ) |
-                       _mm512_cmp_ps_mask(err, _mm512_set1_ps(a->tol), _CMP_GT_OQ);
-            }
-            redo &= valid[v];
-            if (redo) {
-                float tmp[16] __attribute__((aligned(64)));
-                _mm512_store_ps(tmp, kv);
-                ip_redo(a, i, j0 + 16 * v, redo, tmp);
-                kv = _mm512_load_ps(tmp);
-            }
-            if (a->stream && valid[v] == 0xffff)
-                _mm512_stream_ps(out + 16 * v, kv);
-            else
-                _mm512_mask_storeu_ps(out + 16 * v, valid[v], kv);
-        }
+        ip_row(a, i0 + (size_t)r, j0, valid, ny, nymax, acc[r]);
     }
+}
+
+/* Panels: x's feature-major, xp[f MR + r]; y's likewise, yp[f NR + c]. */
+static double ip_pack(int side, size_t rows, size_t d, size_t sh, size_t p, const float *src,
+                      const float *c, void *dstv, float *norms, float *nmax)
+{
+    size_t per = side == 0 ? MR : NR;
+    float *dst = (float *)dstv + p * per * d;
+#define PUT(r, f, v) (dst[(f) * per + (r)] = (v))
+    GK_IP_PACK_BODY(PUT, 0)
+#undef PUT
+}
+
+static size_t ip_panel_bytes(int side, size_t d)
+{
+    return (side == 0 ? MR : NR) * d * sizeof(float);
+}
+
+/* Every dot product is a chain of d FMAs: g_d(u) = d u / (1 - d u) relative to sum |x_f y_f|. */
+static double ip_dot_err(size_t d)
+{
+    return (double)d * 0x1p-24 / (1.0 - (double)d * 0x1p-24);
 }
 
 static void ip_f32(const gk_cpu_rbf_ip_f32 *a, size_t p0, size_t p1, size_t q0, size_t q1)
@@ -299,4 +245,5 @@ static void ip_f32(const gk_cpu_rbf_ip_f32 *a, size_t p0, size_t p1, size_t q0, 
         _mm_sfence(); /* streamed stores are weakly ordered: done before the team's barrier */
 }
 
-const gk_cpu_rbf_isa gk__cpu_rbf_avx512 = {"avx512", rows_f32, MR, NR, ip_f32};
+const gk_cpu_rbf_isa gk__cpu_rbf_avx512 = {
+    "avx512", rows_f32, MR, NR, ip_panel_bytes, ip_pack, ip_dot_err, ip_f32};

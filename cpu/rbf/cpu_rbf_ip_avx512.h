@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/* cpu_rbf_ip_avx512.h - the fused inner-product form's epilogue, shared by its AVX-512 kernels. */
+#ifndef GK_CPU_RBF_IP_AVX512_H
+#define GK_CPU_RBF_IP_AVX512_H
+
+/* Included by kernels compiled for AVX-512F (cpu_rbf_avx512.c, cpu_rbf_amx.c). */
+#include <immintrin.h>
+#include <stddef.h>
+
+#include "cpu_rbf.h"
+
+/* 2^z for z = -gamma t log2(e), the fused form's kernel values: Cephes' exp2f polynomial
+ * (relative error below 2e-7 on [-1/2, 1/2]), 2^round(z) by vscalefps. z carries the roundings of
+ * gamma log2(e) and of the product, 2u |z| in all, which moves 2^z by a factor
+ * exp(+-2u |z| ln 2): at most 1.2e-5 relative for |z| <= 150 (below, the result is 0 or
+ * subnormal) and at most 2u / e = 4.4e-8 in absolute terms, K <= 1 being 2^z. So an entry is
+ * within 2e-7 + 4.4e-8 of exp(-gamma t), inside the half of the contract the exp and the final
+ * rounding have; cpu_rbf_fused.c's coef allows for the 1.2e-5 where the test uses the value.
+ * 11 instructions where vexp takes 15. */
+static inline __m512 vexp2_kernel(__m512 z)
+{
+    z = _mm512_max_ps(_mm512_set1_ps(-150.0f), z);
+    __m512 k = _mm512_roundscale_ps(z, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 f = _mm512_sub_ps(z, k);
+    __m512 p = _mm512_set1_ps(1.535336188319500e-4f);
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.339887440266574e-3f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.618437357674640e-3f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.550332471162809e-2f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.402264791363012e-1f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.931472028550421e-1f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, k);
+}
+
+/* Lanes l of a vector of columns j .. j + 15 with 0 <= j + l < n. */
+static inline __mmask16 cols_mask(ptrdiff_t j, size_t n)
+{
+    ptrdiff_t lo = j < 0 ? -j : 0, hi = (ptrdiff_t)n - j;
+    hi = hi > 16 ? 16 : hi;
+    if (hi <= lo)
+        return 0;
+    return (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+}
+
+/* Entries of one vector that the tile's test sent back (redo, a lane mask) from differences. */
+static void ip_redo(const gk_cpu_rbf_ip_f32 *a, size_t i, ptrdiff_t j, __mmask16 redo, float *v)
+{
+    while (redo) {
+        unsigned l = (unsigned)__builtin_ctz(redo);
+        redo &= (__mmask16)(redo - 1u);
+        v[l] =
+            (float)a->pair(a->d, a->gamma_d, 0.0, a->x + i * a->d, a->y + ((size_t)j + l) * a->d);
+    }
+}
+
+/* One row of a tile, 32 columns from column j0 (a->sh aligns them with the output's cache lines,
+ * so whole vectors can be streamed past the cache: the output is written once and not read, and
+ * a store that misses would first read its line), given its dot products g[0], g[1] and the
+ * tile's ny and largest ny. The bound's test per entry is t <= e (too close to tell),
+ * gamma e > 1e-2 or gamma e K coef > tol; for the row it is first tried with e at its largest in
+ * the tile, e_row = beta (nx_i + max ny) (bounds taken in double): where that passes the last
+ * two for the whole row, only t <= e_row is tested per entry (it sends back a few more entries,
+ * those closer than e_row). */
+static inline void ip_row(const gk_cpu_rbf_ip_f32 *a, size_t i, ptrdiff_t j0,
+                          const __mmask16 valid[2], const __m512 ny[2], double nymax,
+                          const __m512 g[2])
+{
+    const __m512 cg = _mm512_set1_ps(a->zscale), m2 = _mm512_set1_ps(-2.0f);
+    const __m512 zero = _mm512_setzero_ps();
+    float nxr = a->nx[i];
+    double erow = a->beta_d * ((double)nxr + nymax);
+    double ge = (double)a->gamma * erow;
+    int fast = ge <= 1e-2 && a->coef_d * ge <= a->tol_d;
+    __m512 nx = _mm512_set1_ps(nxr), ef = _mm512_set1_ps(gk__cpu_rbf_round_up_f32(erow));
+    float *out = a->k + (ptrdiff_t)(i * a->n) + j0;
+#pragma GCC unroll 2
+    for (int v = 0; v < 2; v++) {
+        __m512 s = _mm512_add_ps(nx, ny[v]);
+        __m512 t = _mm512_max_ps(zero, _mm512_fmadd_ps(m2, g[v], s));
+        __m512 kv = vexp2_kernel(_mm512_mul_ps(cg, t));
+        __mmask16 redo;
+        if (fast) {
+            redo = _mm512_cmp_ps_mask(t, ef, _CMP_LE_OQ);
+        } else {
+            __m512 e = _mm512_mul_ps(_mm512_set1_ps(a->beta), s);
+            __m512 gev = _mm512_mul_ps(_mm512_set1_ps(a->gamma), e);
+            __m512 err = _mm512_mul_ps(_mm512_mul_ps(gev, kv), _mm512_set1_ps(a->coef));
+            redo = _mm512_cmp_ps_mask(t, e, _CMP_LE_OQ) |
+                   _mm512_cmp_ps_mask(gev, _mm512_set1_ps(1e-2f), _CMP_GT_OQ) |
+                   _mm512_cmp_ps_mask(err, _mm512_set1_ps(a->tol), _CMP_GT_OQ);
+        }
+        redo &= valid[v];
+        if (redo) {
+            float tmp[16] __attribute__((aligned(64)));
+            _mm512_store_ps(tmp, kv);
+            ip_redo(a, i, j0 + 16 * v, redo, tmp);
+            kv = _mm512_load_ps(tmp);
+        }
+        if (a->stream && valid[v] == 0xffff)
+            _mm512_stream_ps(out + 16 * v, kv);
+        else
+            _mm512_mask_storeu_ps(out + 16 * v, valid[v], kv);
+    }
+}
+
+/* Centers panel p of rows (per rows, row i = p per + r - sh, d features) on c, each value v then
+ * stored by PUT(r, f, v) (the kernel's layout), norms[p per + r] the squared norms rounded to
+ * float, *nmax the largest; rows outside 0 .. rows - 1 are zero. Returns the sum of the panel's
+ * norms in double, or -1 when a row is not finite, is so large that its dot products could
+ * overflow float, or (TINY != 0) has a nonzero value below 2^-32 in magnitude (then the caller
+ * uses another form). */
+#define GK_IP_PACK_BODY(PUT, TINY)                                                                 \
+    double total = 0.0;                                                                            \
+    float top = 0.0f;                                                                              \
+    for (size_t r = 0; r < per; r++) {                                                             \
+        size_t i = p * per + r - sh; /* wraps to a huge value for the rows before row 0 */         \
+        double s = 0.0;                                                                            \
+        int tiny = 0;                                                                              \
+        if (p * per + r >= sh && i < rows) {                                                       \
+            const float *row = src + i * d;                                                        \
+            _Pragma("omp simd reduction(+ : s) reduction(| : tiny)") for (size_t f = 0; f < d;     \
+                                                                          f++)                     \
+            {                                                                                      \
+                float v = row[f] - c[f];                                                           \
+                PUT(r, f, v);                                                                      \
+                s += (double)v * (double)v;                                                        \
+                tiny |= TINY && v != 0.0f && fabsf(v) < 0x1p-32f;                                  \
+            }                                                                                      \
+        } else {                                                                                   \
+            for (size_t f = 0; f < d; f++)                                                         \
+                PUT(r, f, 0.0f);                                                                   \
+        }                                                                                          \
+        /* |x.y| <= sqrt(nx ny) <= 2^60 keeps every partial sum finite */                          \
+        if (!(s <= 0x1p60) || tiny)                                                                \
+            return -1.0;                                                                           \
+        float sf = (float)s;                                                                       \
+        norms[p * per + r] = sf;                                                                   \
+        top = sf > top ? sf : top;                                                                 \
+        total += s;                                                                                \
+    }                                                                                              \
+    *nmax = top;                                                                                   \
+    return total;
+
+#endif /* GK_CPU_RBF_IP_AVX512_H */
