@@ -40,51 +40,83 @@ static size_t ip_panel_bytes(int side, size_t d)
     return 3 * PR * kpad(d) * sizeof(uint16_t);
 }
 
-/* v rounded to the nearest bfloat16 (ties to even), as its bits and as a float. */
-static inline uint16_t bf16_rne(float v, float *back)
+/* v rounded to the nearest bfloat16 lane by lane (ties to even; v finite), as a float; *bits the
+ * bfloat16 in the low half of each lane. */
+static inline __m512 bf16_rne(__m512 v, __m512i *bits)
 {
-    uint32_t b;
-    memcpy(&b, &v, sizeof b);
-    b = (b + 0x7fffu + ((b >> 16) & 1u)) & 0xffff0000u;
-    memcpy(back, &b, sizeof b);
-    return (uint16_t)(b >> 16);
+    __m512i b = _mm512_castps_si512(v);
+    __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(b, 16), _mm512_set1_epi32(1));
+    b = _mm512_add_epi32(_mm512_add_epi32(b, _mm512_set1_epi32(0x7fff)), lsb);
+    b = _mm512_and_si512(b, _mm512_set1_epi32((int)0xffff0000u));
+    *bits = _mm512_srli_epi32(b, 16);
+    return _mm512_castsi512_ps(b);
 }
 
-static inline void put3(uint16_t *dst, size_t stride, float v)
+/* Features f0 .. f0 + 15 of one centered row (v) as three bfloat16 vectors, 16 bits a lane. */
+static inline void split3(__m512 v, __m256i piece[3])
 {
-    float h1, h2, h3;
-    uint16_t b1 = bf16_rne(v, &h1);
-    float r1 = v - h1;
-    uint16_t b2 = bf16_rne(r1, &h2);
-    uint16_t b3 = bf16_rne(r1 - h2, &h3);
-    dst[0] = b1;
-    dst[stride] = b2;
-    dst[2 * stride] = b3;
+    __m512i b1, b2, b3;
+    __m512 r1 = _mm512_sub_ps(v, bf16_rne(v, &b1));
+    __m512 r2 = _mm512_sub_ps(r1, bf16_rne(r1, &b2));
+    bf16_rne(r2, &b3); /* exact: r2 has at most 8 significant bits */
+    piece[0] = _mm512_cvtepi32_epi16(b1);
+    piece[1] = _mm512_cvtepi32_epi16(b2);
+    piece[2] = _mm512_cvtepi32_epi16(b3);
 }
 
+/* As GK_IP_PACK_BODY (cpu_rbf_ip_avx512.h), vector by vector: row r's features in chunks of 16,
+ * the padding features d .. kp - 1 zero. */
 static double ip_pack(int side, size_t rows, size_t d, size_t sh, size_t p, const float *src,
                       const float *c, void *dstv, float *norms, float *nmax)
 {
-    const size_t per = PR, kp = kpad(d), piece = PR * kp;
+    const size_t kp = kpad(d), piece = PR * kp;
     uint16_t *dst = (uint16_t *)dstv + p * 3 * piece;
-    /* the padding features f = d .. kp - 1 of every row */
-    for (size_t r = 0; r < per; r++)
-        for (size_t f = d; f < kp; f++)
+    double total = 0.0;
+    float top = 0.0f;
+    const __m512 small = _mm512_set1_ps(0x1p-32f);
+    for (size_t r = 0; r < PR; r++) {
+        size_t i = p * PR + r - sh; /* wraps to a huge value for the rows before row 0 */
+        int valid = p * PR + r >= sh && i < rows;
+        const float *row = valid ? src + i * d : c;
+        __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
+        __mmask16 tiny = 0;
+        for (size_t f0 = 0; f0 < kp; f0 += 16) {
+            __mmask16 m = f0 >= d ? 0 : d - f0 >= 16 ? 0xffff : (__mmask16)((1u << (d - f0)) - 1u);
+            __m512 v =
+                _mm512_sub_ps(_mm512_maskz_loadu_ps(m, row + f0), _mm512_maskz_loadu_ps(m, c + f0));
+            __m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(v));
+            __m512d hi =
+                _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+            s0 = _mm512_fmadd_pd(lo, lo, s0);
+            s1 = _mm512_fmadd_pd(hi, hi, s1);
+            tiny |= _mm512_cmp_ps_mask(_mm512_abs_ps(v), small, _CMP_LT_OQ) &
+                    _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_NEQ_UQ);
+            __m256i h[3];
+            split3(v, h);
             for (size_t k = 0; k < 3; k++) {
-                if (side == 0)
-                    dst[k * piece + r * kp + f] = 0;
-                else
-                    dst[k * piece + (f / 2 * PR + r) * 2 + f % 2] = 0;
+                if (side == 0) {
+                    _mm256_storeu_si256((__m256i *)(dst + k * piece + r * kp + f0), h[k]);
+                } else {
+                    /* pairs of features (f, f + 1) of this row side by side, 32 rows apart */
+                    uint32_t w[8];
+                    _mm256_storeu_si256((__m256i *)w, h[k]);
+                    uint32_t *o = (uint32_t *)(dst + k * piece) + f0 / 2 * PR + r;
+                    for (size_t l = 0; l < 8; l++)
+                        o[l * PR] = w[l];
+                }
             }
-#define PUT_X(r, f, v) put3(dst + (r)*kp + (f), piece, (v))
-#define PUT_Y(r, f, v) put3(dst + ((f) / 2 * PR + (r)) * 2 + (f) % 2, piece, (v))
-    if (side == 0) {
-        GK_IP_PACK_BODY(PUT_X, 1)
-    } else {
-        GK_IP_PACK_BODY(PUT_Y, 1)
+        }
+        double sn = valid ? _mm512_reduce_add_pd(_mm512_add_pd(s0, s1)) : 0.0;
+        /* |x.y| <= sqrt(nx ny) <= 2^60 keeps every partial sum finite */
+        if (!(sn <= 0x1p60) || tiny)
+            return -1.0;
+        float sf = (float)sn;
+        norms[p * PR + r] = sf;
+        top = sf > top ? sf : top;
+        total += sn;
     }
-#undef PUT_X
-#undef PUT_Y
+    *nmax = top;
+    return total;
 }
 
 static double ip_dot_err(size_t d)
