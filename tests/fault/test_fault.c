@@ -368,10 +368,11 @@ out:
 static void sc_rbf(sweep *s)
 {
     enum { R = 1024, D = 4, MX = 40, NY = 30, DM = 8, MV = 3, NV = 4000, DV = 1, HR = 256 };
+    enum { FM = 256 }; /* FM x FM x DM: the CPU's fused inner-product form for float32 */
     gk_context *c = s->ctx, *c2 = NO_CONTEXT;
     gk_buffer *k = NO_BUFFER, *x = NO_BUFFER, *y = NO_BUFFER, *km = NO_BUFFER, *w = NO_BUFFER;
     gk_buffer *o = NO_BUFFER, *x2 = NO_BUFFER, *y2 = NO_BUFFER, *w2 = NO_BUFFER, *o2 = NO_BUFFER;
-    gk_buffer *wk = NO_BUFFER, *wo = NO_BUFFER;
+    gk_buffer *wk = NO_BUFFER, *wo = NO_BUFFER, *xf = NO_BUFFER, *yf = NO_BUFFER, *kf = NO_BUFFER;
     double hk[HR], ho[HR];
     fill_host(hk, HR, SENTINEL);
     fill_host(ho, HR, SENTINEL);
@@ -392,6 +393,13 @@ static void sc_rbf(sweep *s)
     STEP(s, gk_fill(c, SENTINEL, o), "gk_fill", 1);
     STEP(s, gk_rbf_matvec(c, MX, NY, DM, 0.25, x, y, w, o), "gk_rbf_matvec", all_sentinel(o));
     STEP(s, record_buffer(s, o), "gk_buffer_read", 1);
+
+    STEP(s, gk_buffer_view(s->dx, 0, FM * DM, &xf), "gk_buffer_view", xf == NO_BUFFER);
+    STEP(s, gk_buffer_view(s->dy, 0, FM * DM, &yf), "gk_buffer_view", yf == NO_BUFFER);
+    STEP(s, gk_buffer_create(c, GK_FLOAT32, FM * FM, &kf), "gk_buffer_create", kf == NO_BUFFER);
+    STEP(s, gk_fill(c, SENTINEL, kf), "gk_fill", 1);
+    STEP(s, gk_rbf_matrix(c, FM, FM, DM, 0.25, xf, yf, kf), "gk_rbf_matrix", all_sentinel(kf));
+    STEP(s, record_buffer(s, kf), "gk_buffer_read", 1);
 
     STEP(s, gk_context_create(s->backend, &c2), "gk_context_create", c2 == NO_CONTEXT);
     STEP(s, gk_buffer_create(c2, GK_FLOAT32, MV * DV, &x2), "gk_buffer_create", x2 == NO_BUFFER);
@@ -423,6 +431,9 @@ out:
     drop_buffer(y2);
     drop_buffer(x2);
     drop_context(c2);
+    drop_buffer(kf);
+    drop_buffer(yf);
+    drop_buffer(xf);
     drop_buffer(o);
     drop_buffer(w);
     drop_buffer(km);
