@@ -203,8 +203,11 @@ static void ip_f32(const gk_cpu_rbf_ip_f32 *a, size_t p0, size_t p1, size_t q0, 
 {
     float g[PR][PR] __attribute__((aligned(64)));
     configure();
-    for (size_t q = q0; q < q1; q++)
-        for (size_t p = p0; p < p1; p++)
+    /* x's panel outside: its pieces stay in L2 while y's pass (measured 8% faster on the VM
+     * than the other order; the passes are bound by L2, about 29 cycles per TDPBF16PS where data
+     * in L1 gives 17) */
+    for (size_t p = p0; p < p1; p++)
+        for (size_t q = q0; q < q1; q++)
             ip_tile(a, p, q, g);
     _tile_release();
     if (a->stream)
