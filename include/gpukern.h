@@ -276,8 +276,8 @@ GK_API gk_status gk_gemm(gk_context *c, gk_transpose ta, gk_transpose tb, size_t
  *
  * Distances are computed from differences, or as |x|^2 + |y|^2 - 2 x.y on centered rows only
  * where a rounding bound keeps every entry within the accuracy contract (CUDA float32 tiles,
- * CPU rbf_matrix/rbf_matvec for wide rows), so data far from the origin keeps its accuracy,
- * and identical rows give exactly 1. Outputs must not overlap inputs (GK_E_INVALID_ARGUMENT);
+ * CPU float32 rbf_matrix on AVX-512 from d = 8, CPU rbf_matrix/rbf_matvec from d = 64), so data
+ * far from the origin keeps its accuracy, and identical rows give exactly 1. Outputs must not overlap inputs (GK_E_INVALID_ARGUMENT);
  * buffers too small for the sizes are GK_E_SHAPE; size products that wrap are GK_E_OVERFLOW;
  * also GK_E_DTYPE, GK_E_CONTEXT_MISMATCH, GK_E_DEVICE. gamma may be any finite or infinite
  * value; NaN propagates. Do not wait.
