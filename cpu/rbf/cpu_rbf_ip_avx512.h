@@ -71,7 +71,10 @@ static inline void ip_row(const gk_cpu_rbf_ip_f32 *a, size_t i, ptrdiff_t j0,
     double erow = a->beta_d * ((double)nxr + nymax);
     double ge = (double)a->gamma * erow;
     int fast = ge <= 1e-2 && a->coef_d * ge <= a->tol_d;
-    __m512 nx = _mm512_set1_ps(nxr), ef = _mm512_set1_ps(gk__cpu_rbf_round_up_f32(erow));
+    /* erow rounded to a float no smaller, without a call: (1 + 2^-22) lifts it past any rounding
+     * down to nearest, 2^-149 past one among subnormals */
+    float eup = (float)(erow * (1.0 + 0x1p-22) + 0x1p-149);
+    __m512 nx = _mm512_set1_ps(nxr), ef = _mm512_set1_ps(eup);
     float *out = a->k + (ptrdiff_t)(i * a->n) + j0;
 #pragma GCC unroll 2
     for (int v = 0; v < 2; v++) {
