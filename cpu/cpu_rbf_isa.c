@@ -35,8 +35,13 @@ static int amx_usable(void)
 #endif
 static pthread_once_t choose_once = PTHREAD_ONCE_INIT;
 
-/* GK_RBF_ISA=generic keeps the portable kernels, =avx512 AVX-512's without AMX (the tests run
- * each way; a user never needs it). */
+/* GK_RBF_ISA=generic keeps the portable kernels; =amx puts the fused form's dot products on AMX
+ * tiles where they are usable. AVX-512 alone is the default: on the 16-vCPU H200 host, 16
+ * threads ran 4096^2 x 256 float32 in 6.8 ms with AVX-512 FMAs and in 8.9 ms with AMX (x 20:
+ * 1.6 against 2.0 ms; bench/RESULTS.md, 2026-12-01), although one thread on the 2-core VM is 13%
+ * faster with AMX (13.1 against 15.3 ms at 2048^2 x 256): the AMX passes are bound by L2 (about
+ * 29 cycles per TDPBF16PS there, 17 with data in L1), and the host's vCPUs seem to share cores
+ * (its sgemm runs at half the VM's rate per vCPU). The tests run each way. */
 static void choose(void)
 {
     const char *env = getenv("GK_RBF_ISA");
@@ -47,7 +52,7 @@ static void choose(void)
     if (__builtin_cpu_supports("avx512f"))
         chosen = &gk__cpu_rbf_avx512;
 #if defined(GK_HAVE_RBF_AMX)
-    if (chosen != NULL && !(env != NULL && strcmp(env, "avx512") == 0) && amx_usable()) {
+    if (chosen != NULL && env != NULL && strcmp(env, "amx") == 0 && amx_usable()) {
         with_amx = gk__cpu_rbf_avx512;
         with_amx.name = gk__cpu_rbf_amx.name;
         with_amx.mr = gk__cpu_rbf_amx.mr;

@@ -9,11 +9,11 @@
 /* The CPU backend computes float32 rbf_matrix with d >= 8, m n >= 2^16 and (m + n) d <= m n in
  * the inner-product form, a tile of dot products finished in registers, where the CPU has an ISA
  * kernel for it (cpu/rbf/, AVX-512); ctest runs this file also with GK_RBF_ISA=generic, the
- * portable kernels. The shapes here are such calls: output rows whose starts fall on every
- * position in a cache line (the kernel shifts its columns to streams whole lines), rows of x
- * and y that are the same buffer, data far from the origin, clusters whose near pairs fail the
- * rounding bound and are computed again from differences, non-finite and huge values (the
- * difference form then does the whole call). */
+ * portable kernels, and =amx, the dot products on AMX tiles. The shapes here are such calls: output
+ * rows whose starts fall on every position in a cache line (the kernel shifts its columns to
+ * stream whole lines), rows of x and y that are the same buffer, data far from the origin,
+ * clusters whose near pairs fail the rounding bound and are computed again from differences,
+ * non-finite and huge values (the difference form then does the whole call). */
 
 static long double ref_kernel(double gamma, const float *x, size_t i, const float *y, size_t j,
                               size_t d)

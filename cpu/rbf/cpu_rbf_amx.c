@@ -8,11 +8,12 @@
 #include "cpu_rbf.h"
 #include "cpu_rbf_ip_avx512.h"
 
-/* Why: on an AMX core a TDPBF16PS does 16 x 16 x 32 bfloat16 products into float in 16 cycles,
- * 16 times what AVX-512 FMAs do in float; at d = 256 the float32 dot products are what bounds
- * rbf_matrix. A float v splits exactly into three bfloat16 (8 significant bits each), rounded
- * to nearest: h1 = bf(v), h2 = bf(v - h1), h3 = v - h1 - h2, with |h2| <= 2^-8 (1 + 2^-8) |v|
- * and |h3| <= 2^-16 |v|. x.y = sum_f sum_ab h_a g_b; the products with a + b <= 4 are computed
+/* On request only (GK_RBF_ISA=amx; cpu_rbf_isa.c says why it is not the default).
+ * Why it might pay: on an AMX core a TDPBF16PS does 16 x 16 x 32 bfloat16 products into float in 16
+ * cycles, 16 times what AVX-512 FMAs do in float; at d = 256 the float32 dot products are what
+ * bounds rbf_matrix. A float v splits exactly into three bfloat16 (8 significant bits each),
+ * rounded to nearest: h1 = bf(v), h2 = bf(v - h1), h3 = v - h1 - h2, with |h2| <= 2^-8 (1 + 2^-8)
+ * |v| and |h3| <= 2^-16 |v|. x.y = sum_f sum_ab h_a g_b; the products with a + b <= 4 are computed
  * (h1 g1, h1 g2, h2 g1, h1 g3, h3 g1, h2 g2: six passes of tiles), the other three are at most
  * 2.01 u |x_f y_f| (u = 2^-24). Each product of two bfloat16 is exact in float, and every piece
  * and product is normal or zero (pack refuses nonzero |v| < 2^-32 and large rows), so AMX's
