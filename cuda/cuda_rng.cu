@@ -75,44 +75,97 @@ __device__ __forceinline__ void cuda_rng_normal_block(double (&v)[2], uint64_t s
     cuda_rng_pair(u1, u2, mean, stddev, v[0], v[1]);
 }
 
-/* Thread t computes Philox blocks b0 + t, b0 + t + stride, ... covering elements
- * [offset, offset + n) and writes the elements of each that fall in the range, so a value
- * depends only on (seed, element index), never on the launch shape or on how a range is split
- * into calls. Whole blocks go out as one 16-byte store when x is aligned to block boundaries
- * (vec); consecutive threads write consecutive 16 bytes. */
 enum cuda_rng_kind { CUDA_RNG_UNIFORM, CUDA_RNG_NORMAL, CUDA_RNG_NORMAL_F32 };
 
+/* The elements of Philox block b, by kind. */
+template <typename T, int KIND>
+__device__ __forceinline__ void cuda_rng_values(T (&v)[gk_cuda_vec<T>::width], uint64_t seed,
+                                                uint64_t b, float meanf, float stddevf,
+                                                double mean, double stddev)
+{
+    if constexpr (KIND == CUDA_RNG_NORMAL_F32)
+        cuda_rng_normal_f32_block(v, seed, b, meanf, stddevf);
+    else if constexpr (KIND == CUDA_RNG_NORMAL)
+        cuda_rng_normal_block(v, seed, b, mean, stddev);
+    else
+        cuda_rng_uniform_block(v, seed, b);
+}
+
+/* General form: thread t computes Philox blocks b0 + t, b0 + t + stride, ... covering elements
+ * [offset, offset + n) and writes the elements of each that fall in the range, so a value
+ * depends only on (seed, element index), never on the launch shape or on how a range is split
+ * into calls. Used where x minus offset elements is not 16-byte aligned (a view at an odd
+ * position), so that whole blocks cannot go out as one vector store. */
 template <typename T, int KIND>
 __global__ void __launch_bounds__(GK_CUDA_THREADS)
-    cuda_rng(size_t n, uint64_t seed, uint64_t offset, double mean, double stddev, T *x, bool vec)
+    cuda_rng(size_t n, uint64_t seed, uint64_t offset, double mean, double stddev, T *x)
 {
-    typedef gk_cuda_vec<T> V;
-    const int EPB = V::width;
+    const int EPB = gk_cuda_vec<T>::width;
     const uint64_t b0 = offset / EPB;
     const uint64_t nblocks = (offset + n - 1) / EPB - b0 + 1;
     for (uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; t < nblocks;
          t += (uint64_t)gridDim.x * blockDim.x) {
         const uint64_t b = b0 + t, e0 = b * EPB;
         T v[EPB];
-        if constexpr (KIND == CUDA_RNG_NORMAL_F32)
-            cuda_rng_normal_f32_block(v, seed, b, (float)mean, (float)stddev);
-        else if constexpr (KIND == CUDA_RNG_NORMAL)
-            cuda_rng_normal_block(v, seed, b, mean, stddev);
-        else
-            cuda_rng_uniform_block(v, seed, b);
-        if (vec && e0 >= offset && e0 - offset + EPB <= n) {
-            *(typename V::type *)(x + (e0 - offset)) = V::pack(v);
-        } else {
+        cuda_rng_values<T, KIND>(v, seed, b, (float)mean, (float)stddev, mean, stddev);
 #pragma unroll
-            for (int q = 0; q < EPB; q++) {
-                uint64_t e = e0 + q;
-                if (e >= offset && e - offset < n)
-                    x[e - offset] = v[q];
-            }
+        for (int q = 0; q < EPB; q++) {
+            uint64_t e = e0 + q;
+            if (e >= offset && e - offset < n)
+                x[e - offset] = v[q];
         }
     }
 }
 
+/* One launch of the aligned form: whole Philox blocks (b_hi, b_lo + i) for i in [0, count),
+ * block i going to whole[i] as one 16-byte store, with b_lo + count <= 2^32 and count < 2^31
+ * so that the loop runs on 32-bit counters and the counter's high word is the same for the
+ * whole launch; and at most two partial blocks (the range's first and last): elements
+ * [head_i0, head_i0 + head_len) of head_block to head[0, head_len), written by thread 0, and
+ * [0, tail_len) of tail_block to tail[0, tail_len), by thread 1. */
+template <typename T> struct cuda_rng_span {
+    uint64_t seed;
+    uint32_t b_lo, b_hi, count;
+    typename gk_cuda_vec<T>::type *whole;
+    T *head, *tail;
+    uint64_t head_block, tail_block;
+    uint32_t head_i0, head_len, tail_len;
+    float meanf, stddevf;
+    double mean, stddev;
+};
+
+/* Thread t makes whole blocks t, t + stride, ...: the per-block work is Philox, the values and
+ * one store, with no bounds or alignment tests (rng_normal float32 is limited by instruction
+ * issue, bench/RESULTS.md). */
+template <typename T, int KIND>
+__global__ void __launch_bounds__(GK_CUDA_THREADS) cuda_rng_aligned(cuda_rng_span<T> a)
+{
+    typedef gk_cuda_vec<T> V;
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x, stride = gridDim.x * blockDim.x;
+    const uint64_t hi = (uint64_t)a.b_hi << 32;
+    for (uint32_t i = t; i < a.count; i += stride) {
+        T v[V::width];
+        cuda_rng_values<T, KIND>(v, a.seed, hi | (a.b_lo + i), a.meanf, a.stddevf, a.mean,
+                                 a.stddev);
+        a.whole[i] = V::pack(v);
+    }
+    const uint32_t len = t == 0 ? a.head_len : t == 1 ? a.tail_len : 0;
+    if (len != 0) {
+        const uint32_t i0 = t == 0 ? a.head_i0 : 0;
+        T v[V::width], *p = t == 0 ? a.head : a.tail;
+        cuda_rng_values<T, KIND>(v, a.seed, t == 0 ? a.head_block : a.tail_block, a.meanf,
+                                 a.stddevf, a.mean, a.stddev);
+#pragma unroll
+        for (uint32_t q = 0; q < (uint32_t)V::width; q++)
+            if (q >= i0 && q - i0 < len)
+                p[q - i0] = v[q];
+    }
+}
+
+/* Splits [offset, offset + n) into a partial first block, whole blocks and a partial last block;
+ * the whole blocks go in launches of at most 2^31 blocks that do not cross a multiple of 2^32
+ * (one launch below 2^33 elements), the first launch taking the first partial block, the last
+ * the last one. */
 template <typename T, int KIND>
 static gk_status cuda_rng_run(gk_cuda_state *s, size_t n, uint64_t seed, uint64_t offset,
                               double mean, double stddev, T *x)
@@ -120,15 +173,51 @@ static gk_status cuda_rng_run(gk_cuda_state *s, size_t n, uint64_t seed, uint64_
     gk_status r = gk__cuda_enter(s);
     if (r != GK_OK)
         return r;
+    const char *name = KIND == CUDA_RNG_UNIFORM ? "cuda_rng<uniform>" : "cuda_rng<normal>";
     const uint64_t epb = gk_cuda_vec<T>::width;
-    uint64_t nblocks = (offset + n - 1) / epb - offset / epb + 1;
-    /* Block-aligned elements land on 16-byte boundaries iff x minus offset elements is 16-byte
-     * aligned (unsigned wrap-around is harmless modulo 16). */
-    bool vec = ((uint64_t)(uintptr_t)x - offset * sizeof(T)) % 16 == 0;
-    unsigned int blocks = gk__cuda_blocks(nblocks, GK_CUDA_THREADS, (size_t)s->sm_count * 32);
-    cuda_rng<T, KIND>
-        <<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(n, seed, offset, mean, stddev, x, vec);
-    return gk__cuda_launched(KIND == CUDA_RNG_UNIFORM ? "cuda_rng<uniform>" : "cuda_rng<normal>");
+    const uint32_t head_i0 = (uint32_t)(offset % epb);
+    const uint64_t head = head_i0 == 0 ? 0 : (n < epb - head_i0 ? n : epb - head_i0);
+    /* Whole blocks land on 16-byte boundaries iff x + head is 16-byte aligned. */
+    if ((uintptr_t)(x + head) % 16 != 0) {
+        uint64_t nblocks = (offset + n - 1) / epb - offset / epb + 1;
+        unsigned int blocks = gk__cuda_blocks(nblocks, GK_CUDA_THREADS, (size_t)s->sm_count * 32);
+        cuda_rng<T, KIND><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(n, seed, offset, mean, stddev, x);
+        return gk__cuda_launched(name);
+    }
+    uint64_t b = (offset + head) / epb, left = (n - head) / epb;
+    const uint32_t tail = (uint32_t)((n - head) % epb);
+    cuda_rng_span<T> a;
+    a.seed = seed;
+    a.meanf = (float)mean;
+    a.stddevf = (float)stddev;
+    a.mean = mean;
+    a.stddev = stddev;
+    a.whole = (typename gk_cuda_vec<T>::type *)(x + head);
+    a.head = x;
+    a.head_block = offset / epb;
+    a.head_i0 = head_i0;
+    a.head_len = (uint32_t)head;
+    do {
+        uint64_t room = ((uint64_t)1 << 32) - (b & 0xffffffffu), cap = (uint64_t)1 << 31;
+        uint64_t count = left < room ? left : room;
+        count = count < cap ? count : cap;
+        a.b_lo = (uint32_t)b;
+        a.b_hi = (uint32_t)(b >> 32);
+        a.count = (uint32_t)count;
+        left -= count;
+        b += count;
+        a.tail = x + (n - tail);
+        a.tail_block = b;
+        a.tail_len = left == 0 ? tail : 0;
+        unsigned int blocks = gk__cuda_blocks(count, GK_CUDA_THREADS, (size_t)s->sm_count * 32);
+        cuda_rng_aligned<T, KIND><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(a);
+        r = gk__cuda_launched(name);
+        if (r != GK_OK)
+            return r;
+        a.whole += count;
+        a.head_len = 0;
+    } while (left != 0);
+    return GK_OK;
 }
 
 gk_status gk__cuda_rng_uniform(void *st, gk_dtype t, size_t n, uint64_t seed, uint64_t offset,

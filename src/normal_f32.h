@@ -32,7 +32,7 @@
  * The same code compiles for the host (tests) and the device. Every rounding is spelled out:
  * GK_FMUL/GK_FADD never fuse (nvcc contracts a * b + c into one fma otherwise) and fmaf is the
  * only fused operation, so host and device compute the same bits, except for the seed of the
- * square root (GK_RSQRT: the device's rsqrtf, 2 ulp, or the host's 1/sqrtf), whose error the
+ * square root (GK_RSQRT: the device's rsqrt.approx, 2 ulp, or the host's 1/sqrtf), whose error the
  * Newton step below squares away (2^-44 relative). */
 
 #include <stdint.h>
@@ -44,7 +44,14 @@
 #define GK_FMUL(a, b) __fmul_rn(a, b)
 #define GK_FADD(a, b) __fadd_rn(a, b)
 #define GK_FSUB(a, b) __fsub_rn(a, b)
-#define GK_RSQRT(x) rsqrtf(x)
+#define GK_RSQRT(x) gk__rsqrt_approx(x)
+/* MUFU.RSQ alone: rsqrtf adds a rescaling for subnormal arguments, which never occur here. */
+static __device__ __forceinline__ float gk__rsqrt_approx(float x)
+{
+    float y;
+    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
 #else
 #define GK_FMUL(a, b) ((a) * (b))
 #define GK_FADD(a, b) ((a) + (b))
@@ -80,46 +87,48 @@ GK_HD gk_ff gk__fast_two_sum(float a, float b)
     return s;
 }
 
-/* ln(m 2^-24) for m in [1, 2^24]: m = 2^j f with f in [2/3, 4/3), t = f - 1 exact (Sterbenz),
- * ln = (j - 24) ln 2 + t + t^2 P(t), P a degree-9 fit of (log1p(t) - t) / t^2 on [-1/3, 1/3]
- * (error 5e-9, i.e. 2^-27.6 relative to ln after the factor t^2 / ln <= 1/3). ln 2 is split so
- * that (j - 24) ln2_hi is exact; the rounded parts (P, t^2, ln2_lo) all sit below the leading
- * sum, which is kept exactly. */
-GK_HD gk_ff gk__ln_u24(uint32_t m)
+/* x = -2 ln(m 2^-24) for m in [1, 2^24]: m = 2^j f with f in [2/3, 4/3), t = f - 1 exact
+ * (Sterbenz), ln = (j - 24) ln 2 + t + t^2 P(t), P a degree-9 fit of (log1p(t) - t) / t^2 on
+ * [-1/3, 1/3] (error 5e-9, i.e. 2^-27.6 relative to ln after the factor t^2 / ln <= 1/3). The
+ * factor -2 of the radius is folded in where it is exact: b = -2 t, and P's coefficients scaled
+ * by powers of two so that Horner in b gives exactly -1/2 P(t) at each step: every intermediate
+ * is a power-of-two multiple of the one in t, so x is exactly -2 times the logarithm that
+ * evaluation gives, two multiplications fewer. ln 2 is split so that (j - 24) ln2_hi is exact;
+ * the rounded parts (P, t^2, ln2_lo) all sit below the leading sum, which is kept exactly. */
+GK_HD gk_ff gk__neg2ln_u24(uint32_t m)
 {
-    const float ln2_hi = 0.693145751953125f, ln2_lo = 1.428606765330187e-06f;
+    const float c_hi = -2.0f * 0.693145751953125f, c_lo = -2.0f * 1.428606765330187e-06f;
     float fm = (float)m;
     uint32_t ix = gk__f32_bits(fm) - 0x3f2aaaabu;
     float e = (float)((int32_t)(ix >> 23) - 24);
-    float t = GK_FSUB(gk__f32_from_bits((ix & 0x7fffffu) + 0x3f2aaaabu), 1.0f);
-    float p = 0.11612185090780258f;
-    p = fmaf(p, t, -0.12726293504238129f);
-    p = fmaf(p, t, 0.10853283107280731f);
-    p = fmaf(p, t, -0.12221358716487885f);
-    p = fmaf(p, t, 0.14296180009841919f);
-    p = fmaf(p, t, -0.16677974164485931f);
-    p = fmaf(p, t, 0.19999852776527405f);
-    p = fmaf(p, t, -0.24999842047691345f);
-    p = fmaf(p, t, 0.3333333432674408f);
-    p = fmaf(p, t, -0.5f);
-    float tail = GK_FMUL(GK_FMUL(t, t), p);
-    gk_ff s = gk__fast_two_sum(GK_FMUL(e, ln2_hi), t);
-    float rest = GK_FADD(fmaf(e, ln2_lo, tail), s.lo);
+    float b = fmaf(gk__f32_from_bits((ix & 0x7fffffu) + 0x3f2aaaabu), -2.0f, 2.0f);
+    float p = 0x1p-10f * 0.11612185090780258f;
+    p = fmaf(p, b, -0x1p-9f * -0.12726293504238129f);
+    p = fmaf(p, b, 0x1p-8f * 0.10853283107280731f);
+    p = fmaf(p, b, -0x1p-7f * -0.12221358716487885f);
+    p = fmaf(p, b, 0x1p-6f * 0.14296180009841919f);
+    p = fmaf(p, b, -0x1p-5f * -0.16677974164485931f);
+    p = fmaf(p, b, 0x1p-4f * 0.19999852776527405f);
+    p = fmaf(p, b, -0x1p-3f * -0.24999842047691345f);
+    p = fmaf(p, b, 0x1p-2f * 0.3333333432674408f);
+    p = fmaf(p, b, -0x1p-1f * -0.5f);
+    float tail = GK_FMUL(GK_FMUL(b, b), p);
+    gk_ff s = gk__fast_two_sum(GK_FMUL(e, c_hi), b);
+    float rest = GK_FADD(fmaf(e, c_lo, tail), s.lo);
     return gk__fast_two_sum(s.hi, rest);
 }
 
-/* r = sqrt(-2 ln) for ln <= 0: the seed y ~ 1/sqrt(x) (relative error d <= 2^-21), rh = x y,
- * then one Newton step rl = (x - rh^2) / (2 rh) ~ (x - rh^2) y / 2, whose error is O(d^2). */
-GK_HD gk_ff gk__bm_radius(gk_ff ln)
+/* r = sqrt(x) for x >= 0: the seed y ~ 1/sqrt(x) (relative error d <= 2^-21), rh = x y, then one
+ * Newton step rl = (x - rh^2) / (2 rh) ~ (x - rh^2) y / 2, whose error is O(d^2). Without a
+ * branch: x is 0 only for u1 = 1, and at least 1.19e-7 otherwise, so the seed's argument is
+ * kept above 0 (y finite) and x = 0 gives rh = rl = 0. */
+GK_HD gk_ff gk__bm_radius(gk_ff x)
 {
-    float xh = -2.0f * ln.hi, xl = -2.0f * ln.lo;
-    gk_ff r = {0.0f, 0.0f};
-    if (xh > 0.0f) {
-        float y = GK_RSQRT(xh);
-        r.hi = GK_FMUL(xh, y);
-        float res = GK_FADD(fmaf(-r.hi, r.hi, xh), xl);
-        r.lo = GK_FMUL(res, GK_FMUL(0.5f, y));
-    }
+    float y = GK_RSQRT(fmaxf(x.hi, 0x1p-100f));
+    gk_ff r;
+    r.hi = GK_FMUL(x.hi, y);
+    float res = GK_FADD(fmaf(-r.hi, r.hi, x.hi), x.lo);
+    r.lo = GK_FMUL(res, GK_FMUL(0.5f, y));
     return r;
 }
 
@@ -200,7 +209,7 @@ GK_HD float gk__bm_value(gk_ff r, gk_ff t, float mean, float stddev)
 GK_HD void gk__normal_pair_f32(uint32_t a, uint32_t b, float mean, float stddev, float *even,
                                float *odd)
 {
-    gk_ff r = gk__bm_radius(gk__ln_u24((a >> 8) + 1u));
+    gk_ff r = gk__bm_radius(gk__neg2ln_u24((a >> 8) + 1u));
     gk_ff c, s;
     uint32_t neg = gk__bm_sincos_abs(b >> 8, &c, &s), sd = gk__f32_bits(stddev);
     *even = gk__bm_value(r, c, mean, gk__f32_from_bits(sd ^ (neg << 31)));

@@ -25,7 +25,7 @@ static void test_radius_every_u1(void **state)
     uint32_t worst_m = 0;
     for (uint32_t m = 1; m <= (1u << 24); m++) {
         double want = sqrt(-2.0 * log((double)m * 0x1p-24));
-        gk_ff r = gk__bm_radius(gk__ln_u24(m));
+        gk_ff r = gk__bm_radius(gk__neg2ln_u24(m));
         long double got = (long double)r.hi + r.lo;
         if (want == 0) {
             if (r.hi != 0 || r.lo != 0)
