@@ -8,19 +8,21 @@
  * four float32 elements or two float64 elements. The arithmetic on the words is that of
  * src/philox.h (the same helpers where they exist), so uniform values are bit-identical to the
  * CPU backend. Normal values are evaluated in double as defined, except float32 with a finite
- * stddev: src/normal_f32.h's float32 arithmetic, within 1.6875 u |stddev z| + 2 u |mean| of the
+ * stddev: src/normal_f32.h's float32 arithmetic, within 1.9375 u |stddev z| + 2 u |mean| of the
  * definition (u = 2^-24, proved there), in two thirds of the time (H200, 1e8 values). */
-__device__ __forceinline__ void cuda_rng_uniform_block(float (&v)[4], uint64_t seed, uint64_t b)
+__device__ __forceinline__ void cuda_rng_uniform_block(float (&v)[4], const gk_philox_key &key,
+                                                       uint64_t b)
 {
-    gk_philox_words w = gk__philox4x32_10(seed, b);
+    gk_philox_words w = gk__philox4x32_10_keyed(&key, b);
 #pragma unroll
     for (int q = 0; q < 4; q++)
         v[q] = gk__u24_to_float(w.x[q]);
 }
 
-__device__ __forceinline__ void cuda_rng_uniform_block(double (&v)[2], uint64_t seed, uint64_t b)
+__device__ __forceinline__ void cuda_rng_uniform_block(double (&v)[2], const gk_philox_key &key,
+                                                       uint64_t b)
 {
-    gk_philox_words w = gk__philox4x32_10(seed, b);
+    gk_philox_words w = gk__philox4x32_10_keyed(&key, b);
 #pragma unroll
     for (int j = 0; j < 2; j++)
         v[j] = gk__u53_to_double(w.x[2 * j], w.x[2 * j + 1]);
@@ -41,10 +43,10 @@ __device__ __forceinline__ void cuda_rng_pair(double u1, double u2, double mean,
 }
 
 /* float32 normal: block e / 4, pair j = (e % 4) / 2 from words x_{2j}, x_{2j+1}. */
-__device__ __forceinline__ void cuda_rng_normal_block(float (&v)[4], uint64_t seed, uint64_t b,
-                                                      double mean, double stddev)
+__device__ __forceinline__ void cuda_rng_normal_block(float (&v)[4], const gk_philox_key &key,
+                                                      uint64_t b, double mean, double stddev)
 {
-    gk_philox_words w = gk__philox4x32_10(seed, b);
+    gk_philox_words w = gk__philox4x32_10_keyed(&key, b);
 #pragma unroll
     for (int j = 0; j < 2; j++) {
         double u1 = ((double)(w.x[2 * j] >> 8) + 1.0) * 0x1p-24;
@@ -57,19 +59,19 @@ __device__ __forceinline__ void cuda_rng_normal_block(float (&v)[4], uint64_t se
 }
 
 /* The same elements in float32 arithmetic (normal_f32.h); mean and stddev are floats already. */
-__device__ __forceinline__ void cuda_rng_normal_f32_block(float (&v)[4], uint64_t seed, uint64_t b,
-                                                          float mean, float stddev)
+__device__ __forceinline__ void cuda_rng_normal_f32_block(float (&v)[4], const gk_philox_key &key,
+                                                          uint64_t b, float mean, float stddev)
 {
-    gk_philox_words w = gk__philox4x32_10(seed, b);
+    gk_philox_words w = gk__philox4x32_10_keyed(&key, b);
     gk__normal_pair_f32(w.x[0], w.x[1], mean, stddev, &v[0], &v[1]);
     gk__normal_pair_f32(w.x[2], w.x[3], mean, stddev, &v[2], &v[3]);
 }
 
 /* float64 normal: block e / 2, u1 from x0, x1 (shifted off zero), u2 from x2, x3. */
-__device__ __forceinline__ void cuda_rng_normal_block(double (&v)[2], uint64_t seed, uint64_t b,
-                                                      double mean, double stddev)
+__device__ __forceinline__ void cuda_rng_normal_block(double (&v)[2], const gk_philox_key &key,
+                                                      uint64_t b, double mean, double stddev)
 {
-    gk_philox_words w = gk__philox4x32_10(seed, b);
+    gk_philox_words w = gk__philox4x32_10_keyed(&key, b);
     double u1 = gk__u53_to_double(w.x[0], w.x[1]) + 0x1p-53;
     double u2 = gk__u53_to_double(w.x[2], w.x[3]);
     cuda_rng_pair(u1, u2, mean, stddev, v[0], v[1]);
@@ -79,16 +81,16 @@ enum cuda_rng_kind { CUDA_RNG_UNIFORM, CUDA_RNG_NORMAL, CUDA_RNG_NORMAL_F32 };
 
 /* The elements of Philox block b, by kind. */
 template <typename T, int KIND>
-__device__ __forceinline__ void cuda_rng_values(T (&v)[gk_cuda_vec<T>::width], uint64_t seed,
-                                                uint64_t b, float meanf, float stddevf,
-                                                double mean, double stddev)
+__device__ __forceinline__ void cuda_rng_values(T (&v)[gk_cuda_vec<T>::width],
+                                                const gk_philox_key &key, uint64_t b, float meanf,
+                                                float stddevf, double mean, double stddev)
 {
     if constexpr (KIND == CUDA_RNG_NORMAL_F32)
-        cuda_rng_normal_f32_block(v, seed, b, meanf, stddevf);
+        cuda_rng_normal_f32_block(v, key, b, meanf, stddevf);
     else if constexpr (KIND == CUDA_RNG_NORMAL)
-        cuda_rng_normal_block(v, seed, b, mean, stddev);
+        cuda_rng_normal_block(v, key, b, mean, stddev);
     else
-        cuda_rng_uniform_block(v, seed, b);
+        cuda_rng_uniform_block(v, key, b);
 }
 
 /* General form: thread t computes Philox blocks b0 + t, b0 + t + stride, ... covering elements
@@ -98,7 +100,7 @@ __device__ __forceinline__ void cuda_rng_values(T (&v)[gk_cuda_vec<T>::width], u
  * position), so that whole blocks cannot go out as one vector store. */
 template <typename T, int KIND>
 __global__ void __launch_bounds__(GK_CUDA_THREADS)
-    cuda_rng(size_t n, uint64_t seed, uint64_t offset, double mean, double stddev, T *x)
+    cuda_rng(size_t n, gk_philox_key key, uint64_t offset, double mean, double stddev, T *x)
 {
     const int EPB = gk_cuda_vec<T>::width;
     const uint64_t b0 = offset / EPB;
@@ -107,7 +109,7 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
          t += (uint64_t)gridDim.x * blockDim.x) {
         const uint64_t b = b0 + t, e0 = b * EPB;
         T v[EPB];
-        cuda_rng_values<T, KIND>(v, seed, b, (float)mean, (float)stddev, mean, stddev);
+        cuda_rng_values<T, KIND>(v, key, b, (float)mean, (float)stddev, mean, stddev);
 #pragma unroll
         for (int q = 0; q < EPB; q++) {
             uint64_t e = e0 + q;
@@ -124,7 +126,7 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
  * [head_i0, head_i0 + head_len) of head_block to head[0, head_len), written by thread 0, and
  * [0, tail_len) of tail_block to tail[0, tail_len), by thread 1. */
 template <typename T> struct cuda_rng_span {
-    uint64_t seed;
+    gk_philox_key key;
     uint32_t b_lo, b_hi, count;
     typename gk_cuda_vec<T>::type *whole;
     T *head, *tail;
@@ -145,16 +147,15 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS) cuda_rng_aligned(cuda_rng_spa
     const uint64_t hi = (uint64_t)a.b_hi << 32;
     for (uint32_t i = t; i < a.count; i += stride) {
         T v[V::width];
-        cuda_rng_values<T, KIND>(v, a.seed, hi | (a.b_lo + i), a.meanf, a.stddevf, a.mean,
-                                 a.stddev);
+        cuda_rng_values<T, KIND>(v, a.key, hi | (a.b_lo + i), a.meanf, a.stddevf, a.mean, a.stddev);
         a.whole[i] = V::pack(v);
     }
     const uint32_t len = t == 0 ? a.head_len : t == 1 ? a.tail_len : 0;
     if (len != 0) {
         const uint32_t i0 = t == 0 ? a.head_i0 : 0;
         T v[V::width], *p = t == 0 ? a.head : a.tail;
-        cuda_rng_values<T, KIND>(v, a.seed, t == 0 ? a.head_block : a.tail_block, a.meanf,
-                                 a.stddevf, a.mean, a.stddev);
+        cuda_rng_values<T, KIND>(v, a.key, t == 0 ? a.head_block : a.tail_block, a.meanf, a.stddevf,
+                                 a.mean, a.stddev);
 #pragma unroll
         for (uint32_t q = 0; q < (uint32_t)V::width; q++)
             if (q >= i0 && q - i0 < len)
@@ -181,13 +182,14 @@ static gk_status cuda_rng_run(gk_cuda_state *s, size_t n, uint64_t seed, uint64_
     if ((uintptr_t)(x + head) % 16 != 0) {
         uint64_t nblocks = (offset + n - 1) / epb - offset / epb + 1;
         unsigned int blocks = gk__cuda_blocks(nblocks, GK_CUDA_THREADS, (size_t)s->sm_count * 32);
-        cuda_rng<T, KIND><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(n, seed, offset, mean, stddev, x);
+        cuda_rng<T, KIND><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(n, gk__philox_key(seed),
+                                                                     offset, mean, stddev, x);
         return gk__cuda_launched(name);
     }
     uint64_t b = (offset + head) / epb, left = (n - head) / epb;
     const uint32_t tail = (uint32_t)((n - head) % epb);
     cuda_rng_span<T> a;
-    a.seed = seed;
+    a.key = gk__philox_key(seed);
     a.meanf = (float)mean;
     a.stddevf = (float)stddev;
     a.mean = mean;

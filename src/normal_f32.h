@@ -15,25 +15,29 @@
  *     host with this very code and bounds the relative error of r and of cos/sin theta against
  *     the double definition (the bounds quoted below are what that test enforces);
  *   - ln u1, r, cos theta and sin theta are carried as unevaluated sums hi + lo (float-float),
- *     with error-free products (fma) and sums (Dekker's fast two-sum) where the error matters;
+ *     with error-free products (fma) and sums (Dekker's fast two-sum) where the error matters
+ *     (sin's lo is left up to 1/10 of its hi, which costs less than normalizing it);
  *   - theta is reduced exactly: 4 u2 = q + nu with integer q and |nu| <= 1/2 exact in float, so
  *     no multiple of pi is ever subtracted in rounded arithmetic;
  *   - mean + stddev * (zh + zl) is one fma onto mean + stddev * zl: two roundings, of which
  *     the inner one vanishes when mean is 0.
- * With u = 2^-24, rho_r <= u/4 and rho_t <= 5u/16 the relative errors of r and of cos/sin
- * theta, and |lo/hi| <= 2^-22 for r and 2^-5 for cos/sin (all enforced by that test), the three
- * roundings in zl add at most u (2 2^-5 + 2^-22 + 3u) |z|, so z = zh + zl is within
- * 0.625 u |z| (+ u^2 terms) of the definition's z, and |zl| <= 0.032 |z|. The inner fma then
- * rounds by at most u (|mean| + 0.032 |stddev z|), the outer by u |value|: the value is within
- * 1.6875 u |stddev z| + 2 u |mean| of mean + stddev z_definition, below 4 ulp of |mean| +
- * |stddev z| (an ulp of v is at least u v) with 2 u to spare, which is the other backend's
- * share: a CPU backend evaluating in double and rounding once stays within u.
+ * With u = 2^-24, rho_r <= u/4 and rho_t <= 0.34375 u the relative errors of r and of cos/sin
+ * theta, and |lo/hi| <= g = 13/128 for cos/sin (all enforced by that test; for r, |lo/hi| is
+ * below 2^-20.5 with the device's seed and enters only multiplied by u): with H = |rh th| <=
+ * |z| (1 + rho_r + rho_t) / (1 - g), the two roundings in zl add at most 2 g u H (rl multiplies
+ * th + tl, so nothing is dropped), and |zl| <= (g + u + 2^-20.5) H; the inner fma rounds by at
+ * most u (|mean| + g H |stddev|), the outer by u |value|. So the value is within
+ * (1 + 3 g / (1 - g)) u + rho_r + rho_t <= 1.934 u of |stddev z| plus 2 u |mean| (u^2 terms
+ * included below 1.9375) of mean + stddev z_definition: within 1.9375 u |stddev z| + 2 u |mean|,
+ * below 4 ulp of |mean| + |stddev z| (an ulp of v is at least u v) with 2 u to spare, of which
+ * the other backend takes u: a CPU backend evaluating in double and rounding once stays within
+ * u.
  *
  * The same code compiles for the host (tests) and the device. Every rounding is spelled out:
  * GK_FMUL/GK_FADD never fuse (nvcc contracts a * b + c into one fma otherwise) and fmaf is the
  * only fused operation, so host and device compute the same bits, except for the seed of the
  * square root (GK_RSQRT: the device's rsqrt.approx, 2 ulp, or the host's 1/sqrtf), whose error the
- * Newton step below squares away (2^-44 relative). */
+ * Newton step below squares away (2^-40 relative): the test's r is the device's to that. */
 
 #include <stdint.h>
 #include <string.h>
@@ -132,76 +136,78 @@ GK_HD gk_ff gk__bm_radius(gk_ff x)
     return r;
 }
 
-/* cos and sin of theta = 2 pi k 2^-24 for k in [0, 2^24). 4 k 2^-24 = q + nu exactly, theta =
- * q pi/2 + phi with phi = nu pi/2, |phi| <= pi/4: sin phi = nu (A1 + w S(w)), cos phi = 1 + B2 w
- * + w^2 C(w) with w = nu^2, A1 = pi/2 and B2 = -pi^2/8 as float-float, S and C fits (relative
- * errors below 2^-36 and 2^-30). Where theta is a multiple of pi/2 the definition's value is not
- * 0 but the cosine or sine of the rounded double 2 pi u2: the multiple's q times
- * pi/2 - fl(pi/2), which is used there instead. */
-GK_HD uint32_t gk__bm_sincos_abs(uint32_t k, gk_ff *c, gk_ff *s)
+/* cos phi and sin phi for theta = 2 pi k 2^-24 = q pi/2 + phi, k in [0, 2^24): 4 k 2^-24 = q + nu
+ * exactly with q = round(k / 2^22) and ni = k - q 2^22 in [-2^21, 2^21), which are bits 21..0 of
+ * k read as a signed number, nu = ni 2^-22, phi = nu pi/2, |phi| <= pi/4. With w = nu^2 (wh + wl
+ * exactly, by fma): sin phi = nu (A1 + R(w)), R = A1_lo + w S(w), returned unnormalized as
+ * hi = fl(A1_hi nu), lo = its exact rounding error + nu R (|lo / hi| <= 0.105); cos phi = 1 +
+ * B2 w + w^2 C(w) as hi = fl(1 + B2_hi wh), lo = its rounding error (1 - hi is exact, Sterbenz)
+ * + B2_hi wl + wh (B2_lo + wh C(wh)). A1 = pi/2 and B2 = -pi^2/8 as float-float, S and C fits
+ * (relative errors below 2^-36 and 2^-30). Where theta is a multiple of pi/2 (ni = 0, q != 0)
+ * the definition's value is not 0 but the sine of the rounded double 2 pi u2 minus q pi/2, which
+ * is -q (pi/2 - fl(pi/2)): there nu is k KH (exact, KH has 20 bits) and lo gains k K2, together
+ * -q (pi/2 - fl(pi/2)) within 2^-47 relative; elsewhere k KH is below half an ulp of nu, so nu
+ * stays exact, and k K2 below 2^-80 relative. */
+GK_HD void gk__bm_cossin_phi(uint32_t k, gk_ff *c, gk_ff *s)
 {
     const float a1_hi = 1.5707963705062866f, a1_lo = -4.371138828673793e-08f;
     const float b2_hi = -1.2337005138397217f, b2_lo = -3.629644851343983e-08f;
-    uint32_t q = (k + 0x200000u) >> 22;
-    int32_t ni = (int32_t)k - (int32_t)(q << 22);
-    float nu = GK_FMUL((float)ni, 0x1p-22f);
+    const float kh = -0x1.678bp-77f, k2 = 0x1.00f348p-98f;
+    float kf = (float)k;
+    float nu = fmaf(kf, kh, GK_FMUL((float)((int32_t)(k << 10) >> 10), 0x1p-22f));
     float wh = GK_FMUL(nu, nu), wl = fmaf(nu, nu, -wh);
 
-    float ps = fmaf(
-        fmaf(fmaf(0.00015865151362959296f, wh, -0.0046814749948680401f), wh, 0.07969260960817337f),
-        wh, -0.64596408605575562f);
-    gk_ff sp;
-    sp.hi = GK_FMUL(a1_hi, nu);
-    sp.lo = fmaf(a1_hi, nu, -sp.hi);
-    sp.lo = fmaf(a1_lo, nu, sp.lo);
-    sp.lo = fmaf(GK_FMUL(nu, wh), ps, sp.lo);
-    sp = gk__fast_two_sum(sp.hi, sp.lo);
-    if (ni == 0 && q != 0) {
-        const float d_hi = 6.123234262925839e-17f, d_lo = -2.6718908186452923e-24f;
-        float qf = (float)q;
-        sp.hi = GK_FMUL(-qf, d_hi);
-        sp.lo = fmaf(-qf, d_lo, fmaf(-qf, d_hi, -sp.hi));
-    }
+    float rs = fmaf(fmaf(fmaf(fmaf(0.00015865151362959296f, wh, -0.0046814749948680401f), wh,
+                              0.07969260960817337f),
+                         wh, -0.64596408605575562f),
+                    wh, a1_lo);
+    s->hi = GK_FMUL(a1_hi, nu);
+    s->lo = fmaf(kf, k2, fmaf(nu, rs, fmaf(a1_hi, nu, -s->hi)));
 
-    float pc =
-        fmaf(fmaf(0.00090985902352258563f, wh, -0.020862599834799767f), wh, 0.25366950035095215f);
-    float ph = GK_FMUL(b2_hi, wh);
-    float pl = fmaf(b2_hi, wh, -ph);
-    pl = fmaf(b2_hi, wl, pl);
-    pl = fmaf(b2_lo, wh, pl);
-    pl = fmaf(GK_FMUL(wh, wh), pc, pl);
-    gk_ff cp = gk__fast_two_sum(1.0f, ph);
-    cp.lo = GK_FADD(cp.lo, pl);
-
-    /* rotate (cos phi, sin phi) by q quarter turns: swap for odd q, and the signs, which the
-     * caller applies to stddev (an exact negation, one logic operation per element) */
-    *c = (q & 1) ? sp : cp;
-    *s = (q & 1) ? cp : sp;
-    return (((q + 1) >> 1) & 1) | (q & 2);
+    float rc = fmaf(
+        fmaf(fmaf(0.00090985902352258563f, wh, -0.020862599834799767f), wh, 0.25366950035095215f),
+        wh, b2_lo);
+    c->hi = fmaf(b2_hi, wh, 1.0f);
+    c->lo = fmaf(wh, rc, fmaf(b2_hi, wl, fmaf(b2_hi, wh, GK_FSUB(1.0f, c->hi))));
 }
 
-/* cos and sin theta with their signs (bit 0 of gk__bm_sincos_abs negates cos, bit 1 sin). */
+/* The quadrant of word b (k = b >> 8): q is bits 31..30 of b + 2^29. Rotating (cos phi, sin phi)
+ * by q quarter turns swaps them for odd q (bit 30, returned) and negates cos for q = 1, 2 (bit 31
+ * of b + 3 2^29) and sin for q = 2, 3 (bit 31 of b + 2^29): the sign masks, applied by the caller
+ * to stddev (an exact negation, one logic operation per element). */
+GK_HD uint32_t gk__bm_quadrant(uint32_t b, uint32_t *neg_c, uint32_t *neg_s)
+{
+    *neg_c = (b + 0x60000000u) & 0x80000000u;
+    *neg_s = (b + 0x20000000u) & 0x80000000u;
+    return (b + 0x20000000u) & 0x40000000u;
+}
+
+/* cos theta and sin theta, signs applied (the exhaustive test's view of the two functions above).
+ */
 GK_HD void gk__bm_sincos(uint32_t k, gk_ff *c, gk_ff *s)
 {
-    uint32_t neg = gk__bm_sincos_abs(k, c, s);
-    if (neg & 1) {
-        c->hi = -c->hi;
-        c->lo = -c->lo;
-    }
-    if (neg & 2) {
-        s->hi = -s->hi;
-        s->lo = -s->lo;
-    }
+    gk_ff cp, sp;
+    gk__bm_cossin_phi(k, &cp, &sp);
+    uint32_t nc, ns;
+    uint32_t swap = gk__bm_quadrant(k << 8, &nc, &ns);
+    *c = swap ? sp : cp;
+    *s = swap ? cp : sp;
+    c->hi = gk__f32_from_bits(gk__f32_bits(c->hi) ^ nc);
+    c->lo = gk__f32_from_bits(gk__f32_bits(c->lo) ^ nc);
+    s->hi = gk__f32_from_bits(gk__f32_bits(s->hi) ^ ns);
+    s->lo = gk__f32_from_bits(gk__f32_bits(s->lo) ^ ns);
 }
 
 /* mean + stddev * r * t, rounded to float: z = r t as zh + zl (zh's rounding error exact by
- * fma, the cross terms rounded once each), then mean + stddev zl, then + stddev zh. */
+ * fma, the cross terms rounded once each; rl multiplies th + tl rounded, not th alone, so that
+ * the product rl tl, up to 2^-21 |tl / th| |z| with the device's square root seed, is not
+ * dropped), then mean + stddev zl, then + stddev zh. */
 GK_HD float gk__bm_value(gk_ff r, gk_ff t, float mean, float stddev)
 {
     float zh = GK_FMUL(r.hi, t.hi);
     float zl = fmaf(r.hi, t.hi, -zh);
     zl = fmaf(r.hi, t.lo, zl);
-    zl = fmaf(r.lo, t.hi, zl);
+    zl = fmaf(r.lo, GK_FADD(t.hi, t.lo), zl);
     return fmaf(stddev, zh, fmaf(stddev, zl, mean));
 }
 
@@ -210,10 +216,12 @@ GK_HD void gk__normal_pair_f32(uint32_t a, uint32_t b, float mean, float stddev,
                                float *odd)
 {
     gk_ff r = gk__bm_radius(gk__neg2ln_u24((a >> 8) + 1u));
-    gk_ff c, s;
-    uint32_t neg = gk__bm_sincos_abs(b >> 8, &c, &s), sd = gk__f32_bits(stddev);
-    *even = gk__bm_value(r, c, mean, gk__f32_from_bits(sd ^ (neg << 31)));
-    *odd = gk__bm_value(r, s, mean, gk__f32_from_bits(sd ^ ((neg >> 1) << 31)));
+    gk_ff cp, sp;
+    gk__bm_cossin_phi(b >> 8, &cp, &sp);
+    uint32_t nc, ns, sd = gk__f32_bits(stddev);
+    uint32_t swap = gk__bm_quadrant(b, &nc, &ns);
+    *even = gk__bm_value(r, swap ? sp : cp, mean, gk__f32_from_bits(sd ^ nc));
+    *odd = gk__bm_value(r, swap ? cp : sp, mean, gk__f32_from_bits(sd ^ ns));
 }
 
 #endif /* GK_NORMAL_F32_H */

@@ -40,24 +40,54 @@ GK_HD uint32_t gk__mulhilo32(uint32_t a, uint32_t b, uint32_t *hi)
 #endif
 }
 
+/* One round on counter c under round key (k0, k1). */
+GK_HD void gk__philox_round(uint32_t c[4], uint32_t k0, uint32_t k1)
+{
+    uint32_t hi0, hi1;
+    uint32_t lo0 = gk__mulhilo32(GK_PHILOX_M0, c[0], &hi0);
+    uint32_t lo1 = gk__mulhilo32(GK_PHILOX_M1, c[2], &hi1);
+    c[0] = hi1 ^ c[1] ^ k0;
+    c[1] = lo1;
+    c[2] = hi0 ^ c[3] ^ k1;
+    c[3] = lo0;
+}
+
 /* The four words of block `block` under key `seed` (Salmon et al., SC'11): key
  * (seed lo, seed hi), counter (block lo, block hi, 0, 0), ten rounds. */
 GK_HD gk_philox_words gk__philox4x32_10(uint64_t seed, uint64_t block)
 {
     uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
-    uint32_t c0 = (uint32_t)block, c1 = (uint32_t)(block >> 32), c2 = 0, c3 = 0;
+    gk_philox_words w = {{(uint32_t)block, (uint32_t)(block >> 32), 0, 0}};
     for (int round = 0; round < 10; round++) {
-        uint32_t hi0, hi1;
-        uint32_t lo0 = gk__mulhilo32(GK_PHILOX_M0, c0, &hi0);
-        uint32_t lo1 = gk__mulhilo32(GK_PHILOX_M1, c2, &hi1);
-        c0 = hi1 ^ c1 ^ k0;
-        c1 = lo1;
-        c2 = hi0 ^ c3 ^ k1;
-        c3 = lo0;
+        gk__philox_round(w.x, k0, k1);
         k0 += GK_PHILOX_W0;
         k1 += GK_PHILOX_W1;
     }
-    gk_philox_words w = {{c0, c1, c2, c3}};
+    return w;
+}
+
+/* The round keys of gk__philox4x32_10 for `seed`, computed once: a kernel passes them in its
+ * parameters, so that each round's xor takes its key from there (no register, no addition). */
+typedef struct gk_philox_key {
+    uint32_t k0[10], k1[10];
+} gk_philox_key;
+
+GK_HD gk_philox_key gk__philox_key(uint64_t seed)
+{
+    gk_philox_key k;
+    for (int round = 0; round < 10; round++) {
+        k.k0[round] = (uint32_t)seed + (uint32_t)round * GK_PHILOX_W0;
+        k.k1[round] = (uint32_t)(seed >> 32) + (uint32_t)round * GK_PHILOX_W1;
+    }
+    return k;
+}
+
+/* gk__philox4x32_10 with the round keys given. */
+GK_HD gk_philox_words gk__philox4x32_10_keyed(const gk_philox_key *k, uint64_t block)
+{
+    gk_philox_words w = {{(uint32_t)block, (uint32_t)(block >> 32), 0, 0}};
+    for (int round = 0; round < 10; round++)
+        gk__philox_round(w.x, k->k0[round], k->k1[round]);
     return w;
 }
 
