@@ -21,17 +21,16 @@
  *     no multiple of pi is ever subtracted in rounded arithmetic;
  *   - mean + stddev * (zh + zl) is one fma onto mean + stddev * zl: two roundings, of which
  *     the inner one vanishes when mean is 0.
- * With u = 2^-24, rho_r <= u/4 and rho_t <= 0.34375 u the relative errors of r and of cos/sin
- * theta, and |lo/hi| <= g = 13/128 for cos/sin (all enforced by that test; for r, |lo/hi| is
- * below 2^-20.5 with the device's seed and enters only multiplied by u): with H = |rh th| <=
- * |z| (1 + rho_r + rho_t) / (1 - g), the two roundings in zl add at most 2 g u H (rl multiplies
- * th + tl, so nothing is dropped), and |zl| <= (g + u + 2^-20.5) H; the inner fma rounds by at
- * most u (|mean| + g H |stddev|), the outer by u |value|. So the value is within
- * (1 + 3 g / (1 - g)) u + rho_r + rho_t <= 1.934 u of |stddev z| plus 2 u |mean| (u^2 terms
- * included below 1.9375) of mean + stddev z_definition: within 1.9375 u |stddev z| + 2 u |mean|,
- * below 4 ulp of |mean| + |stddev z| (an ulp of v is at least u v) with 2 u to spare, of which
- * the other backend takes u: a CPU backend evaluating in double and rounding once stays within
- * u.
+ * With u = 2^-24, rho_r <= 0.34375 u and rho_t <= 0.34375 u the relative errors of r and of
+ * cos/sin theta, and |lo/hi| <= g = 13/128 for cos/sin (all enforced by that test; for r, |lo/hi|
+ * is below 2^-20.5 with the device's seed and enters only multiplied by u): with H = |rh th| <= |z|
+ * (1 + rho_r + rho_t) / (1 - g), the two roundings in zl add at most 2 g u H (rl multiplies th +
+ * tl, so nothing is dropped), and |zl| <= (g + u + 2^-20.5) H; the inner fma rounds by at most u
+ * (|mean| + g H |stddev|), the outer by u |value|. So the value is within (1 + 3 g / (1 - g)) u +
+ * rho_r + rho_t <= 2.027 u of |stddev z| plus 2 u |mean| (u^2 terms included below 2.03125) of mean
+ * + stddev z_definition: within 2.03125 u |stddev z| + 2 u |mean|, below 4 ulp of |mean| + |stddev
+ * z| (an ulp of v is at least u v) with 1.96 u to spare, of which the other backend takes u: a CPU
+ * backend evaluating in double and rounding once stays within u.
  *
  * The same code compiles for the host (tests) and the device. Every rounding is spelled out:
  * GK_FMUL/GK_FADD never fuse (nvcc contracts a * b + c into one fma otherwise) and fmaf is the
@@ -91,46 +90,48 @@ GK_HD gk_ff gk__fast_two_sum(float a, float b)
     return s;
 }
 
-/* x = -2 ln(m 2^-24) for m in [1, 2^24]: m = 2^j f with f in [2/3, 4/3), t = f - 1 exact
- * (Sterbenz), ln = (j - 24) ln 2 + t + t^2 P(t), P a degree-9 fit of (log1p(t) - t) / t^2 on
- * [-1/3, 1/3] (error 5e-9, i.e. 2^-27.6 relative to ln after the factor t^2 / ln <= 1/3). The
- * factor -2 of the radius is folded in where it is exact: b = -2 t, and P's coefficients scaled
- * by powers of two so that Horner in b gives exactly -1/2 P(t) at each step: every intermediate
- * is a power-of-two multiple of the one in t, so x is exactly -2 times the logarithm that
- * evaluation gives, two multiplications fewer. ln 2 is split so that (j - 24) ln2_hi is exact;
- * the rounded parts (P, t^2, ln2_lo) all sit below the leading sum, which is kept exactly. */
+/* x = -2 ln(m 2^-24) for m in [1, 2^24], as an unnormalized sum hi + lo with |lo| <= hi / 6:
+ * m = 2^j f with f in [2/3, 4/3), t = f - 1, ln = (j - 24) ln 2 + t + t^2 P(t), P a degree-8 fit
+ * of (log1p(t) - t) / t^2 on [-1/3, 1/3] (error 3.5e-8, i.e. below 2^-26.6 relative to ln
+ * after the factor t^2 / ln <= 1/3). The factor -2 is folded in where it is exact: b = -2 t =
+ * 2 - 2 f (exact, Sterbenz; 2 f from f's bits with the exponent one higher), and P's
+ * coefficients scaled by powers of two so that Horner in b gives exactly -1/2 P(t). ln 2 is
+ * split so that (j - 24) ln2_hi is exact; hi = fl((j - 24) (-2 ln2_hi) + b) and lo = its exact
+ * rounding error (Dekker) + the rounded parts (P, t^2, ln2_lo), which all sit below it. */
 GK_HD gk_ff gk__neg2ln_u24(uint32_t m)
 {
     const float c_hi = -2.0f * 0.693145751953125f, c_lo = -2.0f * 1.428606765330187e-06f;
     float fm = (float)m;
     uint32_t ix = gk__f32_bits(fm) - 0x3f2aaaabu;
     float e = (float)((int32_t)(ix >> 23) - 24);
-    float b = fmaf(gk__f32_from_bits((ix & 0x7fffffu) + 0x3f2aaaabu), -2.0f, 2.0f);
-    float p = 0x1p-10f * 0.11612185090780258f;
-    p = fmaf(p, b, -0x1p-9f * -0.12726293504238129f);
-    p = fmaf(p, b, 0x1p-8f * 0.10853283107280731f);
-    p = fmaf(p, b, -0x1p-7f * -0.12221358716487885f);
-    p = fmaf(p, b, 0x1p-6f * 0.14296180009841919f);
-    p = fmaf(p, b, -0x1p-5f * -0.16677974164485931f);
-    p = fmaf(p, b, 0x1p-4f * 0.19999852776527405f);
-    p = fmaf(p, b, -0x1p-3f * -0.24999842047691345f);
-    p = fmaf(p, b, 0x1p-2f * 0.3333333432674408f);
+    float b = GK_FSUB(2.0f, gk__f32_from_bits((ix & 0x7fffffu) + 0x3faaaaabu));
+    float p = -0x1p-9f * -0.12422200292348862f;
+    p = fmaf(p, b, 0x1p-8f * 0.13748309016227722f);
+    p = fmaf(p, b, -0x1p-7f * -0.12288721650838852f);
+    p = fmaf(p, b, 0x1p-6f * 0.140558123588562f);
+    p = fmaf(p, b, -0x1p-5f * -0.16673316061496735f);
+    p = fmaf(p, b, 0x1p-4f * 0.20007233321666718f);
+    p = fmaf(p, b, -0x1p-3f * -0.24999944865703583f);
+    p = fmaf(p, b, 0x1p-2f * 0.33333271741867065f);
     p = fmaf(p, b, -0x1p-1f * -0.5f);
     float tail = GK_FMUL(GK_FMUL(b, b), p);
     gk_ff s = gk__fast_two_sum(GK_FMUL(e, c_hi), b);
-    float rest = GK_FADD(fmaf(e, c_lo, tail), s.lo);
-    return gk__fast_two_sum(s.hi, rest);
+    s.lo = GK_FADD(fmaf(e, c_lo, tail), s.lo);
+    return s;
 }
 
-/* r = sqrt(x) for x >= 0: the seed y ~ 1/sqrt(x) (relative error d <= 2^-21), rh = x y, then one
- * Newton step rl = (x - rh^2) / (2 rh) ~ (x - rh^2) y / 2, whose error is O(d^2). Without a
- * branch: x is 0 only for u1 = 1, and at least 1.19e-7 otherwise, so the seed's argument is
- * kept above 0 (y finite) and x = 0 gives rh = rl = 0. */
+/* r = sqrt(x) for x = hi + lo >= 0 (|lo| <= hi / 6): the seed y ~ 1/sqrt(xs) for xs = fl(hi +
+ * lo) (relative error d <= 2^-21), rh = xs y, then one Newton step rl = (x - rh^2) / (2 rh) ~
+ * ((hi - rh^2) + lo) y / 2, whose error is O(d^2); hi - rh^2, about lo, is rounded once, which
+ * costs up to u |lo| / (2 x) <= u / 10 relative to r. Without a branch: x is 0 only for u1 = 1,
+ * and at least 1.19e-7 otherwise, so the seed's argument is kept above 0 (y finite) and x = 0
+ * gives rh = rl = 0. */
 GK_HD gk_ff gk__bm_radius(gk_ff x)
 {
-    float y = GK_RSQRT(fmaxf(x.hi, 0x1p-100f));
+    float xs = GK_FADD(x.hi, x.lo);
+    float y = GK_RSQRT(fmaxf(xs, 0x1p-100f));
     gk_ff r;
-    r.hi = GK_FMUL(x.hi, y);
+    r.hi = GK_FMUL(xs, y);
     float res = GK_FADD(fmaf(-r.hi, r.hi, x.hi), x.lo);
     r.lo = GK_FMUL(res, GK_FMUL(0.5f, y));
     return r;
