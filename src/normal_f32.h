@@ -141,14 +141,14 @@ GK_HD gk_ff gk__bm_radius(gk_ff x)
  * exactly with q = round(k / 2^22) and ni = k - q 2^22 in [-2^21, 2^21), which are bits 21..0 of
  * k read as a signed number, nu = ni 2^-22, phi = nu pi/2, |phi| <= pi/4. With w = nu^2 (wh + wl
  * exactly, by fma): sin phi = nu (A1 + R(w)), R = A1_lo + w S(w), returned unnormalized as
- * hi = fl(A1_hi nu), lo = its exact rounding error + nu R (|lo / hi| <= 0.105); cos phi = 1 +
+ * hi = fl(A1_hi nu), lo = its exact rounding error + nu R (|lo / hi| < 0.1); cos phi = 1 +
  * B2 w + w^2 C(w) as hi = fl(1 + B2_hi wh), lo = its rounding error (1 - hi is exact, Sterbenz)
  * + B2_hi wl + wh (B2_lo + wh C(wh)). A1 = pi/2 and B2 = -pi^2/8 as float-float, S and C fits
  * (relative errors below 2^-36 and 2^-30). Where theta is a multiple of pi/2 (ni = 0, q != 0)
- * the definition's value is not 0 but the sine of the rounded double 2 pi u2 minus q pi/2, which
+ * the definition's phi is not 0 but fl(2 pi) q / 4 (exact in double) minus q pi/2, which
  * is -q (pi/2 - fl(pi/2)): there nu is k KH (exact, KH has 20 bits) and lo gains k K2, together
  * -q (pi/2 - fl(pi/2)) within 2^-47 relative; elsewhere k KH is below half an ulp of nu, so nu
- * stays exact, and k K2 below 2^-80 relative. */
+ * stays exact, and k K2 is below 2^-52 of sin phi. */
 GK_HD void gk__bm_cossin_phi(uint32_t k, gk_ff *c, gk_ff *s)
 {
     const float a1_hi = 1.5707963705062866f, a1_lo = -4.371138828673793e-08f;
