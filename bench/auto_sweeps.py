@@ -5,15 +5,21 @@
 backend at every size, in three sweeps in a row) and prints, per sweep, how many sizes AUTO
 was within 1.1x of the faster backend and the worst three, with where AUTO ran them.
 
-    python3 bench/auto_sweeps.py [--gkbench build/bench/gkbench] [--count 3] [-- --op gemm]
+    python3 bench/auto_sweeps.py [--gkbench build/bench/gkbench] [--count 3] [--explain] \
+        [-- --op gemm]
 
-Each sweep calibrates into a file of its own (GK_CALIBRATION), not the user's cache. Also the
-AUTO row of gpu_targets.py. Standard library only.
+Each sweep calibrates into a file of its own (GK_CALIBRATION), not the user's cache. --explain
+runs the sweeps with GK_LOG=1 and prints, per size, AUTO's timed calls by where they ran (and
+which were retries of the other backend, their cold first calls, CPU calls right after a GPU
+one) with their median and largest times. Also the AUTO row of gpu_targets.py. Standard
+library only.
 """
 import argparse
 import csv
 import json
 import os
+import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,23 +39,59 @@ def read_sweep(path):
     return list(csv.DictReader(lines))
 
 
-def run_sweeps(gkbench, count, extra, timeout_s):
-    """Per sweep: sizes compared, sizes within AUTO_WITHIN, the worst rows, errors."""
+# A placed call as GK_LOG=1 prints it (src/dispatch.c).
+PLACED = re.compile(r"AUTO expected ([\d.e+-]+) s on the CPU, ([\d.e+-]+) s on the GPU; ran on "
+                    r"the (CPU|GPU)(.*): ([\d.e+-]+) s")
+
+
+def explain(output):
+    """Per size of a GK_LOG'd sweep's output (stdout and stderr in one stream): AUTO's placed
+    calls by where they ran (a retry, its cold first call, a CPU call right after a GPU one),
+    their median and largest seconds, and the spread of the estimates' GPU / CPU ratio."""
+    lines, groups, ratios, prev = [], {}, [], None
+    for line in output.splitlines():
+        m = PLACED.search(line)
+        if m:
+            cpu, gpu, where, tag, took = float(m[1]), float(m[2]), m[3], m[4], float(m[5])
+            key = where + ("-cold" if "cold" in tag else "-retry" if "retry" in tag else "")
+            key += "-after-gpu" if where == "CPU" and prev == "GPU" else ""
+            groups.setdefault(key, []).append(took)
+            ratios.append(gpu / cpu)
+            prev = where
+        elif re.match(r"[a-z_]+ +[\d.e+]+(x[\d.e+]+)* +[\d.e+-]+ ", line):  # a size's row
+            if groups:
+                parts = [f"{k} {len(v)} calls, median {statistics.median(v) * 1e3:.4g} ms, max "
+                         f"{max(v) * 1e3:.4g}" for k, v in sorted(groups.items())]
+                lines.append(" ".join(line.split()[:2]) + ": " + "; ".join(parts) +
+                             f"; estimated GPU/CPU {min(ratios):.3f} .. median "
+                             f"{statistics.median(ratios):.3f} .. {max(ratios):.3f}")
+            groups, ratios, prev = {}, [], None
+    return lines
+
+
+def run_sweeps(gkbench, count, extra, timeout_s, log_calls=False):
+    """Per sweep: sizes compared, sizes within AUTO_WITHIN, the worst rows, errors; with
+    log_calls, GK_LOG=1 and explain()'s lines."""
     sweeps = []
     for i in range(count):
         with tempfile.TemporaryDirectory(prefix="gk_sweep") as tmp:
             path = os.path.join(tmp, "sweep.csv")
             # A calibration file of its own: the sweep calibrates, and must not touch ~/.cache.
             env = dict(os.environ, GK_CALIBRATION=os.path.join(tmp, "calibration.txt"))
+            if log_calls:
+                env["GK_LOG"] = "1"
             cmd = [gkbench, "--sweep", "--csv", path] + extra
             log(f"auto: sweep {i + 1} of {count}: {' '.join(cmd)}")
             t0 = time.perf_counter()
             sw = {"sweep": i + 1, "command": " ".join(cmd)}
             try:
-                p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout_s)
+                p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   text=True, timeout=timeout_s)
                 sw["rc"] = p.returncode
                 if p.returncode != 0:
-                    sw["stderr"] = p.stderr[-500:]
+                    sw["output_tail"] = p.stdout[-500:]
+                if log_calls:
+                    sw["explain"] = explain(p.stdout)
             except subprocess.TimeoutExpired:
                 sw["rc"] = "timeout"
             sw["seconds"] = time.perf_counter() - t0
@@ -92,11 +134,15 @@ def main():
     ap.add_argument("--count", type=int, default=3, help="sweeps in a row (3)")
     ap.add_argument("--timeout", type=float, default=150, help="seconds a sweep may take")
     ap.add_argument("--json", help="also write the sweeps' summaries here")
+    ap.add_argument("--explain", action="store_true", help="GK_LOG=1: per size, where AUTO's "
+                    "calls ran and what they took (the log costs about a microsecond a call)")
     ap.add_argument("extra", nargs="*", help="gkbench arguments after --, e.g. -- --op gemm")
     args = ap.parse_args()
-    sweeps = run_sweeps(args.gkbench, args.count, args.extra, args.timeout)
+    sweeps = run_sweeps(args.gkbench, args.count, args.extra, args.timeout, args.explain)
     for x in sweeps:
         print(sweep_text(x))
+        for line in x.get("explain", []):
+            print("  " + line)
     ok = all(x["sizes"] > 0 and x["within"] == x["sizes"] for x in sweeps)
     print(f"{'all' if ok else 'not all'} of {len(sweeps)} sweeps had every size within "
           f"{AUTO_WITHIN}x")
