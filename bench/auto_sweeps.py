@@ -84,16 +84,23 @@ def run_sweeps(gkbench, count, extra, timeout_s, log_calls=False):
             log(f"auto: sweep {i + 1} of {count}: {' '.join(cmd)}")
             t0 = time.perf_counter()
             sw = {"sweep": i + 1, "command": " ".join(cmd)}
+            p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 text=True)
             try:
-                p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   text=True, timeout=timeout_s)
+                out, _ = p.communicate(timeout=timeout_s)
                 sw["rc"] = p.returncode
-                if p.returncode != 0:
-                    sw["output_tail"] = p.stdout[-500:]
-                if log_calls:
-                    sw["explain"] = explain(p.stdout)
             except subprocess.TimeoutExpired:
+                p.terminate()  # gkbench stops after the size in progress and writes its CSV
+                out, _ = p.communicate()
                 sw["rc"] = "timeout"
+            except BaseException:
+                p.kill()
+                p.communicate()
+                raise
+            if sw["rc"] != 0:
+                sw["output_tail"] = out[-500:]
+            if log_calls:
+                sw["explain"] = explain(out)
             sw["seconds"] = time.perf_counter() - t0
             rows = read_sweep(path) if os.path.exists(path) else []
         rated = [r for r in rows if r.get("auto_over_best")]
