@@ -95,8 +95,18 @@ typedef struct gk_cpu_rbf_ip_f32 {
     float *k;                     /* the output, m x n */
     /* n % 16 = 0 and k + (16 l - sh) starts a cache line: rows are written a line at a time */
     int stream;
+    /* x and y are the same rows: tiles wholly below the diagonal (every column j < every row i)
+     * are skipped, the caller mirrors them from above (gk__cpu_rbf_ip_below) */
+    int upper;
     double (*pair)(size_t d, double gamma, double gz, const void *x, const void *y);
 } gk_cpu_rbf_ip_f32;
+
+/* Whether tile (p, q) lies wholly below the diagonal: its last column before its first row. */
+static inline int gk__cpu_rbf_ip_below(const gk_cpu_rbf_ip_f32 *a, size_t mr, size_t nr, size_t p,
+                                       size_t q)
+{
+    return (ptrdiff_t)(q * nr + nr - 1) - (ptrdiff_t)a->sh < (ptrdiff_t)(p * mr);
+}
 
 /* v rounded to a float no smaller than v. */
 static inline float gk__cpu_rbf_round_up_f32(double v)

@@ -101,21 +101,39 @@ static void test_offsets(void **state)
     }
 }
 
-/* x and y the same buffer (scikit-learn's rbf_kernel(X)): the diagonal is exactly 1. */
+/* x and y the same buffer (scikit-learn's rbf_kernel(X)): the CPU computes the tiles on and
+ * above the diagonal and mirrors the others (from d = 128); the diagonal is exactly 1. Outputs at
+ * offsets (column shifts), n a multiple of 16 and not, data offset by 1e3. */
 static void test_same_buffer(void **state)
 {
     gk_context *ctx = gk_test_context(state);
-    const size_t n = 400, d = 20;
-    float *hx = gk_test_random_array(GK_FLOAT32, n * d, 1e3, 1e3 + 1.0);
-    gk_buffer *x = gk_test_buffer_from(ctx, GK_FLOAT32, n * d, hx);
-    gk_buffer *k = gk_test_buffer_const(ctx, GK_FLOAT32, n * n, GK_TEST_SENTINEL);
-    GK_CHECK_OK(gk_rbf_matrix(ctx, n, n, d, 0.1, x, x, k));
-    float *got = gk_test_read_all(k);
-    check_all("rbf_matrix(x, x)", n, n, d, 0.1, hx, hx, got);
-    free(got);
-    free(hx);
-    gk_buffer_destroy(x);
-    gk_buffer_destroy(k);
+    const size_t shapes[][2] = {{400, 20}, {512, 128}, {333, 130}, {600, 256}};
+    const size_t offsets[] = {0, 5, 12};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        size_t n = shapes[s][0], d = shapes[s][1];
+        float *hx = gk_test_random_array(GK_FLOAT32, n * d, 1e3, 1e3 + 1.0);
+        for (size_t i = 3; i < n; i += 7) /* identical rows off the diagonal too */
+            memcpy(hx + i * d, hx + (i / 7) * d, d * sizeof *hx);
+        gk_buffer *x = gk_test_buffer_from(ctx, GK_FLOAT32, n * d, hx);
+        for (size_t o = 0; o < sizeof offsets / sizeof offsets[0]; o++) {
+            size_t off = offsets[o];
+            gk_buffer *kp = gk_test_buffer_const(ctx, GK_FLOAT32, n * n + 32, GK_TEST_SENTINEL);
+            gk_buffer *k = gk_test_view(kp, off, n * n);
+            double gamma = gk_test_uniform(0.5, 6.0) / (double)d;
+            GK_CHECK_OK(gk_rbf_matrix(ctx, n, n, d, gamma, x, x, k));
+            float *got = gk_test_read_all(kp);
+            for (size_t i = 0; i < off; i++)
+                assert_true(got[i] == (float)GK_TEST_SENTINEL);
+            for (size_t i = off + n * n; i < n * n + 32; i++)
+                assert_true(got[i] == (float)GK_TEST_SENTINEL);
+            check_all("rbf_matrix(x, x)", n, n, d, gamma, hx, hx, got + off);
+            free(got);
+            gk_buffer_destroy(k);
+            gk_buffer_destroy(kp);
+        }
+        free(hx);
+        gk_buffer_destroy(x);
+    }
 }
 
 /* Two clusters 100 apart, each of spread 1: pairs within a cluster are close while

@@ -209,7 +209,8 @@ static void ip_f32(const gk_cpu_rbf_ip_f32 *a, size_t p0, size_t p1, size_t q0, 
      * in L1 gives 17) */
     for (size_t p = p0; p < p1; p++)
         for (size_t q = q0; q < q1; q++)
-            ip_tile(a, p, q, g);
+            if (!a->upper || !gk__cpu_rbf_ip_below(a, PR, PR, p, q))
+                ip_tile(a, p, q, g);
     _tile_release();
     if (a->stream)
         _mm_sfence();

@@ -240,7 +240,8 @@ static void ip_f32(const gk_cpu_rbf_ip_f32 *a, size_t p0, size_t p1, size_t q0, 
 {
     for (size_t q = q0; q < q1; q++)
         for (size_t p = p0; p < p1; p++)
-            ip_tile(a, p, q);
+            if (!a->upper || !gk__cpu_rbf_ip_below(a, MR, NR, p, q))
+                ip_tile(a, p, q);
     if (a->stream)
         _mm_sfence(); /* streamed stores are weakly ordered: done before the team's barrier */
 }
