@@ -37,7 +37,8 @@
 #define GK_RBF_FUSED_MIRROR_D ((size_t)128)
 /* Tiles up to this many rows and columns are mirrored (every ISA kernel's are). */
 #define GK_RBF_MIRROR_MAX 32
-/* Panels per task: a task's x panels (8 x 14 rows with AVX-512) stay in L2 while its y panels pass. */
+/* Panels per task: a task's x panels (8 x 14 rows with AVX-512) stay in L2 while its y panels
+ * pass. */
 #define GK_RBF_FUSED_PANELS ((size_t)8)
 
 /* Packs all panels of src (per rows each) with the ISA's ip_pack; the sum of all norms, or -1
