@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* cpu_gemm.c - row-major gemm through OpenBLAS's CBLAS interface, and the k = 0 case. */
+/* cpu_gemm.c - row-major gemm through OpenBLAS's CBLAS interface, on the context's team. */
 #include <cblas.h>
+#include <pthread.h>
 
 #include "cpu_internal.h"
 #include "error.h"
 
-/* OpenBLAS runs its own thread pool, sized by OPENBLAS_NUM_THREADS; the context's cpu_threads
- * is not forced on it (openblas_set_num_threads is process-wide and would race with other
- * contexts). Its kernels are picked at load time from the CPU model: Debian 12's 0.3.21 does
- * not know Sapphire Rapids and falls back to "Prescott" (SSE3), 5x slower at sgemm 4096 on a
+/* OpenBLAS's kernels are picked at load time from the CPU model: Debian 12's 0.3.21 does not
+ * know Sapphire Rapids and falls back to "Prescott" (SSE3), 5x slower at sgemm 4096 on a
  * 16-core host than with OPENBLAS_CORETYPE=SkylakeX set in the environment. Sizes pass through
  * blasint, 32 bits in the usual build: m, n and k are cut into pieces that fit, and a matrix
  * whose row length does not fit is cut into pieces of one stored row, whose ld CBLAS never uses
@@ -17,11 +16,85 @@
     (sizeof(blasint) >= sizeof(size_t) ? (size_t)SIZE_MAX >> 1                                     \
                                        : ((size_t)1 << (8 * sizeof(blasint) - 1)) - 1)
 
+/* Threads. A gemm gets the same team as every other op (the context's cpu_threads capped by the
+ * free cores, cpu_team.c), one thread below GK_CPU_PAR_MIN_GEMM multiply-adds (OpenBLAS's own
+ * threshold, 65536 x 4: smaller products take a few microseconds, less than waking a team).
+ * On a 2-core VM with one core busy, OpenBLAS's own pool (all cores, whatever is free) made
+ * sgemm 512^3 2.19x slower than a one-thread context (bench/RESULTS.md).
+ * OpenBLAS's thread count is one process-wide variable (blas_cpu_number in its pthread build;
+ * 0.3.21-0.3.26 have no per-thread setting), so it is set under a lock, saved by the first of
+ * our calls in flight and restored by the last: the user's own setting (OPENBLAS_NUM_THREADS or
+ * openblas_set_num_threads) holds again as soon as no gemm of ours runs. While one does, a
+ * BLAS call the program makes on another thread runs with our count. Results do not depend on
+ * the count: OpenBLAS splits m and n over threads, never k. The OpenMP build of OpenBLAS takes
+ * its count from the calling thread's OpenMP setting and the serial build has none, so only the
+ * pthread build (openblas_get_parallel() == 1) is touched. */
+#define GK_CPU_PAR_MIN_GEMM ((size_t)1 << 18)
+
+#ifndef GK_CPU_GEMM_TILES
+#define GK_CPU_GEMM_TILES 1
+#endif
+
+static struct {
+    pthread_mutex_t lock;
+    int users; /* our gemms in flight */
+    int saved; /* OpenBLAS's count before the first of them */
+} blas = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void blas_threads_enter(int nt)
+{
+    if (openblas_get_parallel() != 1)
+        return;
+    pthread_mutex_lock(&blas.lock);
+    int now = openblas_get_num_threads();
+    if (blas.users++ == 0)
+        blas.saved = now;
+    if (now != nt)
+        openblas_set_num_threads(nt);
+    pthread_mutex_unlock(&blas.lock);
+}
+
+static void blas_threads_leave(void)
+{
+    if (openblas_get_parallel() != 1)
+        return;
+    pthread_mutex_lock(&blas.lock);
+    if (--blas.users == 0 && openblas_get_num_threads() != blas.saved)
+        openblas_set_num_threads(blas.saved);
+    pthread_mutex_unlock(&blas.lock);
+}
+
 /* The leading dimension to pass for a piece of `cols` columns: ld itself when it fits, else the
  * piece has one stored row and its ld only has to satisfy CBLAS's ld >= max(1, cols). */
 static blasint piece_ld(size_t ld, size_t cols)
 {
     return (blasint)(ld <= GK_BLASINT_MAX ? ld : cols);
+}
+
+/* Splits the team's nt threads into a gm x gn grid of C's tiles, gm <= m and gn <= n, with
+ * the smallest tile perimeter (what each thread packs: rows of A plus columns of B); fewer
+ * threads when no factorization fits (m or n smaller than the team). */
+static void tile_grid(int nt, size_t m, size_t n, int *gm, int *gn)
+{
+    for (int g = nt; g > 1; g--) {
+        double best = 0.0;
+        int bm = 0;
+        for (int a = 1; a <= g; a++) {
+            if (g % a != 0 || (size_t)a > m || (size_t)(g / a) > n)
+                continue;
+            double per = (double)m / a + (double)n / (g / a);
+            if (bm == 0 || per < best) {
+                best = per;
+                bm = a;
+            }
+        }
+        if (bm != 0) {
+            *gm = bm;
+            *gn = g / bm;
+            return;
+        }
+    }
+    *gm = *gn = 1;
 }
 
 /* The two dtypes' kernels, written once (BLIS-style) since they differ only in type and in
@@ -65,6 +138,27 @@ static blasint piece_ld(size_t ld, size_t cols)
                 }                                                                                \
             }                                                                                    \
         }                                                                                        \
+    }                                                                                            \
+                                                                                                 \
+    static void cpu_gemm_team_##SUFFIX(int nt, gk_transpose ta, gk_transpose tb, size_t m,      \
+                                       size_t n, size_t k, T alpha, const T *a, size_t lda,      \
+                                       const T *b, size_t ldb, T beta, T *c, size_t ldc)         \
+    {                                                                                            \
+        int gm = 1, gn = 1;                                                                      \
+        if (GK_CPU_GEMM_TILES)                                                                   \
+            tile_grid(nt, m, n, &gm, &gn);                                                       \
+        blas_threads_enter(GK_CPU_GEMM_TILES ? 1 : nt);                                          \
+        _Pragma("omp parallel for num_threads(gm * gn) if (gm * gn > 1) schedule(static)")      \
+        for (int t = 0; t < gm * gn; t++) {                                                      \
+            size_t ti = (size_t)(t / gn), tj = (size_t)(t % gn);                                 \
+            size_t i0 = m * ti / (size_t)gm, i1 = m * (ti + 1) / (size_t)gm;                     \
+            size_t j0 = n * tj / (size_t)gn, j1 = n * (tj + 1) / (size_t)gn;                     \
+            cpu_gemm_##SUFFIX(ta, tb, i1 - i0, j1 - j0, k, alpha,                                \
+                              ta == GK_TRANS ? a + i0 : a + i0 * lda, lda,                       \
+                              tb == GK_TRANS ? b + j0 * ldb : b + j0, ldb, beta,                 \
+                              c + i0 * ldc + j0, ldc);                                           \
+        }                                                                                        \
+        blas_threads_leave();                                                                    \
     }
 
 GK_CPU_GEMM_KERNELS(f32, float, cblas_sgemm)
@@ -74,19 +168,22 @@ gk_status gk__cpu_gemm(void *st, gk_dtype t, gk_transpose ta, gk_transpose tb, s
                        size_t k, double alpha, const void *a, size_t lda, const void *b, size_t ldb,
                        double beta, void *c, size_t ldc)
 {
-    (void)st;
+    /* m n k may overflow size_t only where the answer is "a team" anyway. */
+    double mnk = (double)m * (double)n * (double)k;
+    int nt = mnk > (double)GK_CPU_PAR_MIN_GEMM ? gk__cpu_threads(st) : 1;
     switch (t) {
     case GK_FLOAT32:
         if (k == 0)
             cpu_gemm_k0_f32(m, n, (float)beta, c, ldc);
         else
-            cpu_gemm_f32(ta, tb, m, n, k, (float)alpha, a, lda, b, ldb, (float)beta, c, ldc);
+            cpu_gemm_team_f32(nt, ta, tb, m, n, k, (float)alpha, a, lda, b, ldb, (float)beta, c,
+                              ldc);
         return GK_OK;
     case GK_FLOAT64:
         if (k == 0)
             cpu_gemm_k0_f64(m, n, beta, c, ldc);
         else
-            cpu_gemm_f64(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+            cpu_gemm_team_f64(nt, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
         return GK_OK;
     }
     return gk__cpu_bad_dtype(t);
