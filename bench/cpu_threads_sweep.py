@@ -18,16 +18,14 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cpu_per_core import Options, check, load  # noqa: E402
+from cpu_per_core import check, load  # noqa: E402
+from gk_ctypes import cpu_context  # noqa: E402
 
 
 def context(lib, threads):
-    o = Options()
-    lib.gk_context_options_init(ctypes.byref(o))
-    o.backend, o.cpu_threads = 1, threads
-    c = ctypes.c_void_p()
-    check(lib, lib.gk_context_create_ex(ctypes.byref(o), ctypes.byref(c)))
-    return c
+    status, ctx = cpu_context(lib, threads)
+    check(lib, status)
+    return ctx
 
 
 def best(fn, n):
