@@ -138,53 +138,62 @@ static void tile_grid(int nt, size_t m, size_t n, int *gm, int *gn)
                 }                                                                                \
             }                                                                                    \
         }                                                                                        \
-    }                                                                                            \
-                                                                                                 \
-    static void cpu_gemm_team_##SUFFIX(int nt, gk_transpose ta, gk_transpose tb, size_t m,      \
-                                       size_t n, size_t k, T alpha, const T *a, size_t lda,      \
-                                       const T *b, size_t ldb, T beta, T *c, size_t ldc)         \
-    {                                                                                            \
-        int gm = 1, gn = 1;                                                                      \
-        if (GK_CPU_GEMM_TILES)                                                                   \
-            tile_grid(nt, m, n, &gm, &gn);                                                       \
-        blas_threads_enter(GK_CPU_GEMM_TILES ? 1 : nt);                                          \
-        _Pragma("omp parallel for num_threads(gm * gn) if (gm * gn > 1) schedule(static)")      \
-        for (int t = 0; t < gm * gn; t++) {                                                      \
-            size_t ti = (size_t)(t / gn), tj = (size_t)(t % gn);                                 \
-            size_t i0 = m * ti / (size_t)gm, i1 = m * (ti + 1) / (size_t)gm;                     \
-            size_t j0 = n * tj / (size_t)gn, j1 = n * (tj + 1) / (size_t)gn;                     \
-            cpu_gemm_##SUFFIX(ta, tb, i1 - i0, j1 - j0, k, alpha,                                \
-                              ta == GK_TRANS ? a + i0 : a + i0 * lda, lda,                       \
-                              tb == GK_TRANS ? b + j0 * ldb : b + j0, ldb, beta,                 \
-                              c + i0 * ldc + j0, ldc);                                           \
-        }                                                                                        \
-        blas_threads_leave();                                                                    \
     }
 
 GK_CPU_GEMM_KERNELS(f32, float, cblas_sgemm)
 GK_CPU_GEMM_KERNELS(f64, double, cblas_dgemm)
 
+/* One tile of C: rows [i0, i1) and columns [j0, j1) of op(A) op(B), through the pieces above. */
+static void cpu_gemm_tile(gk_dtype t, gk_transpose ta, gk_transpose tb, size_t i0, size_t i1,
+                          size_t j0, size_t j1, size_t k, double alpha, const void *a, size_t lda,
+                          const void *b, size_t ldb, double beta, void *c, size_t ldc)
+{
+    size_t ao = ta == GK_TRANS ? i0 : i0 * lda, bo = tb == GK_TRANS ? j0 * ldb : j0;
+    size_t co = i0 * ldc + j0;
+    if (t == GK_FLOAT32)
+        cpu_gemm_f32(ta, tb, i1 - i0, j1 - j0, k, (float)alpha, (const float *)a + ao, lda,
+                     (const float *)b + bo, ldb, (float)beta, (float *)c + co, ldc);
+    else
+        cpu_gemm_f64(ta, tb, i1 - i0, j1 - j0, k, alpha, (const double *)a + ao, lda,
+                     (const double *)b + bo, ldb, beta, (double *)c + co, ldc);
+}
+
+/* k > 0 on nt threads: a gm x gn grid of tiles, one per thread. */
+static void cpu_gemm_team(int nt, gk_dtype t, gk_transpose ta, gk_transpose tb, size_t m, size_t n,
+                          size_t k, double alpha, const void *a, size_t lda, const void *b,
+                          size_t ldb, double beta, void *c, size_t ldc)
+{
+    int gm = 1, gn = 1;
+    if (GK_CPU_GEMM_TILES)
+        tile_grid(nt, m, n, &gm, &gn);
+    int tiles = gm * gn;
+    blas_threads_enter(GK_CPU_GEMM_TILES ? 1 : nt);
+#pragma omp parallel for num_threads(tiles) if (tiles > 1) schedule(static)
+    for (int i = 0; i < tiles; i++) {
+        size_t ti = (size_t)(i / gn), tj = (size_t)(i % gn);
+        cpu_gemm_tile(t, ta, tb, m * ti / (size_t)gm, m * (ti + 1) / (size_t)gm,
+                      n * tj / (size_t)gn, n * (tj + 1) / (size_t)gn, k, alpha, a, lda, b, ldb,
+                      beta, c, ldc);
+    }
+    blas_threads_leave();
+}
+
 gk_status gk__cpu_gemm(void *st, gk_dtype t, gk_transpose ta, gk_transpose tb, size_t m, size_t n,
                        size_t k, double alpha, const void *a, size_t lda, const void *b, size_t ldb,
                        double beta, void *c, size_t ldc)
 {
-    /* m n k may overflow size_t only where the answer is "a team" anyway. */
-    double mnk = (double)m * (double)n * (double)k;
-    int nt = mnk > (double)GK_CPU_PAR_MIN_GEMM ? gk__cpu_threads(st) : 1;
-    switch (t) {
-    case GK_FLOAT32:
-        if (k == 0)
+    if (t != GK_FLOAT32 && t != GK_FLOAT64)
+        return gk__cpu_bad_dtype(t);
+    if (k == 0) {
+        if (t == GK_FLOAT32)
             cpu_gemm_k0_f32(m, n, (float)beta, c, ldc);
         else
-            cpu_gemm_team_f32(nt, ta, tb, m, n, k, (float)alpha, a, lda, b, ldb, (float)beta, c,
-                              ldc);
-        return GK_OK;
-    case GK_FLOAT64:
-        if (k == 0)
             cpu_gemm_k0_f64(m, n, beta, c, ldc);
-        else
-            cpu_gemm_team_f64(nt, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
         return GK_OK;
     }
-    return gk__cpu_bad_dtype(t);
+    /* As a double: m n k may exceed size_t only where the answer is "a team" anyway. */
+    double mnk = (double)m * (double)n * (double)k;
+    int nt = mnk > (double)GK_CPU_PAR_MIN_GEMM ? gk__cpu_threads(st) : 1;
+    cpu_gemm_team(nt, t, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return GK_OK;
 }

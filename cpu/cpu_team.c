@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* cpu_team.c - how many threads an op gets: the context's count, capped by the cores free now. */
+#include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -88,8 +89,39 @@ static int64_t read_busy_ns(void)
     return seen > 0 ? ticks * team.tick_ns : -1;
 }
 
-/* Before a window has passed: the runnable tasks now (/proc/loadavg's fourth field counts
- * this thread too). */
+/* Threads of this process that are runnable now (state R in /proc/self/task/N/stat), this
+ * one included; 1 if unreadable. */
+static int own_running(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (d == NULL)
+        return 1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char path[64], buf[512];
+        if (e->d_name[0] < '0' || e->d_name[0] > '9' ||
+            snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name) >= (int)sizeof path)
+            continue;
+        FILE *f = fopen(path, "re");
+        if (f == NULL)
+            continue;
+        size_t len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[len] = '\0';
+        const char *p = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
+        n += p != NULL && p[1] == ' ' && p[2] == 'R';
+    }
+    closedir(d);
+    return n > 0 ? n : 1;
+}
+
+/* Before a window has passed: the tasks runnable now (/proc/loadavg's fourth field) that are
+ * not this process's. Its own threads are not load, as in the windows: a process that links
+ * OpenBLAS starts with OpenBLAS's pool spinning for some 0.1 s (2^28 cycles), and counted,
+ * they made the first 100 ms of every process run on one thread (gkbench --quick on the 2-core
+ * VM: its first 45 calls). Read once per process, so the cost of listing the threads does not
+ * matter. */
 static int first_estimate(void)
 {
     FILE *f = fopen("/proc/loadavg", "re");
@@ -100,7 +132,8 @@ static int first_estimate(void)
     }
     if (n != 2 || running < 1)
         return team.cpus;
-    return team.cpus - (running - 1);
+    int others = running - own_running();
+    return team.cpus - (others > 0 ? others : 0);
 }
 
 static void sample(void)

@@ -154,6 +154,35 @@ static void test_shapes_transposes(void **state)
     }
 }
 
+/* The CPU backend splits C into a grid of tiles, one per thread of the team (cpu_gemm.c): teams
+ * of 2 to 16 threads (as many as the machine has free) on shapes past the size where a team
+ * starts (2^18 multiply-adds) whose m or n is smaller than the team, or prime, with every
+ * transpose and padded leading dimensions; C's padding must stay untouched between tiles. */
+static void test_team_tiles(void **state)
+{
+    (void)state;
+    static const size_t tile_shapes[][3] = {
+        {3, 700, 130}, {700, 3, 130}, {1, 2100, 130}, {129, 257, 33}, {131, 131, 131}};
+    static const int teams[] = {2, 3, 5, 6, 16};
+    for (size_t ti = 0; ti < sizeof teams / sizeof teams[0]; ti++) {
+        gk_context_options o;
+        gk_context_options_init(&o);
+        o.backend = GK_BACKEND_CPU;
+        o.cpu_threads = teams[ti];
+        gk_context *ctx = NULL;
+        GK_CHECK_OK(gk_context_create_ex(&o, &ctx));
+        for (size_t di = 0; di < 2; di++)
+            for (size_t s = 0; s < sizeof tile_shapes / sizeof tile_shapes[0]; s++)
+                for (int tr = 0; tr < 4; tr++)
+                    one_gemm(ctx, dtypes[di], (gk_transpose)(tr & 1), (gk_transpose)(tr >> 1),
+                             tile_shapes[s][0], tile_shapes[s][1], tile_shapes[s][2],
+                             gk_test_rand_size(0, 3), gk_test_rand_size(0, 3),
+                             gk_test_rand_size(1, 3), gk_test_uniform(-2, 2),
+                             gk_test_uniform(-2, 2), 0.0, contract_tol(dtypes[di]), "team tiles");
+        gk_context_destroy(ctx);
+    }
+}
+
 /* alpha = 1, beta = 1 and beta = 0 on C full of NaN: beta = 0 does not read C. */
 static void test_alpha_beta(void **state)
 {
@@ -301,8 +330,8 @@ static void test_huge_ld_one_row(void **state)
     for (size_t di = 0; di < 2; di++) {
         gk_dtype t = dtypes[di];
         /* m = 1: A (not transposed) and C have one row; n = 1: so has B transposed */
-        one_gemm(ctx, t, GK_NO_TRANS, GK_TRANS, 1, 1, 33, huge - 33, huge - 33, huge - 1, 1.5,
-                 0.5, 0.0, contract_tol(t), "huge lda, ldb, ldc, one row each");
+        one_gemm(ctx, t, GK_NO_TRANS, GK_TRANS, 1, 1, 33, huge - 33, huge - 33, huge - 1, 1.5, 0.5,
+                 0.0, contract_tol(t), "huge lda, ldb, ldc, one row each");
         /* k = 1: A transposed and B not transposed have one row */
         one_gemm(ctx, t, GK_TRANS, GK_NO_TRANS, 7, 5, 1, huge - 7, huge - 5, 0, 1.0, 0.0, 0.0,
                  contract_tol(t), "huge lda, ldb, k = 1");
@@ -490,8 +519,8 @@ int main(void)
         GK_TEST_BOTH(test_tf32_flag),
         GK_TEST_BOTH(test_errors),
         GK_TEST_BOTH(test_huge_ld_one_row),
-        {"test_huge_ld_rows/cpu", test_huge_ld_rows, gk_test_setup, gk_test_teardown,
-         &gk_test_cpu},
+        {"test_huge_ld_rows/cpu", test_huge_ld_rows, gk_test_setup, gk_test_teardown, &gk_test_cpu},
+        {"test_team_tiles/cpu", test_team_tiles, gk_test_setup, gk_test_teardown, &gk_test_cpu},
     };
     return cmocka_run_group_tests_name("gemm", tests, gk_test_group_setup, NULL);
 }
