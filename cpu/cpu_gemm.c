@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* cpu_gemm.c - row-major gemm through OpenBLAS's CBLAS interface, on the context's team. */
+/* cpu_gemm.c - row-major gemm through OpenBLAS's CBLAS interface, its threads sized to the team. */
 #include <cblas.h>
 #include <pthread.h>
 
@@ -16,24 +16,27 @@
     (sizeof(blasint) >= sizeof(size_t) ? (size_t)SIZE_MAX >> 1                                     \
                                        : ((size_t)1 << (8 * sizeof(blasint) - 1)) - 1)
 
-/* Threads. A gemm gets the same team as every other op (the context's cpu_threads capped by the
- * free cores, cpu_team.c), one thread below GK_CPU_PAR_MIN_GEMM multiply-adds (OpenBLAS's own
- * threshold, 65536 x 4: smaller products take a few microseconds, less than waking a team).
- * On a 2-core VM with one core busy, OpenBLAS's own pool (all cores, whatever is free) made
- * sgemm 512^3 2.19x slower than a one-thread context (bench/RESULTS.md).
- * OpenBLAS's thread count is one process-wide variable (blas_cpu_number in its pthread build;
- * 0.3.21-0.3.26 have no per-thread setting), so it is set under a lock, saved by the first of
- * our calls in flight and restored by the last: the user's own setting (OPENBLAS_NUM_THREADS or
- * openblas_set_num_threads) holds again as soon as no gemm of ours runs. While one does, a
- * BLAS call the program makes on another thread runs with our count. Results do not depend on
- * the count: OpenBLAS splits m and n over threads, never k. The OpenMP build of OpenBLAS takes
- * its count from the calling thread's OpenMP setting and the serial build has none, so only the
- * pthread build (openblas_get_parallel() == 1) is touched. */
+/* Threads. A gemm gets as many threads as any other op (the context's cpu_threads capped by the
+ * free cores, cpu_team.c): OpenBLAS's own pool sized to that count for the call. Left to
+ * itself the pool takes every core, free or not: on the 2-core VM with one core busy, sgemm
+ * 512^3 took 2.19x a one-thread context (bench/RESULTS.md). Up to GK_CPU_PAR_MIN_GEMM
+ * multiply-adds OpenBLAS runs on the calling thread whatever its setting (interface/gemm.c,
+ * 65536 x GEMM_MULTITHREAD_THRESHOLD = 4), and those calls leave the setting alone.
+ * OpenBLAS's count is one process-wide variable (blas_cpu_number in its pthread build; before
+ * 0.3.28 there is no per-thread setting, and 0.3.28's "_local" one sets the same variable), so
+ * it is changed under a lock, saved by the first of our calls in flight and restored by the
+ * last: the program's own setting (OPENBLAS_NUM_THREADS, openblas_set_num_threads) holds again
+ * whenever no gemm of ours runs; while one does, a BLAS call the program makes on another
+ * thread gets our count, and concurrent gemms of two contexts share the later one's. Results
+ * do not depend on the count: OpenBLAS splits m and n over its threads, never k. The OpenMP
+ * build takes its count from the calling thread's OpenMP setting and the serial one has none,
+ * so only the pthread build (openblas_get_parallel() == 1) is touched.
+ * Not done: splitting C into tiles over our own OpenMP team with OpenBLAS at one thread, which
+ * keeps OpenBLAS's pool asleep (its threads spin ~0.1 s after each call, as our team's do after
+ * each region, and the two took turns on the cores in rbf_matrix's GEMM form: 1024^2 x 256
+ * 3.2 ms tiled against 4.1 on the pool, on the VM) but packs every tile's panels anew: dgemm
+ * 512^3 10-15% slower on 2 threads; it was not measured on a 16-core host. */
 #define GK_CPU_PAR_MIN_GEMM ((size_t)1 << 18)
-
-#ifndef GK_CPU_GEMM_TILES
-#define GK_CPU_GEMM_TILES 1
-#endif
 
 static struct {
     pthread_mutex_t lock;
@@ -69,32 +72,6 @@ static void blas_threads_leave(void)
 static blasint piece_ld(size_t ld, size_t cols)
 {
     return (blasint)(ld <= GK_BLASINT_MAX ? ld : cols);
-}
-
-/* Splits the team's nt threads into a gm x gn grid of C's tiles, gm <= m and gn <= n, with
- * the smallest tile perimeter (what each thread packs: rows of A plus columns of B); fewer
- * threads when no factorization fits (m or n smaller than the team). */
-static void tile_grid(int nt, size_t m, size_t n, int *gm, int *gn)
-{
-    for (int g = nt; g > 1; g--) {
-        double best = 0.0;
-        int bm = 0;
-        for (int a = 1; a <= g; a++) {
-            if (g % a != 0 || (size_t)a > m || (size_t)(g / a) > n)
-                continue;
-            double per = (double)m / a + (double)n / (g / a);
-            if (bm == 0 || per < best) {
-                best = per;
-                bm = a;
-            }
-        }
-        if (bm != 0) {
-            *gm = bm;
-            *gn = g / bm;
-            return;
-        }
-    }
-    *gm = *gn = 1;
 }
 
 /* The two dtypes' kernels, written once (BLIS-style) since they differ only in type and in
@@ -143,41 +120,6 @@ static void tile_grid(int nt, size_t m, size_t n, int *gm, int *gn)
 GK_CPU_GEMM_KERNELS(f32, float, cblas_sgemm)
 GK_CPU_GEMM_KERNELS(f64, double, cblas_dgemm)
 
-/* One tile of C: rows [i0, i1) and columns [j0, j1) of op(A) op(B), through the pieces above. */
-static void cpu_gemm_tile(gk_dtype t, gk_transpose ta, gk_transpose tb, size_t i0, size_t i1,
-                          size_t j0, size_t j1, size_t k, double alpha, const void *a, size_t lda,
-                          const void *b, size_t ldb, double beta, void *c, size_t ldc)
-{
-    size_t ao = ta == GK_TRANS ? i0 : i0 * lda, bo = tb == GK_TRANS ? j0 * ldb : j0;
-    size_t co = i0 * ldc + j0;
-    if (t == GK_FLOAT32)
-        cpu_gemm_f32(ta, tb, i1 - i0, j1 - j0, k, (float)alpha, (const float *)a + ao, lda,
-                     (const float *)b + bo, ldb, (float)beta, (float *)c + co, ldc);
-    else
-        cpu_gemm_f64(ta, tb, i1 - i0, j1 - j0, k, alpha, (const double *)a + ao, lda,
-                     (const double *)b + bo, ldb, beta, (double *)c + co, ldc);
-}
-
-/* k > 0 on nt threads: a gm x gn grid of tiles, one per thread. */
-static void cpu_gemm_team(int nt, gk_dtype t, gk_transpose ta, gk_transpose tb, size_t m, size_t n,
-                          size_t k, double alpha, const void *a, size_t lda, const void *b,
-                          size_t ldb, double beta, void *c, size_t ldc)
-{
-    int gm = 1, gn = 1;
-    if (GK_CPU_GEMM_TILES)
-        tile_grid(nt, m, n, &gm, &gn);
-    int tiles = gm * gn;
-    blas_threads_enter(GK_CPU_GEMM_TILES ? 1 : nt);
-#pragma omp parallel for num_threads(tiles) if (tiles > 1) schedule(static)
-    for (int i = 0; i < tiles; i++) {
-        size_t ti = (size_t)(i / gn), tj = (size_t)(i % gn);
-        cpu_gemm_tile(t, ta, tb, m * ti / (size_t)gm, m * (ti + 1) / (size_t)gm,
-                      n * tj / (size_t)gn, n * (tj + 1) / (size_t)gn, k, alpha, a, lda, b, ldb,
-                      beta, c, ldc);
-    }
-    blas_threads_leave();
-}
-
 gk_status gk__cpu_gemm(void *st, gk_dtype t, gk_transpose ta, gk_transpose tb, size_t m, size_t n,
                        size_t k, double alpha, const void *a, size_t lda, const void *b, size_t ldb,
                        double beta, void *c, size_t ldc)
@@ -191,9 +133,15 @@ gk_status gk__cpu_gemm(void *st, gk_dtype t, gk_transpose ta, gk_transpose tb, s
             cpu_gemm_k0_f64(m, n, beta, c, ldc);
         return GK_OK;
     }
-    /* As a double: m n k may exceed size_t only where the answer is "a team" anyway. */
-    double mnk = (double)m * (double)n * (double)k;
-    int nt = mnk > (double)GK_CPU_PAR_MIN_GEMM ? gk__cpu_threads(st) : 1;
-    cpu_gemm_team(nt, t, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    /* In double, as OpenBLAS compares it: m n k may exceed size_t. */
+    int team = (double)m * (double)n * (double)k > (double)GK_CPU_PAR_MIN_GEMM;
+    if (team)
+        blas_threads_enter(gk__cpu_threads(st));
+    if (t == GK_FLOAT32)
+        cpu_gemm_f32(ta, tb, m, n, k, (float)alpha, a, lda, b, ldb, (float)beta, c, ldc);
+    else
+        cpu_gemm_f64(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    if (team)
+        blas_threads_leave();
     return GK_OK;
 }

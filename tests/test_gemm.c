@@ -7,6 +7,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include <cblas.h>
+#include <pthread.h>
+
 static const gk_dtype dtypes[] = {GK_FLOAT32, GK_FLOAT64};
 
 /* Value in the padding of C (beyond each row's n): must never be written. */
@@ -154,11 +157,11 @@ static void test_shapes_transposes(void **state)
     }
 }
 
-/* The CPU backend splits C into a grid of tiles, one per thread of the team (cpu_gemm.c): teams
+/* The CPU backend sizes OpenBLAS's threads to the op's team for each gemm (cpu_gemm.c): contexts
  * of 2 to 16 threads (as many as the machine has free) on shapes past the size where a team
- * starts (2^18 multiply-adds) whose m or n is smaller than the team, or prime, with every
- * transpose and padded leading dimensions; C's padding must stay untouched between tiles. */
-static void test_team_tiles(void **state)
+ * starts (2^18 multiply-adds), m or n below the team, every transpose, padded leading
+ * dimensions. */
+static void test_team_sizes(void **state)
 {
     (void)state;
     static const size_t tile_shapes[][3] = {
@@ -178,9 +181,74 @@ static void test_team_tiles(void **state)
                              tile_shapes[s][0], tile_shapes[s][1], tile_shapes[s][2],
                              gk_test_rand_size(0, 3), gk_test_rand_size(0, 3),
                              gk_test_rand_size(1, 3), gk_test_uniform(-2, 2),
-                             gk_test_uniform(-2, 2), 0.0, contract_tol(dtypes[di]), "team tiles");
+                             gk_test_uniform(-2, 2), 0.0, contract_tol(dtypes[di]), "team sizes");
         gk_context_destroy(ctx);
     }
+}
+
+typedef struct gemm_worker {
+    int threads;
+    gk_status status[3];
+} gemm_worker;
+
+/* Three 160^3 float64 gemms on a context of w->threads threads. */
+static void *gemm_worker_run(void *arg)
+{
+    gemm_worker *w = arg;
+    enum { N = 160 };
+    gk_context_options o;
+    gk_context_options_init(&o);
+    o.backend = GK_BACKEND_CPU;
+    o.cpu_threads = w->threads;
+    gk_context *ctx = NULL;
+    gk_buffer *a = NULL, *c = NULL;
+    for (int i = 0; i < 3; i++)
+        w->status[i] = GK_E_INTERNAL;
+    if (gk_context_create_ex(&o, &ctx) != GK_OK || gk_buffer_create(ctx, GK_FLOAT64, N * N, &a) ||
+        gk_buffer_create(ctx, GK_FLOAT64, N * N, &c) || gk_fill(ctx, 0.5, a) != GK_OK)
+        goto out;
+    for (int i = 0; i < 3; i++)
+        w->status[i] = gk_gemm(ctx, GK_NO_TRANS, GK_TRANS, N, N, N, 1.0, a, N, a, N, 0.0, c, N);
+out:
+    gk_buffer_destroy(a);
+    gk_buffer_destroy(c);
+    gk_context_destroy(ctx);
+    return NULL;
+}
+
+/* OpenBLAS's thread count is the program's: the CPU backend changes it only while a gemm of its
+ * own runs and puts the program's value back after the last one, also when contexts of
+ * different sizes run gemms at the same time. */
+static void test_openblas_setting_restored(void **state)
+{
+    (void)state;
+    if (openblas_get_parallel() != 1)
+        skip(); /* the OpenMP and serial builds of OpenBLAS are not touched */
+    int before = openblas_get_num_threads();
+    openblas_set_num_threads(3);
+    int mine = openblas_get_num_threads();
+    gemm_worker one = {.threads = 2};
+    gemm_worker_run(&one);
+    int after_one = openblas_get_num_threads();
+    gemm_worker w[4] = {{.threads = 1}, {.threads = 2}, {.threads = 5}, {.threads = 16}};
+    pthread_t th[4];
+    int started = 0;
+    for (int i = 0; i < 4; i++)
+        started += pthread_create(&th[started], NULL, gemm_worker_run, &w[started]) == 0;
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    int after_many = openblas_get_num_threads();
+    openblas_set_num_threads(before);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(one.status[i], GK_OK);
+    for (int i = 0; i < started; i++)
+        for (int j = 0; j < 3; j++)
+            assert_int_equal(w[i].status[j], GK_OK);
+    assert_int_equal(started, 4);
+    if (after_one != mine || after_many != mine)
+        fail_msg("OpenBLAS's thread count set to %d before: %d after one gemm on a 2-thread "
+                 "context, %d after concurrent gemms on 1, 2, 5 and 16 threads",
+                 mine, after_one, after_many);
 }
 
 /* alpha = 1, beta = 1 and beta = 0 on C full of NaN: beta = 0 does not read C. */
@@ -520,7 +588,9 @@ int main(void)
         GK_TEST_BOTH(test_errors),
         GK_TEST_BOTH(test_huge_ld_one_row),
         {"test_huge_ld_rows/cpu", test_huge_ld_rows, gk_test_setup, gk_test_teardown, &gk_test_cpu},
-        {"test_team_tiles/cpu", test_team_tiles, gk_test_setup, gk_test_teardown, &gk_test_cpu},
+        {"test_team_sizes/cpu", test_team_sizes, gk_test_setup, gk_test_teardown, &gk_test_cpu},
+        {"test_openblas_setting_restored/cpu", test_openblas_setting_restored, gk_test_setup,
+         gk_test_teardown, &gk_test_cpu},
     };
     return cmocka_run_group_tests_name("gemm", tests, gk_test_group_setup, NULL);
 }
