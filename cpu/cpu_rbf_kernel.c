@@ -127,7 +127,7 @@ static void cpu_rbf_rows_f32(size_t d, size_t rows, size_t nb, size_t ld, double
     const float *x = xv;
     float *out = outv;
     const gk_cpu_rbf_isa *isa = gk__cpu_rbf_isa();
-    if (isa != NULL) {
+    if (isa != NULL && isa->rows_f32 != NULL) {
         isa->rows_f32(d, rows, nb, ld, (float)gamma, (float)gz, x, ytv, out, ldo);
         return;
     }

@@ -65,7 +65,7 @@ static inline void split3(__m512 v, __m256i piece[3])
     piece[2] = _mm512_cvtepi32_epi16(b3);
 }
 
-/* As GK_IP_PACK_BODY (cpu_rbf_ip_avx512.h), vector by vector: row r's features in chunks of 16,
+/* As GK_IP_PACK_BODY (cpu_rbf_ip_pack.h), vector by vector: row r's features in chunks of 16,
  * the padding features d .. kp - 1 zero. */
 static double ip_pack(int side, size_t rows, size_t d, size_t sh, size_t p, const float *src,
                       const float *c, void *dstv, float *norms, float *nmax)

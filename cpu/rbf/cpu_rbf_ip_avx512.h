@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "cpu_rbf.h"
+#include "cpu_rbf_ip_pack.h"
 
 /* 2^z for z = -gamma t log2(e), the fused form's kernel values: Cephes' exp2f polynomial
  * (relative error below 2e-7 on [-1/2, 1/2]), 2^round(z) by vscalefps. z carries the roundings of
@@ -61,9 +62,10 @@ static void ip_redo(const gk_cpu_rbf_ip_f32 *a, size_t i, ptrdiff_t j, __mmask16
  * the tile, e_row = beta (nx_i + max ny) (bounds taken in double): where that passes the last
  * two for the whole row, only t <= e_row is tested per entry (it sends back a few more entries,
  * those closer than e_row). */
-static inline void ip_row(const gk_cpu_rbf_ip_f32 *a, size_t i, ptrdiff_t j0,
-                          const __mmask16 valid[2], const __m512 ny[2], double nymax,
-                          const __m512 g[2])
+static inline __attribute__((always_inline)) void ip_row(const gk_cpu_rbf_ip_f32 *a, size_t i,
+                                                         ptrdiff_t j0, const __mmask16 valid[2],
+                                                         const __m512 ny[2], double nymax,
+                                                         const __m512 g[2])
 {
     const __m512 cg = _mm512_set1_ps(a->zscale), m2 = _mm512_set1_ps(-2.0f);
     const __m512 zero = _mm512_setzero_ps();
@@ -105,43 +107,5 @@ static inline void ip_row(const gk_cpu_rbf_ip_f32 *a, size_t i, ptrdiff_t j0,
             _mm512_mask_storeu_ps(out + 16 * v, valid[v], kv);
     }
 }
-
-/* Centers panel p of rows (per rows, row i = p per + r - sh, d features) on c, each value v then
- * stored by PUT(r, f, v) (the kernel's layout), norms[p per + r] the squared norms rounded to
- * float, *nmax the largest; rows outside 0 .. rows - 1 are zero. Returns the sum of the panel's
- * norms in double, or -1 when a row is not finite, is so large that its dot products could
- * overflow float, or (TINY != 0) has a nonzero value below 2^-32 in magnitude (then the caller
- * uses another form). */
-#define GK_IP_PACK_BODY(PUT, TINY)                                                                 \
-    double total = 0.0;                                                                            \
-    float top = 0.0f;                                                                              \
-    for (size_t r = 0; r < per; r++) {                                                             \
-        size_t i = p * per + r - sh; /* wraps to a huge value for the rows before row 0 */         \
-        double s = 0.0;                                                                            \
-        int tiny = 0;                                                                              \
-        if (p * per + r >= sh && i < rows) {                                                       \
-            const float *row = src + i * d;                                                        \
-            _Pragma("omp simd reduction(+ : s) reduction(| : tiny)") for (size_t f = 0; f < d;     \
-                                                                          f++)                     \
-            {                                                                                      \
-                float v = row[f] - c[f];                                                           \
-                PUT(r, f, v);                                                                      \
-                s += (double)v * (double)v;                                                        \
-                tiny |= TINY && v != 0.0f && fabsf(v) < 0x1p-32f;                                  \
-            }                                                                                      \
-        } else {                                                                                   \
-            for (size_t f = 0; f < d; f++)                                                         \
-                PUT(r, f, 0.0f);                                                                   \
-        }                                                                                          \
-        /* |x.y| <= sqrt(nx ny) <= 2^60 keeps every partial sum finite */                          \
-        if (!(s <= 0x1p60) || tiny)                                                                \
-            return -1.0;                                                                           \
-        float sf = (float)s;                                                                       \
-        norms[p * per + r] = sf;                                                                   \
-        top = sf > top ? sf : top;                                                                 \
-        total += s;                                                                                \
-    }                                                                                              \
-    *nmax = top;                                                                                   \
-    return total;
 
 #endif /* GK_CPU_RBF_IP_AVX512_H */
