@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "cuda_rbf_center.cuh"
+#include "cuda_rbf_tc.cuh"
 #include "cuda_rbf_tile.cuh"
 
 /* The direct epilogue: each thread stores its own values (vectors where the rows allow).
@@ -268,6 +269,19 @@ static int cuda_rbf_matrix_try_dot(gk_cuda_state *, size_t, size_t, size_t, doub
     return 0; /* float64: cancellation would cost more accuracy than the FMAs it saves */
 }
 
+/* The tensor-core form (cuda_rbf_tc.cu) comes first where it applies: float32 only (float64
+ * has no tensor-core path of comparable accuracy). */
+static int cuda_rbf_matrix_try_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, double gamma,
+                                  const float *x, const float *y, float *k, gk_status *r)
+{
+    return gk__cuda_rbf_matrix_tc(s, m, n, d, gamma, x, y, k, r);
+}
+static int cuda_rbf_matrix_try_tc(gk_cuda_state *, size_t, size_t, size_t, double, const double *,
+                                  const double *, double *, gk_status *)
+{
+    return 0;
+}
+
 template <typename T>
 static gk_status cuda_rbf_matrix_run(gk_cuda_state *s, size_t m, size_t n, size_t d, double gamma,
                                      const T *x, const T *y, T *k)
@@ -285,6 +299,8 @@ static gk_status cuda_rbf_matrix_run(gk_cuda_state *s, size_t m, size_t n, size_
     bool vec_store = n % gk_cuda_vec<T>::width == 0 && (uintptr_t)k % 16 == 0;
     T c = cuda_rbf_constant(gamma, T(0));
     bool check = gk__rbf_needs_zero_test(c);
+    if (cuda_rbf_matrix_try_tc(s, m, n, d, gamma, x, y, k, &r))
+        return r;
     if (cuda_rbf_matrix_try_dot(s, m, n, d, gamma, c, x, y, k, grid, vec_store, &r))
         return r;
     cudaStream_t st = s->stream;

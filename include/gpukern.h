@@ -274,13 +274,18 @@ GK_API gk_status gk_gemm(gk_context *c, gk_transpose ta, gk_transpose tb, size_t
 /* ==========================================================================================
  * Gaussian (RBF) kernels over row-major rows of d features
  *
- * Distances are computed from differences, or as |x|^2 + |y|^2 - 2 x.y on centered rows only
- * where a rounding bound keeps every entry within the accuracy contract (CUDA float32 tiles,
- * CPU float32 rbf_matrix on AVX-512 from d = 8, CPU rbf_matrix/rbf_matvec from d = 64), so data
- * far from the origin keeps its accuracy, and identical rows give exactly 1. Outputs must not overlap inputs (GK_E_INVALID_ARGUMENT);
- * buffers too small for the sizes are GK_E_SHAPE; size products that wrap are GK_E_OVERFLOW;
- * also GK_E_DTYPE, GK_E_CONTEXT_MISMATCH, GK_E_DEVICE. gamma may be any finite or infinite
- * value; NaN propagates. Do not wait.
+ * Distances are computed from differences of the rows, or as |x|^2 + |y|^2 - 2 x.y on rows
+ * centered on the data, an entry kept only where a rounding bound puts it within the accuracy
+ * contract and computed again from differences otherwise (near-identical rows always are):
+ * on the CPU for float32 rbf_matrix on AVX-512 from d = 8, and through one GEMM from d = 64
+ * (rbf_matrix, and rbf_matvec tile by tile); on CUDA for float32 rbf_matrix through TF32
+ * tensor cores on operands split into two TF32 parts (d >= 256, 2^24 entries or more; the
+ * bound is checked per entry), and through a CUDA-core inner product per 128 x 128 tile for
+ * 4 < d <= 128 otherwise (a million entries or more). So data far from the origin keeps its
+ * accuracy, and identical rows give exactly 1. Outputs must not overlap inputs
+ * (GK_E_INVALID_ARGUMENT); buffers too small for the sizes are GK_E_SHAPE; size products that
+ * wrap are GK_E_OVERFLOW; also GK_E_DTYPE, GK_E_CONTEXT_MISMATCH, GK_E_DEVICE. gamma may be
+ * any finite or infinite value; NaN propagates. Do not wait.
  * ======================================================================================== */
 
 /* k[i] = exp(-gamma * ||a_i - b_i||^2) for i < n; a and b hold n x d, k holds n. */

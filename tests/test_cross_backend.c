@@ -312,10 +312,13 @@ static void test_rbf(void **state)
 {
     (void)state;
     pair p = open_pair();
-    /* The last: more output tiles than a GPU of up to 132 multiprocessors keeps resident, so
-     * rbf_matrix blocks walk several row tiles; n a multiple of 4 with a partial last tile. */
-    static const size_t cases[][3] = {{1, 1, 1},      {7, 1025, 3},  {1025, 7, 20},
-                                      {100, 100, 33}, {65, 33, 256}, {2100, 2052, 20}};
+    /* {2100, 2052, 20}: more output tiles than a GPU of up to 132 multiprocessors keeps
+     * resident, so rbf_matrix blocks walk several row tiles; n a multiple of 4 with a partial
+     * last tile. {4096, 4100, 256}: CUDA's float32 tensor-core form (cuda/cuda_rbf_tc.cu, 2^24
+     * entries or more) against the CPU's GEMM form. */
+    static const size_t cases[][3] = {{1, 1, 1},        {7, 1025, 3},  {1025, 7, 20},
+                                      {100, 100, 33},   {65, 33, 256}, {2100, 2052, 20},
+                                      {4096, 4100, 256}};
     for (size_t di = 0; di < 2; di++) {
         gk_dtype t = dtypes[di];
         double tol = t == GK_FLOAT32 ? 1e-5 : 1e-12;

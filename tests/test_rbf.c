@@ -127,17 +127,26 @@ static void make_xy(gk_dtype t, size_t m, size_t n, size_t d, double offset, int
 {
     *hx = random_rows(t, m, d, offset);
     *hy = random_rows(t, n, d, offset);
-    for (size_t i = 0; wide && i < m && i < 128; i++)
+    for (size_t i = 0; wide == 1 && i < m && i < 128; i++)
         for (size_t l = 0; l < d; l++)
             gk_test_set(t, *hx, i * d + l,
                         offset + 16.0 * (gk_test_get(t, *hx, i * d + l) - offset));
+    for (size_t i = 0; wide == 2 && i < m / 2; i++)
+        for (size_t l = 0; l < d; l++)
+            gk_test_set(t, *hx, i * d + l, gk_test_get(t, *hx, i * d + l) + 10.0);
+    for (size_t j = 0; wide == 2 && j < n / 2; j++)
+        for (size_t l = 0; l < d; l++)
+            gk_test_set(t, *hy, j * d + l, gk_test_get(t, *hy, j * d + l) + 10.0);
     if (identical)
         for (size_t j = 0; j < n; j += 5)
             copy_row(t, *hy, j, *hx, (j * 7) % m, d);
 }
 
-/* wide: x's first 128 rows spread 16 times wider than the others, so row tiles of one
- * rbf_matrix differ in scale (a CUDA tile may then choose another form than its neighbours). */
+/* wide = 1: x's first 128 rows spread 16 times wider than the others, so row tiles of one
+ * rbf_matrix differ in scale (a CUDA tile may then choose another form than its neighbours);
+ * wide = 2: two clusters, the first halves of x and of y 10 higher in every feature than the
+ * second halves, so rows are far from the data's center but close to the rows of their own
+ * cluster. */
 static void matrix_case(gk_context *ctx, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
                         double offset, int identical, int wide)
 {
@@ -264,8 +273,46 @@ static void test_matrix_inner_product(void **state)
     matvec_case(ctx, GK_FLOAT32, 520, 515, 256, 0.5 / 43, 0.0, 1);
 }
 
-/* NaN and infinities in the data on those shapes: the rule of every backend (an infinite
+/* NaN and infinities in x and y (m x d, n x d): the rule of every backend (an infinite
  * difference gives 0, inf - inf and NaN give NaN), entries of finite rows as usual. */
+static void special_matrix_case(gk_context *ctx, gk_dtype t, size_t m, size_t n, size_t d,
+                                double gamma, void *hx, void *hy)
+{
+    gk_buffer *x = gk_test_buffer_from(ctx, t, m * d, hx);
+    gk_buffer *y = gk_test_buffer_from(ctx, t, n * d, hy);
+    gk_buffer *k = gk_test_buffer_const(ctx, t, m * n, GK_TEST_SENTINEL);
+    GK_CHECK_OK(gk_rbf_matrix(ctx, m, n, d, gamma, x, y, k));
+    void *got = gk_test_read_all(k);
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++) {
+            double g = gk_test_get(t, got, i * n + j);
+            long double ref = ref_kernel(t, gamma, hx, i, hy, j, d);
+            if (isnan(ref) || isnan(g)) {
+                if (!(isnan(ref) && isnan(g)))
+                    GK_FAIL("rbf_matrix %s %zux%zux%zu with NaN/inf data: entry (%zu,%zu) is %g, "
+                            "reference %Lg",
+                            gk_test_dtype_name(t), m, n, d, i, j, g, ref);
+                continue;
+            }
+            check_entry(t, g, ref, abs_tol(t), rows_equal(t, hx, i, hy, j, d),
+                        "rbf_matrix (NaN/inf data)", i, j);
+        }
+    free(got);
+    gk_buffer_destroy(x);
+    gk_buffer_destroy(y);
+    gk_buffer_destroy(k);
+}
+
+/* NaN, +inf and -inf at a few places of x and y. */
+static void put_specials(gk_dtype t, void *hx, void *hy, size_t d)
+{
+    gk_test_set(t, hx, 5 * d + 3, NAN);
+    gk_test_set(t, hx, 7 * d + 2, INFINITY);
+    gk_test_set(t, hy, 11 * d + 2, INFINITY);
+    gk_test_set(t, hy, 13 * d + 4, -INFINITY);
+}
+
+/* Those inputs on the inner-product shapes, and rbf_matvec on them. */
 static void test_matrix_inner_product_special(void **state)
 {
     gk_context *ctx = gk_test_context(state);
@@ -274,30 +321,11 @@ static void test_matrix_inner_product_special(void **state)
         gk_dtype t = dtypes[di];
         void *hx, *hy;
         make_xy(t, m, n, d, 0.0, 1, 0, &hx, &hy);
-        gk_test_set(t, hx, 5 * d + 3, NAN);
-        gk_test_set(t, hx, 7 * d + 2, INFINITY);
-        gk_test_set(t, hy, 11 * d + 2, INFINITY);
-        gk_test_set(t, hy, 13 * d + 4, -INFINITY);
+        put_specials(t, hx, hy, d);
         double gamma = pick_gamma(d);
+        special_matrix_case(ctx, t, m, n, d, gamma, hx, hy);
         gk_buffer *x = gk_test_buffer_from(ctx, t, m * d, hx);
         gk_buffer *y = gk_test_buffer_from(ctx, t, n * d, hy);
-        gk_buffer *k = gk_test_buffer_const(ctx, t, m * n, GK_TEST_SENTINEL);
-        GK_CHECK_OK(gk_rbf_matrix(ctx, m, n, d, gamma, x, y, k));
-        void *got = gk_test_read_all(k);
-        for (size_t i = 0; i < m; i++)
-            for (size_t j = 0; j < n; j++) {
-                double g = gk_test_get(t, got, i * n + j);
-                long double ref = ref_kernel(t, gamma, hx, i, hy, j, d);
-                if (isnan(ref) || isnan(g)) {
-                    if (!(isnan(ref) && isnan(g)))
-                        GK_FAIL("rbf_matrix %s with NaN/inf data: entry (%zu,%zu) is %g, "
-                                "reference %Lg",
-                                gk_test_dtype_name(t), i, j, g, ref);
-                    continue;
-                }
-                check_entry(t, g, ref, abs_tol(t), rows_equal(t, hx, i, hy, j, d),
-                            "rbf_matrix (NaN/inf data)", i, j);
-            }
         /* rbf_matvec with w = 1: a row with a NaN entry sums to NaN, the others as usual. */
         void *hw = gk_test_const_array(t, n, 1.0);
         gk_buffer *w = gk_test_buffer_from(ctx, t, n, hw);
@@ -323,13 +351,85 @@ static void test_matrix_inner_product_special(void **state)
         free(hw);
         gk_buffer_destroy(w);
         gk_buffer_destroy(out);
-        free(got);
         free(hx);
         free(hy);
         gk_buffer_destroy(x);
         gk_buffer_destroy(y);
-        gk_buffer_destroy(k);
     }
+}
+
+/* A float32 rbf_matrix large enough for the CUDA backend's tensor-core form (2^24 entries or
+ * more), too large to check every entry against the reference at reasonable cost: the first
+ * 16 rows, rows i with i % 32 in {0, 31} (the edges of any panel, whose heights are multiples
+ * of 32), every 17th row and the last are checked, each in full. wide as in matrix_case;
+ * specials: NaN and infinities (put_specials); alias: rbf_matrix(x, x), one buffer as both
+ * operands (n = m), whose diagonal is exactly 1. */
+static void tc_case(gk_context *ctx, size_t m, size_t n, size_t d, double gamma, double offset,
+                    int wide, int specials, int alias)
+{
+    const gk_dtype t = GK_FLOAT32;
+    void *hx, *hy;
+    if (alias)
+        n = m;
+    make_xy(t, m, n, d, offset, !alias, wide, &hx, &hy);
+    if (alias) {
+        free(hy);
+        hy = hx;
+    }
+    if (specials)
+        put_specials(t, hx, hy, d);
+    gk_buffer *x = gk_test_buffer_from(ctx, t, m * d, hx);
+    gk_buffer *y = alias ? x : gk_test_buffer_from(ctx, t, n * d, hy);
+    gk_buffer *k = gk_test_buffer_const(ctx, t, m * n, GK_TEST_SENTINEL);
+    GK_CHECK_OK(gk_rbf_matrix(ctx, m, n, d, gamma, x, y, k));
+    void *got = gk_test_read_all(k);
+    for (size_t i = 0; i < m; i++) {
+        if (!(i < 16 || i % 32 == 0 || i % 32 == 31 || i % 17 == 0 || i == m - 1))
+            continue;
+        for (size_t j = 0; j < n; j++) {
+            double g = gk_test_get(t, got, i * n + j);
+            long double ref = ref_kernel(t, gamma, hx, i, hy, j, d);
+            if (isnan(ref) || isnan(g)) {
+                if (!(isnan(ref) && isnan(g)))
+                    GK_FAIL("rbf_matrix %zux%zux%zu: entry (%zu,%zu) is %g, reference %Lg", m, n, d,
+                            i, j, g, ref);
+                continue;
+            }
+            check_entry(t, g, ref, abs_tol(t), rows_equal(t, hx, i, hy, j, d),
+                        "rbf_matrix (tensor-core sizes)", i, j);
+        }
+    }
+    free(got);
+    free(hx);
+    if (!alias) {
+        free(hy);
+        gk_buffer_destroy(y);
+    }
+    gk_buffer_destroy(x);
+    gk_buffer_destroy(k);
+}
+
+/* The CUDA backend's float32 tensor-core form (cuda/cuda_rbf_tc.cu: d >= 256, 2^24 entries or
+ * more), whose rounding bound keeps an entry or sends it back to differences. On U[0, 1) rows
+ * at d = 256 the bound passes every entry at gamma = 1 / d and fails every one from about
+ * 1.5 / d: at 1.3 / d some 5 % of the entries fail it (seen in a float64 model of the bound),
+ * the boundary among the entries; most tiles then recompute their failing entries one warp
+ * each, some (over 1024 failing) the whole tile from differences. With two clusters
+ * (wide = 2) and gamma = 1 / d, pairs within a cluster fail it (e is 300 times larger there, K
+ * near 1) and whole tiles are computed from differences, while pairs across clusters pass (K
+ * near 0). Shapes are no multiples of the 128 x 128 tiles, n % 4 != 0 takes the scalar loads
+ * and stores, d = 257 the padding to 260, and 6000 x 4500 spans two row panels of 48 MiB and
+ * a partial third. Not run on the CPU backend: its own GEMM form is covered above, and at
+ * these sizes the references would take valgrind minutes. */
+static void test_matrix_tensor_core(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    tc_case(ctx, 4100, 4097, 256, 1.3 / 256, 0.0, 0, 0, 0);
+    tc_case(ctx, 4100, 4096, 256, 0.5, 1e3, 0, 0, 0);
+    tc_case(ctx, 4100, 4096, 257, 1.0 / 257, 0.0, 2, 0, 0);
+    tc_case(ctx, 4100, 4097, 256, 1.0 / 256, 0.0, 0, 1, 0);
+    tc_case(ctx, 4100, 0, 256, 0.5, 0.0, 0, 0, 1);
+    tc_case(ctx, 6000, 4500, 256, 1.0 / 256, 0.0, 0, 0, 0);
 }
 
 /* Rows too wide to pack (over 4096 float32 or 2048 float64 features): rbf_matrix and rbf_matvec
@@ -543,6 +643,8 @@ int main(void)
         GK_TEST_BOTH(test_matvec),
         GK_TEST_BOTH(test_matrix_inner_product),
         GK_TEST_BOTH(test_matrix_inner_product_special),
+        {"test_matrix_tensor_core/cuda", test_matrix_tensor_core, gk_test_setup, gk_test_teardown,
+         &gk_test_cuda},
         GK_TEST_BOTH(test_wide_rows),
         GK_TEST_BOTH(test_gamma_values),
         GK_TEST_BOTH(test_zero_sizes),

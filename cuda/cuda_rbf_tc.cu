@@ -1,0 +1,527 @@
+/* SPDX-License-Identifier: MIT */
+/* cuda_rbf_tc.cu - float32 rbf_matrix for d >= 256 as TF32 tensor-core GEMMs of split operands
+ * (cuBLAS), row panel by row panel, each entry kept only under a rounding bound. */
+#include "cuda_rbf_tc.cuh"
+
+#include <cmath>
+
+#include "cuda_rbf_tile.cuh"
+
+/* ------------------------------------------------------------------------------------------
+ * The form. Rows are centered on c, the mean of the finite values of each feature over the
+ * rows of x and y: x~ = fl(x - c), y~ = fl(y - c), with the squared norms nx, ny of x~ and y~
+ * summed in double. Each centered value v is split into tf32 numbers hi = tf32(v) and
+ * lo = tf32(v - hi) (round to nearest; v - hi is exact in float32), whose low 13 bits are 0,
+ * so a tensor core's conversion to tf32 (whether it truncates or rounds) leaves them as they
+ * are, and products of two of them (22 significant bits) are exact in float32. Then
+ *     G = x~.y~ ~= hi_x.hi_y + (hi_x.lo_y + lo_x.hi_y)    (3xTF32: lo_x.lo_y dropped)
+ * on cuBLAS with CUBLAS_COMPUTE_32F_FAST_TF32 and D = nx + ny - 2 G. The rows are stored as
+ * [hi | lo | hi] (x) and [hi | hi | lo] (y), each part dp wide (d padded with zeros to a
+ * multiple of 4, so every operand is 16-byte aligned); a panel takes two GEMMs: the cross
+ * terms (parts 1 and 2, k = 2 dp, into the output), then hi_x.hi_y (part 0, k = dp) on top
+ * with beta = 1, so that the large products are summed in a chain of dp, not 3 dp.
+ *
+ * Rounding bound (u = 2^-24, s = nx + ny). The tensor cores' accumulation is not documented
+ * as rounding to nearest (Fasi, Higham, Mikaitis, Pranesh 2021 found alignment with truncation
+ * inside block FMAs), so every addition is taken to err by up to 2u relative to its result,
+ * and a block FMA of b >= 4 products to cost b + 2 such additions: a summation of N leaves,
+ * in any order or tree, then errs by at most 2u (1.5 N + 2) times the sum of their magnitudes.
+ *  - centering: |D(x~, y~) - D(x, y)| <= 4u (1 + u) s;
+ *  - splitting: v = hi + lo + r with |r| <= 2^-22 |v|; the dropped terms
+ *    lo_x lo_y + r_x y~ + (hi_x + lo_x) r_y are at most 3.001 * 2^-22 |x~||y~| per feature,
+ *    so 6.002 u s in G (sum |x~_l||y~_l| <= s / 2) and 12.004 u s in D;
+ *  - accumulation: hi.hi is N = dp + 1 leaves (the cross sum, added through beta, is one) of
+ *    total magnitude <= 1.0015 s / 2: 2u (1.5 dp + 3.5) 1.0015 s in D; the cross GEMM's own
+ *    N = 2 dp leaves: 2u (3 dp + 2) 2^-10 1.002 s in D;
+ *  - underflow (subnormal products, sums or lo parts flushed): at most 2u s + (8 dp + 32)
+ *    2^-124 in all;
+ *  - the epilogue in float: nx, ny rounded, t = nx + ny, D = fma(-2, G, t): 4.01 u s.
+ * Hence |D^ - D| <= e = kappa u s + eabs with kappa = 3.02 dp + 30, taken 1.001 times larger
+ * for the second-order terms and the bound's own rounding. The entry exp(-gamma D) is then
+ * off from exp(-gamma D^) by at most
+ *     exp(-gamma (D^ - e)) (1 - exp(-gamma e)),
+ * which the epilogue bounds, for gamma e <= 1/64, by K^ gamma e 1.02 (K^ the computed
+ * exp(-gamma D^), within 3e-5 relative of the exact one), else by exp(-gamma (D^ - e))
+ * 1.0001. An entry is kept where that is at most GK_RBF_TC_MAX_ERROR (the exp2 and the
+ * final rounding stay below 3e-7); every other entry, every entry with D^ <= e (identical
+ * rows among them, which must give exactly 1) and every entry of a row with a norm that is
+ * not finite (NaN or inf in the data) is computed again from differences of the raw rows.
+ *
+ * Where it pays (H200, 2026-12-01, bench/RESULTS.md): 16384^2 x 256 in 2.84 ms at gamma = 1/d
+ * and 0.5 (the difference form 5.60). With kappa ~ 3 d the bound passes for every gamma only
+ * up to d ~ 120 on rows whose spread s about the center is about their distance D, as for
+ * independent samples (the worst case is gamma D = 1, where the bound is kappa u s / (D e)); at d =
+ * 256 on U[0, 1) rows it fails for gamma D in about [0.23, 2.9] (gamma in [1.4 / d, 17 / d]), where
+ * whole tiles fall back to differences after the GEMMs (about 1.3 times the difference form's time,
+ * estimated). At 32768^2 x 64 the form took 6.2 to 10.8 ms (single GEMM over k = 3 dp or split, 24
+ * or 48 MiB panels) against 6.08 for the CUDA-core forms: 171 or 86 panels, each a GEMM, an
+ * epilogue and four event calls, bound the host (5.1 and 1.5 ms to queue one call), and
+ * GEMMs of panels 192 rows high ran at about half the tensor cores' rate (ncu).
+ * ---------------------------------------------------------------------------------------- */
+#define GK_RBF_TC_MAX_ERROR 9e-6f
+
+/* Where the form applies: from this many features (at d = 64 it measured slower than the
+ * CUDA-core forms of cuda_rbf_matrix.cu, d = 128 was not measured against them), and for outputs of
+ * at least this many entries (the centering and splitting passes and the launches cost about 50 us,
+ * 57 us in all for a 2048^2 x 64 call, small beside the difference form's 0.35 ms at 4096^2 x 256;
+ * sizes between 2048^2 and 16384^2 not measured). */
+#define GK_RBF_TC_MIN_D 256
+#define GK_RBF_TC_MIN_ENTRIES ((double)(1u << 24))
+/* Output bytes per row panel: a panel's G is written by the GEMMs and rewritten as K by the
+ * epilogue soon after, mostly while it is still in L2 (50 MB on an H200); 48 MiB measured
+ * faster than 24 (2.84 against 3.43 ms at 16384^2 x 256: fewer, fatter GEMMs). */
+#define GK_RBF_TC_PANEL_BYTES ((size_t)48 << 20)
+/* Panel heights are multiples of this many rows (at least one). */
+#define GK_RBF_TC_PANEL_STEP 32
+/* A 128 x 128 tile with more entries than this failing the bound is computed from
+ * differences as a whole (the tiled CUDA-core loop), cheaper than one warp per entry. */
+#define GK_RBF_TC_TILE_FALLBACK 1024u
+
+/* Column sums: blocks of 32 features by GK_TC_SUM_LANES rows, over GK_TC_SUM_CHUNKS chunks
+ * of the rows of x and y. */
+#define GK_TC_SUM_LANES (GK_CUDA_THREADS / 32)
+#define GK_TC_SUM_CHUNKS 128
+
+typedef cuda_rbf_tile<float, 8, 8, GK_RBF_BK> cuda_tc_tile;
+
+/* Per feature and chunk of rows (x's rows, then y's), the sum of the finite values and their
+ * count; fixed order throughout, so the center is deterministic. */
+__global__ void __launch_bounds__(GK_CUDA_THREADS)
+    cuda_tc_column_sums(size_t m, size_t n, size_t d, size_t chunk, const float *__restrict__ x,
+                        const float *__restrict__ y, double *__restrict__ psum,
+                        unsigned int *__restrict__ pcount)
+{
+    __shared__ double ss[GK_TC_SUM_LANES][32];
+    __shared__ unsigned int sc[GK_TC_SUM_LANES][32];
+    const int lane = threadIdx.x % 32, r = threadIdx.x / 32;
+    const size_t col = (size_t)blockIdx.x * 32 + lane;
+    const size_t r0 = (size_t)blockIdx.y * chunk;
+    const size_t r1 = r0 + chunk < m + n ? r0 + chunk : m + n;
+    double sum = 0.0;
+    unsigned int count = 0;
+    if (col < d)
+        for (size_t row = r0 + r; row < r1; row += GK_TC_SUM_LANES) {
+            float v = row < m ? x[row * d + col] : y[(row - m) * d + col];
+            if (isfinite(v)) {
+                sum += (double)v;
+                count++;
+            }
+        }
+    ss[r][lane] = sum;
+    sc[r][lane] = count;
+    __syncthreads();
+    if (r == 0 && col < d) {
+        for (int k = 1; k < GK_TC_SUM_LANES; k++) {
+            sum += ss[k][lane];
+            count += sc[k][lane];
+        }
+        psum[blockIdx.y * d + col] = sum;
+        pcount[blockIdx.y * d + col] = count;
+    }
+}
+
+/* c_l = the mean of feature l's finite values (0 where there are none: any c is valid). */
+__global__ void __launch_bounds__(GK_CUDA_THREADS)
+    cuda_tc_center(size_t d, size_t chunks, const double *__restrict__ psum,
+                   const unsigned int *__restrict__ pcount, float *__restrict__ center)
+{
+    for (size_t col = (size_t)blockIdx.x * blockDim.x + threadIdx.x; col < d;
+         col += (size_t)gridDim.x * blockDim.x) {
+        double sum = 0.0;
+        unsigned long long count = 0;
+        for (size_t k = 0; k < chunks; k++) {
+            sum += psum[k * d + col];
+            count += pcount[k * d + col];
+        }
+        center[col] = count > 0 ? (float)(sum / (double)count) : 0.0f;
+    }
+}
+
+/* v rounded to nearest tf32 (ties away), low 13 bits cleared: exactly a float with 11
+ * significant bits. */
+__device__ __forceinline__ float cuda_tf32(float v)
+{
+    unsigned int b;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(b) : "f"(v));
+    return __uint_as_float(b & 0xffffe000u);
+}
+
+/* One warp per row of x, then of y: the split centered row ([hi | lo | hi] for x,
+ * [hi | hi | lo] for y, each part dp wide) and its squared norm (not finite where the row has
+ * a NaN or an infinity, or its norm overflows float32). */
+__global__ void __launch_bounds__(GK_CUDA_THREADS)
+    cuda_tc_split(size_t m, size_t n, size_t d, size_t dp, const float *__restrict__ x,
+                  const float *__restrict__ y, const float *__restrict__ center,
+                  float *__restrict__ xs, float *__restrict__ ys, float *__restrict__ nx,
+                  float *__restrict__ ny)
+{
+    const size_t row = (size_t)blockIdx.x * (GK_CUDA_THREADS / 32) + threadIdx.x / 32;
+    const int lane = threadIdx.x % 32;
+    if (row >= m + n)
+        return; /* the whole warp */
+    const bool is_x = row < m;
+    const size_t r = is_x ? row : row - m;
+    const float *src = (is_x ? x : y) + r * d;
+    float *dst = (is_x ? xs : ys) + r * 3 * dp;
+    double acc = 0.0;
+    for (size_t l = lane; l < dp; l += 32) {
+        float v = l < d ? src[l] - center[l] : 0.0f;
+        float hi = cuda_tf32(v), lo = cuda_tf32(v - hi);
+        dst[l] = hi;
+        dst[dp + l] = is_x ? lo : hi;
+        dst[2 * dp + l] = is_x ? hi : lo;
+        acc = fma((double)v, (double)v, acc);
+    }
+    for (int off = 16; off > 0; off /= 2)
+        acc += __shfl_xor_sync(0xffffffffu, acc, off);
+    if (lane == 0)
+        (is_x ? nx : ny)[r] = (float)acc;
+}
+
+/* What the epilogue needs besides its panel. */
+struct cuda_tc_params {
+    size_t n, d;
+    float c;     /* -gamma log2(e): K = exp2(c D) */
+    float gamma; /* gamma in float32 */
+    float ku;    /* the bound e = ku (nx + ny) + eabs */
+    float eabs;
+    const float *x, *y, *nx, *ny;
+};
+
+/* A tile from differences of the raw rows, as a single-tile form of cuda_rbf_steps. */
+struct cuda_tc_diff_form {
+    typedef cuda_tc_tile Tile;
+    Tile::smem &sm;
+    float (&acc)[8][8];
+    size_t row0, row_end, col0, n, d;
+    const float *__restrict__ x;
+    const float *__restrict__ y;
+
+    __device__ bool has(size_t t) const
+    {
+        return t == 0;
+    }
+    __device__ size_t next(size_t) const
+    {
+        return 1;
+    }
+    __device__ void issue(int b, size_t, size_t l0, bool)
+    {
+        Tile::issue<Tile::XPER>(sm.xs[b], x, row0, row_end, d, l0);
+        Tile::issue<Tile::YPER>(sm.ys[b], y, col0, n, d, l0);
+    }
+    __device__ void compute(int b, int lmax, bool init)
+    {
+        Tile::accumulate(acc, sm.xs[b], sm.ys[b], lmax, Tile::tx(), Tile::ty(), init);
+    }
+    __device__ void finish(int, size_t)
+    {
+    }
+};
+
+/* ||a - b||^2 over d features by the whole warp (every lane gets it); 0 exactly for equal
+ * rows, NaN or inf as the data give. */
+__device__ __forceinline__ float
+cuda_tc_warp_distance(const float *__restrict__ a, const float *__restrict__ b, size_t d, int lane)
+{
+    float s = 0.0f;
+    for (size_t l = lane; l < d; l += 32) {
+        float t = a[l] - b[l];
+        s = fmaf(t, t, s);
+    }
+    for (int off = 16; off > 0; off /= 2)
+        s += __shfl_xor_sync(0xffffffffu, s, off);
+    return s;
+}
+
+/* The epilogue of one row panel [row_begin, row_end), in place: a block takes a 128 x 128
+ * tile of G (the thread layout of cuda_rbf_tile), turns it into kernel values, and computes
+ * the entries that fail the bound again from differences: one warp per entry, or the whole
+ * tile in the tiled loop where more than GK_RBF_TC_TILE_FALLBACK of them fail. */
+__global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
+    cuda_tc_epilogue(cuda_tc_params p, size_t row_begin, size_t row_end, float *__restrict__ k,
+                     bool vec)
+{
+    typedef cuda_tc_tile Tile;
+    const int W = Tile::W;
+    __shared__ Tile::smem sm;
+    __shared__ unsigned int failing;
+    const int tx = Tile::tx(), ty = Tile::ty(), lane = (int)threadIdx.x % 32;
+    const size_t col0 = (size_t)blockIdx.x * Tile::BN;
+    const size_t row0 = row_begin + (size_t)blockIdx.y * Tile::BM;
+    if (threadIdx.x == 0)
+        failing = 0;
+    float acc[8][8];
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        size_t row = row0 + Tile::lane_index(i, ty);
+#pragma unroll
+        for (int g = 0; g < 8 / W; g++) {
+            size_t col = col0 + Tile::lane_index(g * W, tx);
+            const float *src = k + row * p.n + col;
+            if (row < row_end && vec && col + W <= p.n) {
+                Tile::V::unpack(__ldcg((const float4 *)src), &acc[i][g * W]);
+            } else {
+#pragma unroll
+                for (int e = 0; e < W; e++)
+                    acc[i][g * W + e] = row < row_end && col + e < p.n ? __ldcg(src + e) : 0.0f;
+            }
+        }
+    }
+    float ny[8];
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+        size_t col = col0 + Tile::lane_index(j, tx);
+        ny[j] = col < p.n ? p.ny[col] : 0.0f;
+    }
+    unsigned long long redo = 0;
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        size_t row = row0 + Tile::lane_index(i, ty);
+        float nx = row < row_end ? p.nx[row] : 0.0f;
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            size_t col = col0 + Tile::lane_index(j, tx);
+            float t = nx + ny[j];
+            float dh = fmaf(-2.0f, acc[i][j], t);
+            float e = fmaf(p.ku, t, p.eabs);
+            float ge = p.gamma * e;
+            float kv = cuda_ex2(dh * p.c);
+            bool keep;
+            if (ge <= 1.0f / 64.0f)
+                keep = dh > e && kv * ge * 1.02f <= GK_RBF_TC_MAX_ERROR;
+            else
+                keep = dh > e && cuda_ex2((dh - e) * p.c) * 1.0001f <= GK_RBF_TC_MAX_ERROR;
+            if (!keep && row < row_end && col < p.n)
+                redo |= 1ull << (i * 8 + j);
+            acc[i][j] = kv;
+        }
+    }
+    __syncthreads(); /* failing = 0 is visible */
+    unsigned int mine = __reduce_add_sync(0xffffffffu, (unsigned int)__popcll(redo));
+    if (lane == 0 && mine != 0)
+        atomicAdd(&failing, mine);
+    __syncthreads();
+    if (failing > GK_RBF_TC_TILE_FALLBACK) {
+        cuda_tc_diff_form f{sm, acc, row0, row_end, col0, p.n, p.d, p.x, p.y};
+        cuda_rbf_steps<GK_RBF_BK>(f, 0, p.d);
+#pragma unroll
+        for (int i = 0; i < 8; i++)
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+                acc[i][j] = cuda_rbf_value<false>(acc[i][j], p.c);
+    } else {
+        /* The warp takes its failing entries one at a time, lanes across features. */
+        const int base = (int)threadIdx.x - lane;
+        unsigned int want = __ballot_sync(0xffffffffu, redo != 0);
+        while (want != 0) {
+            const int src = __ffs((int)want) - 1;
+            const unsigned long long bits = __shfl_sync(0xffffffffu, redo, src);
+            const int b = __ffsll((long long)bits) - 1;
+            const int stx = (base + src) % GK_RBF_SIDE, sty = (base + src) / GK_RBF_SIDE;
+            const size_t row = row0 + Tile::lane_index(b / 8, sty);
+            const size_t col = col0 + Tile::lane_index(b % 8, stx);
+            float dist = cuda_tc_warp_distance(p.x + row * p.d, p.y + col * p.d, p.d, lane);
+            if (lane == src) {
+                float v = cuda_rbf_value<false>(dist, p.c);
+                redo &= redo - 1;
+#pragma unroll
+                for (int i = 0; i < 8; i++)
+#pragma unroll
+                    for (int j = 0; j < 8; j++)
+                        if (i * 8 + j == b)
+                            acc[i][j] = v;
+            }
+            want = __ballot_sync(0xffffffffu, redo != 0);
+        }
+    }
+    /* Streaming stores: the panel's K is final and should leave L2 for the next panel's G. */
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        size_t row = row0 + Tile::lane_index(i, ty);
+        if (row >= row_end)
+            continue;
+#pragma unroll
+        for (int g = 0; g < 8 / W; g++) {
+            size_t col = col0 + Tile::lane_index(g * W, tx);
+            float *dst = k + row * p.n + col;
+            if (vec && col + W <= p.n) {
+                __stcs((float4 *)dst, Tile::V::pack(&acc[i][g * W]));
+            } else {
+#pragma unroll
+                for (int e = 0; e < W; e++)
+                    if (col + e < p.n)
+                        __stcs(dst + e, acc[i][g * W + e]);
+            }
+        }
+    }
+}
+
+/* Column-major C (n x rows, ld n) = yop^T (n x kk) xop (kk x rows) + beta C: the row-major
+ * panel K[r0..r0+rows) = xop-rows . yop-rows^T, on TF32 tensor cores. */
+static gk_status cuda_tc_gemm(gk_cuda_state *s, size_t n, size_t rows, size_t kk, const float *yop,
+                              const float *xop, size_t ld, float beta, float *c)
+{
+    const float alpha = 1.0f;
+    return gk__cublas_check(cublasGemmEx_64(s->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int64_t)n,
+                                            (int64_t)rows, (int64_t)kk, &alpha, yop, CUDA_R_32F,
+                                            (int64_t)ld, xop, CUDA_R_32F, (int64_t)ld, &beta, c,
+                                            CUDA_R_32F, (int64_t)n, CUBLAS_COMPUTE_32F_FAST_TF32,
+                                            CUBLAS_GEMM_DEFAULT),
+                            "cublasGemmEx_64 (TF32)");
+}
+
+/* The side stream and its events, made once per context. */
+static gk_status cuda_tc_streams(gk_cuda_state *s)
+{
+    gk_status r = GK_OK;
+    if (s->side == NULL)
+        r = gk__cuda_check(cudaStreamCreateWithFlags(&s->side, cudaStreamNonBlocking),
+                           "cudaStreamCreateWithFlags(rbf_matrix panels)");
+    if (r == GK_OK && s->gemm_done == NULL)
+        r = gk__cuda_check(cudaEventCreateWithFlags(&s->gemm_done, cudaEventDisableTiming),
+                           "cudaEventCreateWithFlags");
+    for (int i = 0; i < 2 && r == GK_OK; i++)
+        if (s->panel_done[i] == NULL)
+            r = gk__cuda_check(cudaEventCreateWithFlags(&s->panel_done[i], cudaEventDisableTiming),
+                               "cudaEventCreateWithFlags");
+    return r;
+}
+
+static size_t cuda_tc_round16(size_t bytes)
+{
+    return (bytes + 15) / 16 * 16;
+}
+
+/* The panel loop: GEMMs on the context's stream, epilogues on the side stream, panel p's
+ * epilogue overlapping panel p + 1's GEMM; panel p + 2's GEMM waits for panel p's epilogue,
+ * so at most two panels occupy L2. The context's stream waits for the last epilogue. */
+static gk_status cuda_tc_panels(gk_cuda_state *s, size_t m, const cuda_tc_params &p, size_t dp,
+                                const float *xs, const float *ys, float *k)
+{
+    const size_t n = p.n, ld = 3 * dp;
+    size_t rows =
+        GK_RBF_TC_PANEL_BYTES / (n * sizeof(float)) / GK_RBF_TC_PANEL_STEP * GK_RBF_TC_PANEL_STEP;
+    if (rows < GK_RBF_TC_PANEL_STEP)
+        rows = GK_RBF_TC_PANEL_STEP;
+    if (rows > (size_t)GK_CUDA_GRID_Y_MAX * cuda_tc_tile::BM)
+        rows = (size_t)GK_CUDA_GRID_Y_MAX * cuda_tc_tile::BM;
+    const bool vec = n % 4 == 0 && (uintptr_t)k % 16 == 0;
+    gk_status r = GK_OK;
+    size_t panel = 0;
+    for (size_t r0 = 0; r0 < m && r == GK_OK; r0 += rows, panel++) {
+        const size_t pr = m - r0 < rows ? m - r0 : rows;
+        float *kp = k + r0 * n;
+        const float *xp = xs + r0 * ld;
+        if (panel >= 2)
+            r = gk__cuda_check(cudaStreamWaitEvent(s->stream, s->panel_done[panel % 2], 0),
+                               "cudaStreamWaitEvent(rbf_matrix panel)");
+        if (r == GK_OK)
+            r = cuda_tc_gemm(s, n, pr, 2 * dp, ys + dp, xp + dp, ld, 0.0f, kp);
+        if (r == GK_OK)
+            r = cuda_tc_gemm(s, n, pr, dp, ys, xp, ld, 1.0f, kp);
+        if (r == GK_OK)
+            r = gk__cuda_check(cudaEventRecord(s->gemm_done, s->stream), "cudaEventRecord");
+        if (r == GK_OK)
+            r = gk__cuda_check(cudaStreamWaitEvent(s->side, s->gemm_done, 0),
+                               "cudaStreamWaitEvent(rbf_matrix epilogue)");
+        if (r != GK_OK)
+            break;
+        dim3 grid((unsigned int)((n + cuda_tc_tile::BN - 1) / cuda_tc_tile::BN),
+                  (unsigned int)((pr + cuda_tc_tile::BM - 1) / cuda_tc_tile::BM));
+        cuda_tc_epilogue<<<grid, GK_CUDA_THREADS, 0, s->side>>>(p, r0, r0 + pr, k, vec);
+        r = gk__cuda_launched("cuda_tc_epilogue");
+        if (r == GK_OK)
+            r = gk__cuda_check(cudaEventRecord(s->panel_done[panel % 2], s->side),
+                               "cudaEventRecord");
+    }
+    /* Joined whatever happened, so that nothing of this call runs on after it on the side. */
+    gk_status j = gk__cuda_check(cudaEventRecord(s->gemm_done, s->side), "cudaEventRecord");
+    if (j == GK_OK)
+        j = gk__cuda_check(cudaStreamWaitEvent(s->stream, s->gemm_done, 0),
+                           "cudaStreamWaitEvent(rbf_matrix join)");
+    return r != GK_OK ? r : j;
+}
+
+/* Everything one call queues on the context's stream (and its side stream), given the
+ * workspace w laid out as below. */
+static gk_status cuda_tc_enqueue(gk_cuda_state *s, size_t m, size_t n, size_t d, double gamma,
+                                 const float *x, const float *y, float *k, char *w)
+{
+    const size_t dp = (d + 3) / 4 * 4, rows = m + n;
+    const size_t chunk = (rows + GK_TC_SUM_CHUNKS - 1) / GK_TC_SUM_CHUNKS;
+    const size_t chunks = (rows + chunk - 1) / chunk;
+    double *psum = (double *)w;
+    unsigned int *pcount = (unsigned int *)(w + cuda_tc_round16(chunks * d * sizeof(double)));
+    float *center = (float *)((char *)pcount + cuda_tc_round16(chunks * d * sizeof(unsigned int)));
+    float *xs = (float *)((char *)center + cuda_tc_round16(d * sizeof(float)));
+    float *ys = (float *)((char *)xs + cuda_tc_round16(m * 3 * dp * sizeof(float)));
+    float *nx = (float *)((char *)ys + cuda_tc_round16(n * 3 * dp * sizeof(float)));
+    float *ny = (float *)((char *)nx + cuda_tc_round16(m * sizeof(float)));
+
+    cudaStream_t st = s->stream;
+    cuda_tc_column_sums<<<dim3((unsigned int)((d + 31) / 32), (unsigned int)chunks),
+                          GK_CUDA_THREADS, 0, st>>>(m, n, d, chunk, x, y, psum, pcount);
+    gk_status r = gk__cuda_launched("cuda_tc_column_sums");
+    if (r != GK_OK)
+        return r;
+    cuda_tc_center<<<gk__cuda_blocks(d, GK_CUDA_THREADS, (size_t)s->sm_count * 4), GK_CUDA_THREADS,
+                     0, st>>>(d, chunks, psum, pcount, center);
+    if ((r = gk__cuda_launched("cuda_tc_center")) != GK_OK)
+        return r;
+    const size_t warps = GK_CUDA_THREADS / 32;
+    cuda_tc_split<<<(unsigned int)((rows + warps - 1) / warps), GK_CUDA_THREADS, 0, st>>>(
+        m, n, d, dp, x, y, center, xs, ys, nx, ny);
+    if ((r = gk__cuda_launched("cuda_tc_split")) != GK_OK)
+        return r;
+
+    const double u = 0x1p-24;
+    const double kappa = 3.02 * (double)dp + 30.0;
+    cuda_tc_params p;
+    p.n = n;
+    p.d = d;
+    p.c = cuda_rbf_constant(gamma, 0.0f);
+    p.gamma = (float)gamma;
+    /* Rounded up, so the float32 constants are never below the bound. */
+    p.ku = nextafterf((float)(kappa * u * 1.001), INFINITY);
+    p.eabs = nextafterf((float)((8.0 * (double)dp + 32.0) * 0x1p-124), INFINITY);
+    p.x = x;
+    p.y = y;
+    p.nx = nx;
+    p.ny = ny;
+    return cuda_tc_panels(s, m, p, dp, xs, ys, k);
+}
+
+int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, double gamma,
+                           const float *x, const float *y, float *k, gk_status *r)
+{
+    const float c = cuda_rbf_constant(gamma, 0.0f);
+    const size_t dp = (d + 3) / 4 * 4;
+    if (d < GK_RBF_TC_MIN_D || !(gamma > 0.0) || !std::isfinite(c) ||
+        !std::isfinite((float)gamma) || (double)m * (double)n < GK_RBF_TC_MIN_ENTRIES ||
+        (n + cuda_tc_tile::BN - 1) / cuda_tc_tile::BN > GK_CUDA_GRID_X_MAX)
+        return 0;
+    const size_t rows = m + n;
+    const size_t chunk = (rows + GK_TC_SUM_CHUNKS - 1) / GK_TC_SUM_CHUNKS;
+    const size_t chunks = (rows + chunk - 1) / chunk;
+    /* Scratch no larger than the output (the rule of cpu_rbf_gemm.c): checked in double
+     * first, so that the sizes below cannot wrap. */
+    if ((double)rows * (3.0 * (double)dp + 1.0) + (double)chunks * (double)d * 3.0 + (double)d >
+        (double)m * (double)n)
+        return 0;
+    /* The layout cuda_tc_enqueue reads: column sums (double), their counts, the center, the
+     * split rows of x and of y, the norms of x and of y, each 16-byte aligned. */
+    const size_t bytes =
+        cuda_tc_round16(chunks * d * sizeof(double)) +
+        cuda_tc_round16(chunks * d * sizeof(unsigned int)) + cuda_tc_round16(d * sizeof(float)) +
+        cuda_tc_round16(m * 3 * dp * sizeof(float)) + cuda_tc_round16(n * 3 * dp * sizeof(float)) +
+        cuda_tc_round16(m * sizeof(float)) + cuda_tc_round16(n * sizeof(float));
+    char *w = NULL;
+    *r = gk__cuda_workspace(s, bytes, (void **)&w);
+    if (*r == GK_OK)
+        *r = cuda_tc_streams(s);
+    if (*r != GK_OK)
+        return 1;
+    *r = cuda_tc_enqueue(s, m, n, d, gamma, x, y, k, w);
+    return 1;
+}
