@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* cuda_rbf_matvec.cu - out[i] = sum_j exp(-gamma ||x_i - y_j||^2) w[j], never forming K. */
 #include <cmath>
+#include <type_traits>
 
+#include "cuda_rbf_matvec_fact.cuh"
 #include "cuda_rbf_matvec_small.cuh"
 #include "cuda_rbf_matvec_tiled.cuh"
 
@@ -50,12 +52,22 @@ static cuda_matvec_plan cuda_matvec_split(gk_cuda_state *s, size_t m, size_t n, 
     return p;
 }
 
+/* fact: float32 with a finite gamma > 0, where cuda_rbf_matvec_fact's bound may hold (it
+ * decides per chunk); its blocks and splits are cuda_rbf_matvec_small's. */
 template <typename T, int D>
 static void cuda_matvec_small_launch(cudaStream_t st, const cuda_matvec_plan &p, bool check,
-                                     size_t m, size_t n, T c, const T *x, const T *y, const T *w,
-                                     T *out, double *part)
+                                     bool fact, size_t m, size_t n, double gamma, T c, const T *x,
+                                     const T *y, const T *w, T *out, double *part)
 {
     unsigned int sc = (unsigned int)p.splits;
+    if constexpr (std::is_same<T, float>::value && D >= 1) {
+        if (fact) {
+            const float ecoef = (float)((3.0 * D + 8.0) * 0x1p-24 * (double)(float)gamma);
+            cuda_rbf_matvec_fact<D><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
+                m, n, c, -c, ecoef, x, y, w, sc, p.per_split, out, part);
+            return;
+        }
+    }
     if (check)
         cuda_rbf_matvec_small<T, D, true>
             <<<p.blocks, GK_CUDA_THREADS, 0, st>>>(m, n, c, x, y, w, sc, p.per_split, out, part);
@@ -106,28 +118,31 @@ static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_
     /* The identical-rows test costs two instructions per pair in a kernel bound by instruction
      * issue, so only a c that needs it pays for it. */
     bool check = gk__rbf_needs_zero_test(c);
+    bool fact = sizeof(T) == 4 && std::isfinite((double)c) && c < T(0);
     cudaStream_t st = s->stream;
     switch (small ? (int)d : -1) {
     case 0:
-        cuda_matvec_small_launch<T, 0>(st, p, check, m, n, c, x, y, w, out, part);
+        cuda_matvec_small_launch<T, 0>(st, p, check, fact, m, n, gamma, c, x, y, w, out, part);
         break;
     case 1:
-        cuda_matvec_small_launch<T, 1>(st, p, check, m, n, c, x, y, w, out, part);
+        cuda_matvec_small_launch<T, 1>(st, p, check, fact, m, n, gamma, c, x, y, w, out, part);
         break;
     case 2:
-        cuda_matvec_small_launch<T, 2>(st, p, check, m, n, c, x, y, w, out, part);
+        cuda_matvec_small_launch<T, 2>(st, p, check, fact, m, n, gamma, c, x, y, w, out, part);
         break;
     case 3:
-        cuda_matvec_small_launch<T, 3>(st, p, check, m, n, c, x, y, w, out, part);
+        cuda_matvec_small_launch<T, 3>(st, p, check, fact, m, n, gamma, c, x, y, w, out, part);
         break;
     case 4:
-        cuda_matvec_small_launch<T, 4>(st, p, check, m, n, c, x, y, w, out, part);
+        cuda_matvec_small_launch<T, 4>(st, p, check, fact, m, n, gamma, c, x, y, w, out, part);
         break;
     default:
         cuda_matvec_tiled_launch<T>(st, p, check, m, n, d, c, x, y, w, out, part);
         break;
     }
-    r = gk__cuda_launched(small ? "cuda_rbf_matvec_small" : "cuda_rbf_matvec_tiled");
+    r = gk__cuda_launched(!small           ? "cuda_rbf_matvec_tiled"
+                          : fact && d >= 1 ? "cuda_rbf_matvec_fact"
+                                           : "cuda_rbf_matvec_small");
     if (r != GK_OK || p.splits == 1)
         return r;
     cuda_rbf_matvec_combine<T>

@@ -41,6 +41,56 @@ __device__ __forceinline__ void cuda_matvec_small_stage(typename gk_cuda_vec<T>:
     }
 }
 
+/* Adds the kernel values times w of the jn points staged in pts to a thread's R row sums s
+ * (float64: with compensations comp), from differences of the raw rows xr: float sums over
+ * GROUP points at a time, then double. Shared by the difference kernel and by the chunks of the
+ * factorized kernel (cuda_rbf_matvec_fact.cuh) that its bound sends back to differences. */
+template <typename T, int D, bool CHECK, int P>
+__device__ __forceinline__ void
+cuda_matvec_small_chunk(const typename gk_cuda_vec<T>::type (*pts)[P], int jn, T c,
+                        const T (&xr)[cuda_matvec_small_shape<T>::R][D > 0 ? D : 1],
+                        double (&s)[cuda_matvec_small_shape<T>::R],
+                        double (&comp)[cuda_matvec_small_shape<T>::R])
+{
+    typedef cuda_matvec_small_shape<T> S;
+    typedef gk_cuda_vec<T> V;
+    const int W = V::width, R = S::R;
+    for (int g = 0; g < jn; g += S::GROUP) {
+        const int gn = jn - g < S::GROUP ? jn - g : S::GROUP;
+        T p[R];
+#pragma unroll
+        for (int r = 0; r < R; r++)
+            p[r] = T(0);
+#pragma unroll 4
+        for (int j = g; j < g + gn; j++) {
+            T v[P * W];
+#pragma unroll
+            for (int q = 0; q < P; q++)
+                V::unpack(pts[j][q], v + q * W);
+#pragma unroll
+            for (int r = 0; r < R; r++) {
+                T dist = T(0);
+#pragma unroll
+                for (int l = 0; l < D; l++) {
+                    T t = xr[r][l] - v[l];
+                    dist = fma(t, t, dist);
+                }
+                p[r] = fma(cuda_rbf_value<CHECK>(dist, c), v[D], p[r]);
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            if (sizeof(T) == 4) {
+                s[r] += (double)p[r];
+            } else {
+                double e;
+                cuda_two_sum(s[r], (double)p[r], s[r], e);
+                comp[r] += e;
+            }
+        }
+    }
+}
+
 /* Block b takes rows [rt * 256R, (rt + 1) * 256R), rt = b / splits, thread t rows
  * rt * 256R + t + 256r, against chunks [sp * cps, (sp + 1) * cps) of y, sp = b % splits. Each
  * point of a chunk is packed with its weight into P 16-byte vectors (y_0 .. y_{D-1}, w), read
@@ -88,40 +138,7 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
         cuda_matvec_small_stage<T, D, P>(pts, y, w, j0, jn);
         __syncthreads();
 
-        for (int g = 0; g < jn; g += S::GROUP) {
-            const int gn = jn - g < S::GROUP ? jn - g : S::GROUP;
-            T p[R];
-#pragma unroll
-            for (int r = 0; r < R; r++)
-                p[r] = T(0);
-#pragma unroll 4
-            for (int j = g; j < g + gn; j++) {
-                T v[P * W];
-#pragma unroll
-                for (int q = 0; q < P; q++)
-                    V::unpack(pts[j][q], v + q * W);
-#pragma unroll
-                for (int r = 0; r < R; r++) {
-                    T dist = T(0);
-#pragma unroll
-                    for (int l = 0; l < D; l++) {
-                        T t = xr[r][l] - v[l];
-                        dist = fma(t, t, dist);
-                    }
-                    p[r] = fma(cuda_rbf_value<CHECK>(dist, c), v[D], p[r]);
-                }
-            }
-#pragma unroll
-            for (int r = 0; r < R; r++) {
-                if (sizeof(T) == 4) {
-                    s[r] += (double)p[r];
-                } else {
-                    double e;
-                    cuda_two_sum(s[r], (double)p[r], s[r], e);
-                    comp[r] += e;
-                }
-            }
-        }
+        cuda_matvec_small_chunk<T, D, CHECK, P>(pts, jn, c, xr, s, comp);
     }
 
 #pragma unroll

@@ -177,35 +177,53 @@ static void matrix_case(gk_context *ctx, gk_dtype t, size_t m, size_t n, size_t 
     gk_buffer_destroy(k);
 }
 
-static void matvec_case(gk_context *ctx, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
-                        double offset, int identical)
+/* Runs rbf_matvec on host rows hx (m x d), hy (n x d) and weights hw and checks every
+ * stride-th output against the long double reference: within the contract, NaN exactly where
+ * the reference is NaN. Returns the outputs (the caller frees them). */
+static void *matvec_check(gk_context *ctx, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
+                          const void *hx, const void *hy, const void *hw, size_t stride,
+                          const char *what)
 {
-    void *hx, *hy, *hw;
-    make_xy(t, m, n, d, offset, identical, 0, &hx, &hy);
     gk_buffer *x = gk_test_buffer_from(ctx, t, m * d, hx);
     gk_buffer *y = gk_test_buffer_from(ctx, t, n * d, hy);
-    gk_buffer *w = gk_test_buffer_random(ctx, t, n, -1, 1, &hw);
+    gk_buffer *w = gk_test_buffer_from(ctx, t, n, hw);
     gk_buffer *out = gk_test_buffer_const(ctx, t, m, GK_TEST_SENTINEL);
     GK_CHECK_OK(gk_rbf_matvec(ctx, m, n, d, gamma, x, y, w, out));
     void *got = gk_test_read_all(out);
     long double wsum = 0;
     for (size_t j = 0; j < n; j++)
         wsum += fabsl((long double)gk_test_get(t, hw, j));
-    for (size_t i = 0; i < m; i++) {
+    for (size_t i = 0; i < m; i += stride) {
         gk_test_sum acc = {0, 0};
         for (size_t j = 0; j < n; j++)
             gk_test_sum_add(&acc, ref_kernel(t, gamma, hx, i, hy, j, d) * gk_test_get(t, hw, j));
         long double ref = gk_test_sum_value(&acc);
-        check_entry(t, gk_test_get(t, got, i), ref, abs_tol(t) * wsum, 0, "rbf_matvec", i, 0);
+        double g = gk_test_get(t, got, i);
+        if (isnan(ref) || isnan(g)) {
+            if (!(isnan(ref) && isnan(g)))
+                GK_FAIL("%s %s (%zu x %zu x %zu, gamma %g): row %zu is %g, reference %Lg", what,
+                        gk_test_dtype_name(t), m, n, d, gamma, i, g, ref);
+            continue;
+        }
+        check_entry(t, g, ref, abs_tol(t) * wsum, 0, what, i, 0);
     }
-    free(got);
-    free(hx);
-    free(hy);
-    free(hw);
     gk_buffer_destroy(x);
     gk_buffer_destroy(y);
     gk_buffer_destroy(w);
     gk_buffer_destroy(out);
+    return got;
+}
+
+static void matvec_case(gk_context *ctx, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
+                        double offset, int identical)
+{
+    void *hx, *hy;
+    make_xy(t, m, n, d, offset, identical, 0, &hx, &hy);
+    void *hw = gk_test_random_array(t, n, -1, 1);
+    free(matvec_check(ctx, t, m, n, d, gamma, hx, hy, hw, 1, "rbf_matvec"));
+    free(hx);
+    free(hy);
+    free(hw);
 }
 
 static void test_matrix(void **state)
@@ -241,6 +259,116 @@ static void test_matvec(void **state)
     for (size_t di = 0; di < 2; di++)
         for (size_t fi = 0; fi < sizeof dims / sizeof dims[0]; fi++)
             matvec_case(ctx, dtypes[di], 65, 33, dims[fi], pick_gamma(dims[fi]), 1e3, 1);
+}
+
+/* --------------------------------------------------------------------------------------------
+ * rbf_matvec float32 for d <= 4 on CUDA: the factorized form under its bound (CUDA row blocks
+ * of 2048 rows, chunks of 1024 points of y; cuda/cuda_rbf_matvec_fact.cuh). Sizes of two row
+ * blocks (one partial) by three chunks (one partial), which the launch splits three ways.
+ * ------------------------------------------------------------------------------------------ */
+
+#define FORM_M 2085
+#define FORM_N 2053
+
+/* Scales rows [r0, r1) of a (rows x d) array about offset by f: a row block or a chunk of y
+ * whose spread, and so whose bound, differs from its neighbours'. */
+static void spread_rows(gk_dtype t, void *a, size_t r0, size_t r1, size_t d, double offset,
+                        double f)
+{
+    for (size_t i = r0 * d; i < r1 * d; i++)
+        gk_test_set(t, a, i, offset + f * (gk_test_get(t, a, i) - offset));
+}
+
+/* Every d the form takes, typical gamma, offset data, identical rows. */
+static void test_matvec_factorized(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    for (size_t d = 1; d <= 4; d++)
+        matvec_case(ctx, GK_FLOAT32, FORM_M, FORM_N, d, 1.0 / (double)d, d % 2 ? 1e3 : 0.0, 1);
+    matvec_case(ctx, GK_FLOAT32, FORM_M, FORM_N, 3, 1.0 / 3, 0.0, 1);
+    /* One row tile per split of one chunk (the combine kernel) and, with m past 528 row
+     * blocks, one split (the blocks write out[] themselves). */
+    matvec_case(ctx, GK_FLOAT32, 7, 200003, 3, 1.0 / 3, 0.0, 1);
+    matvec_case(ctx, GK_FLOAT32, 1081349, 7, 3, 1.0 / 3, 1e3, 1);
+}
+
+/* The bound's boundary. Rows and points in [o, o + 1)^3 (o = 0 or 1e3), centered on their
+ * block's midrange, have nx, ny <= 0.75, so N = nx + ny <= 1.5 and the bound
+ * (3d + 8) u gamma N <= 4e-6 holds up to gamma = 2.6: 2.5 is just inside, 2.7 just outside
+ * (differences). Then row block 0 and chunk 1 of y spread 16 times wider: at gamma = 0.5 block
+ * 0 takes differences throughout and block 1 takes the form on chunks 0 and 2 only; at 0.004
+ * every chunk of both blocks takes the form. */
+static void test_matvec_factorized_bound(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    const size_t m = FORM_M, n = FORM_N, d = 3;
+    static const double narrow[] = {2.5, 2.7}, wide[] = {0.5, 0.004};
+    for (int wi = 0; wi < 2; wi++)
+        for (int gi = 0; gi < 2; gi++) {
+            double o = (wi + gi) % 2 ? 1e3 : 0.0;
+            void *hx, *hy;
+            make_xy(GK_FLOAT32, m, n, d, o, 1, 0, &hx, &hy);
+            if (wi) {
+                spread_rows(GK_FLOAT32, hx, 0, 2048, d, o, 16.0);
+                spread_rows(GK_FLOAT32, hy, 1024, 2048, d, o, 16.0);
+            }
+            void *hw = gk_test_random_array(GK_FLOAT32, n, -1, 1);
+            free(matvec_check(ctx, GK_FLOAT32, m, n, d, wi ? wide[gi] : narrow[gi], hx, hy, hw, 1,
+                              "rbf_matvec (factorized bound)"));
+            free(hx);
+            free(hy);
+            free(hw);
+        }
+}
+
+/* NaN and infinities in x (row block 0), in y (chunk 1) and in w: the rows and chunks they
+ * touch take differences, as everywhere (NaN where the reference is NaN); the others the form. */
+static void test_matvec_factorized_special(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    const size_t m = FORM_M, n = FORM_N, d = 3;
+    for (int wnan = 0; wnan < 2; wnan++) {
+        void *hx, *hy;
+        make_xy(GK_FLOAT32, m, n, d, 0.0, 1, 0, &hx, &hy);
+        gk_test_set(GK_FLOAT32, hx, 5 * d + 1, NAN);
+        gk_test_set(GK_FLOAT32, hx, 7 * d + 2, INFINITY);
+        gk_test_set(GK_FLOAT32, hy, 1500 * d + 0, INFINITY);
+        gk_test_set(GK_FLOAT32, hy, 1700 * d + 2, -INFINITY);
+        void *hw = gk_test_random_array(GK_FLOAT32, n, -1, 1);
+        if (wnan)
+            gk_test_set(GK_FLOAT32, hw, 2050, NAN);
+        free(matvec_check(ctx, GK_FLOAT32, m, n, d, 1.0 / 3, hx, hy, hw, 1,
+                          "rbf_matvec (factorized, NaN/inf)"));
+        free(hx);
+        free(hy);
+        free(hw);
+    }
+}
+
+/* x = y and w one-hot: out_i is the kernel value K_ij of the chosen column j, so out_j must be
+ * exactly w_j (identical rows give exactly 1), also where the form computes the rest (every
+ * 61st row checked against the reference). */
+static void test_matvec_factorized_identical(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    const size_t m = FORM_M;
+    static const size_t cols[] = {1023, 1500, 2084};
+    for (size_t d = 1; d <= 4; d++) {
+        void *hx = random_rows(GK_FLOAT32, m, d, d % 2 ? 1e3 : 0.0);
+        for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++) {
+            void *hw = gk_test_const_array(GK_FLOAT32, m, 0.0);
+            gk_test_set(GK_FLOAT32, hw, cols[c], 0.375);
+            float *got = matvec_check(ctx, GK_FLOAT32, m, m, d, 1.0 / (double)d, hx, hx, hw, 61,
+                                      "rbf_matvec (one-hot w)");
+            if (got[cols[c]] != 0.375f)
+                GK_FAIL("rbf_matvec float32 d %zu: x = y, w one-hot at %zu: out[%zu] is %.9g, "
+                        "not exactly w = 0.375",
+                        d, cols[c], cols[c], (double)got[cols[c]]);
+            free(got);
+            free(hw);
+        }
+        free(hx);
+    }
 }
 
 /* Shapes where the CPU backend computes rbf_matrix as ||x||^2 + ||y||^2 - 2 x.y through GEMM
@@ -641,6 +769,10 @@ int main(void)
         GK_TEST_BOTH(test_rows_seed_workload),
         GK_TEST_BOTH(test_matrix),
         GK_TEST_BOTH(test_matvec),
+        GK_TEST_BOTH(test_matvec_factorized),
+        GK_TEST_BOTH(test_matvec_factorized_bound),
+        GK_TEST_BOTH(test_matvec_factorized_special),
+        GK_TEST_BOTH(test_matvec_factorized_identical),
         GK_TEST_BOTH(test_matrix_inner_product),
         GK_TEST_BOTH(test_matrix_inner_product_special),
         {"test_matrix_tensor_core/cuda", test_matrix_tensor_core, gk_test_setup, gk_test_teardown,
