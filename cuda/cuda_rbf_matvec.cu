@@ -3,6 +3,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "cuda_rbf_matvec_dot.cuh"
 #include "cuda_rbf_matvec_fact.cuh"
 #include "cuda_rbf_matvec_small.cuh"
 #include "cuda_rbf_matvec_tiled.cuh"
@@ -91,36 +92,14 @@ static void cuda_matvec_tiled_launch(cudaStream_t st, const cuda_matvec_plan &p,
             <<<p.blocks, GK_CUDA_THREADS, 0, st>>>(m, n, d, c, x, y, w, sc, p.per_split, out, part);
 }
 
+/* The difference kernels, and for float32 d <= 4 the factorized one (fact). */
 template <typename T>
-static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_t d, double gamma,
-                                     const T *x, const T *y, const T *w, T *out)
+static gk_status cuda_matvec_forms_launch(cudaStream_t st, const cuda_matvec_plan &p, bool check,
+                                          bool fact, size_t m, size_t n, size_t d, double gamma,
+                                          T c, const T *x, const T *y, const T *w, T *out,
+                                          double *part)
 {
-    gk_status r = gk__cuda_enter(s);
-    if (r != GK_OK)
-        return r;
-    /* d <= 4: x rows in registers, y streamed through shared memory; otherwise the tiled
-     * distance block. */
-    const bool small = d <= 4;
-    const size_t rows = small ? (size_t)GK_CUDA_THREADS * cuda_matvec_small_shape<T>::R
-                              : (size_t)cuda_rbf_shape<T>::BM;
-    const size_t cols =
-        small ? (size_t)cuda_matvec_small_shape<T>::CHUNK : (size_t)cuda_rbf_shape<T>::BN;
-    cuda_matvec_plan p = cuda_matvec_split(s, m, n, rows, cols);
-    if ((m + rows - 1) / rows * p.splits > GK_CUDA_GRID_X_MAX)
-        return gk__cuda_error(GK_E_UNSUPPORTED, "m (%zu) exceeds the grid's limit", m);
-    double *part = NULL;
-    if (p.splits > 1) {
-        r = gk__cuda_workspace(s, p.splits * m * sizeof(double), (void **)&part);
-        if (r != GK_OK)
-            return r;
-    }
-    T c = cuda_rbf_constant(gamma, T(0));
-    /* The identical-rows test costs two instructions per pair in a kernel bound by instruction
-     * issue, so only a c that needs it pays for it. */
-    bool check = gk__rbf_needs_zero_test(c);
-    bool fact = sizeof(T) == 4 && std::isfinite((double)c) && c < T(0);
-    cudaStream_t st = s->stream;
-    switch (small ? (int)d : -1) {
+    switch (d <= 4 ? (int)d : -1) {
     case 0:
         cuda_matvec_small_launch<T, 0>(st, p, check, fact, m, n, gamma, c, x, y, w, out, part);
         break;
@@ -140,9 +119,86 @@ static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_
         cuda_matvec_tiled_launch<T>(st, p, check, m, n, d, c, x, y, w, out, part);
         break;
     }
-    r = gk__cuda_launched(!small           ? "cuda_rbf_matvec_tiled"
-                          : fact && d >= 1 ? "cuda_rbf_matvec_fact"
-                                           : "cuda_rbf_matvec_small");
+    return gk__cuda_launched(d > 4            ? "cuda_rbf_matvec_tiled"
+                             : fact && d >= 1 ? "cuda_rbf_matvec_fact"
+                                              : "cuda_rbf_matvec_small");
+}
+
+/* The inner-product kernel (cuda_rbf_matvec_dot.cuh, which still takes differences tile by
+ * tile where its bound fails) for float32 with 4 < d <= GK_MATVEC_DOT_MAX_D, a finite gamma > 0,
+ * enough pairs that the centering pass does not show, and centered copies of at most
+ * GK_MATVEC_DOT_MAX_FLOATS. Above that d the bound, which grows with d in its factor and its
+ * norms, fails for data of ordinary spread and every tile would take differences anyway. */
+#define GK_MATVEC_DOT_MAX_D 128
+#define GK_MATVEC_DOT_MIN_PAIRS (1u << 20)
+#define GK_MATVEC_DOT_MAX_FLOATS ((size_t)1 << 28)
+static bool cuda_matvec_dot_applies(size_t m, size_t n, size_t d, double gamma, double c)
+{
+    return d > 4 && d <= GK_MATVEC_DOT_MAX_D && gamma > 0.0 && std::isfinite(c) && c < 0.0 &&
+           (double)m * (double)n >= GK_MATVEC_DOT_MIN_PAIRS &&
+           gk__cuda_matvec_center_floats(m, n, d) <= GK_MATVEC_DOT_MAX_FLOATS;
+}
+
+/* Centers the rows into fwork and launches the inner-product kernel. */
+static gk_status cuda_matvec_dot_launch(gk_cuda_state *s, const cuda_matvec_plan &p, size_t m,
+                                        size_t n, size_t d, double gamma, float c, const float *x,
+                                        const float *y, const float *w, float *out, double *part,
+                                        float *fwork)
+{
+    cuda_matvec_centered ctr;
+    gk_status r = gk__cuda_matvec_center(s, m, n, d, -c, x, y, fwork, &ctr);
+    if (r != GK_OK)
+        return r;
+    const float ecoef = (float)((2.0 * (double)d + 11.0) * 0x1p-24 * (double)(float)gamma);
+    cuda_rbf_matvec_dot<GK_MATVEC_TILED_BK><<<p.blocks, GK_CUDA_THREADS, 0, s->stream>>>(
+        m, n, d, c, -2.0f * c, ecoef, x, y, w, ctr, (unsigned int)p.splits, p.per_split, out, part);
+    return gk__cuda_launched("cuda_rbf_matvec_dot");
+}
+
+template <typename T>
+static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_t d, double gamma,
+                                     const T *x, const T *y, const T *w, T *out)
+{
+    gk_status r = gk__cuda_enter(s);
+    if (r != GK_OK)
+        return r;
+    /* d <= 4: x rows in registers, y streamed through shared memory; otherwise the tiled
+     * distance block. */
+    const bool small = d <= 4;
+    const size_t rows = small ? (size_t)GK_CUDA_THREADS * cuda_matvec_small_shape<T>::R
+                              : (size_t)cuda_rbf_shape<T>::BM;
+    const size_t cols =
+        small ? (size_t)cuda_matvec_small_shape<T>::CHUNK : (size_t)cuda_rbf_shape<T>::BN;
+    cuda_matvec_plan p = cuda_matvec_split(s, m, n, rows, cols);
+    if ((m + rows - 1) / rows * p.splits > GK_CUDA_GRID_X_MAX)
+        return gk__cuda_error(GK_E_UNSUPPORTED, "m (%zu) exceeds the grid's limit", m);
+    T c = cuda_rbf_constant(gamma, T(0));
+    const bool dot = sizeof(T) == 4 && cuda_matvec_dot_applies(m, n, d, gamma, (double)c);
+    /* One workspace: the split partials, then the centered rows. */
+    const size_t part_bytes = p.splits > 1 ? p.splits * m * sizeof(double) : 0;
+    const size_t bytes =
+        part_bytes + (dot ? gk__cuda_matvec_center_floats(m, n, d) * sizeof(float) : 0);
+    double *part = NULL;
+    float *fwork = NULL;
+    if (bytes > 0) {
+        void *work = NULL;
+        r = gk__cuda_workspace(s, bytes, &work);
+        if (r != GK_OK)
+            return r;
+        part = p.splits > 1 ? (double *)work : NULL;
+        fwork = (float *)((char *)work + part_bytes);
+    }
+    /* The identical-rows test costs two instructions per pair in a kernel bound by instruction
+     * issue, so only a c that needs it pays for it. */
+    bool check = gk__rbf_needs_zero_test(c);
+    bool fact = sizeof(T) == 4 && std::isfinite((double)c) && c < T(0);
+    cudaStream_t st = s->stream;
+    if (dot) {
+        if constexpr (std::is_same<T, float>::value)
+            r = cuda_matvec_dot_launch(s, p, m, n, d, gamma, c, x, y, w, out, part, fwork);
+    } else {
+        r = cuda_matvec_forms_launch<T>(st, p, check, fact, m, n, d, gamma, c, x, y, w, out, part);
+    }
     if (r != GK_OK || p.splits == 1)
         return r;
     cuda_rbf_matvec_combine<T>

@@ -371,6 +371,85 @@ static void test_matvec_factorized_identical(void **state)
     }
 }
 
+/* --------------------------------------------------------------------------------------------
+ * rbf_matvec float32 for 4 < d <= 128 on CUDA with 2^20 pairs or more: the inner-product form on
+ * rows centered on the mean of x's first 1024 rows, tile (128 x 128) by tile under its bound
+ * (2d + 11) u gamma N <= 4e-6, N the largest ||x~||^2 + ||y~||^2 of the tile's groups
+ * (cuda/cuda_rbf_matvec_dot.cuh); differences elsewhere.
+ * ------------------------------------------------------------------------------------------ */
+
+#define DOT_M 1100
+#define DOT_N 1030
+
+/* For U[0,1)^64 around its mean, N is about 14 (group maxima), so the bound holds to gamma
+ * 0.034: 1/64 keeps every tile, 0.03 is near the boundary and 0.045 past it. Rows 1024.. of x
+ * (the last row group, outside the rows the center is the mean of) spread 16 times wider fail
+ * it at 1/64, so their tiles take differences beside the others' inner products. */
+static void test_matvec_inner_product_tiles(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    const size_t m = DOT_M, n = DOT_N;
+    for (int off = 0; off < 2; off++)
+        matvec_case(ctx, GK_FLOAT32, m, n, 64, 1.0 / 64, off ? 1e3 : 0.0, 1);
+    matvec_case(ctx, GK_FLOAT32, m, n, 64, 0.03, 0.0, 1);
+    matvec_case(ctx, GK_FLOAT32, m, n, 64, 0.045, 1e3, 1);
+    matvec_case(ctx, GK_FLOAT32, m, n, 20, 1.0 / 20, 1e3, 1);
+    matvec_case(ctx, GK_FLOAT32, m, n, 100, 1.0 / 100, 0.0, 1);
+    for (int off = 0; off < 2; off++) {
+        double o = off ? 1e3 : 0.0;
+        void *hx, *hy;
+        make_xy(GK_FLOAT32, m, n, 64, o, 1, 0, &hx, &hy);
+        spread_rows(GK_FLOAT32, hx, 1024, m, 64, o, 16.0);
+        void *hw = gk_test_random_array(GK_FLOAT32, n, -1, 1);
+        free(matvec_check(ctx, GK_FLOAT32, m, n, 64, 1.0 / 64, hx, hy, hw, 1,
+                          "rbf_matvec (inner-product tiles, mixed)"));
+        free(hx);
+        free(hy);
+        free(hw);
+    }
+}
+
+/* NaN and infinities in x and y: their row and column groups' tiles take differences. */
+static void test_matvec_inner_product_tiles_special(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    const size_t m = DOT_M, n = DOT_N, d = 64;
+    void *hx, *hy;
+    make_xy(GK_FLOAT32, m, n, d, 0.0, 1, 0, &hx, &hy);
+    gk_test_set(GK_FLOAT32, hx, 5 * d + 3, NAN);
+    gk_test_set(GK_FLOAT32, hx, 700 * d + 2, INFINITY);
+    gk_test_set(GK_FLOAT32, hy, 11 * d + 2, INFINITY);
+    gk_test_set(GK_FLOAT32, hy, 900 * d + 4, -INFINITY);
+    void *hw = gk_test_random_array(GK_FLOAT32, n, -1, 1);
+    free(matvec_check(ctx, GK_FLOAT32, m, n, d, 1.0 / 64, hx, hy, hw, 1,
+                      "rbf_matvec (inner-product tiles, NaN/inf)"));
+    free(hx);
+    free(hy);
+    free(hw);
+}
+
+/* x = y and w one-hot, as for the factorized form: out_j exactly w_j. */
+static void test_matvec_inner_product_tiles_identical(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    const size_t m = DOT_M, d = 64;
+    static const size_t cols[] = {5, 700, 1099};
+    for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++) {
+        void *hx = random_rows(GK_FLOAT32, m, d, c % 2 ? 1e3 : 0.0);
+        void *hw = gk_test_const_array(GK_FLOAT32, m, 0.0);
+        gk_test_set(GK_FLOAT32, hw, cols[c], -0.625);
+        float *got = matvec_check(ctx, GK_FLOAT32, m, m, d, 1.0 / 64, hx, hx, hw, 61,
+                                  "rbf_matvec (inner-product tiles, one-hot w)");
+        if (got[cols[c]] != -0.625f)
+            GK_FAIL("rbf_matvec float32 d 64: x = y, w one-hot at %zu: out[%zu] is %.9g, not "
+                    "exactly w = -0.625",
+                    cols[c], cols[c], (double)got[cols[c]]);
+        free(got);
+        free(hw);
+        free(hx);
+    }
+}
+
 /* Shapes where the CPU backend computes rbf_matrix as ||x||^2 + ||y||^2 - 2 x.y through GEMM
  * (d >= 64, m n >= 2^16, (m + n) d <= m n; cpu/cpu_rbf_gemm.c), and rbf_matvec so a tile at a
  * time (d >= 64, m n >= 2^16), with offset data and identical rows. At d = 256 float32 its
@@ -773,6 +852,9 @@ int main(void)
         GK_TEST_BOTH(test_matvec_factorized_bound),
         GK_TEST_BOTH(test_matvec_factorized_special),
         GK_TEST_BOTH(test_matvec_factorized_identical),
+        GK_TEST_BOTH(test_matvec_inner_product_tiles),
+        GK_TEST_BOTH(test_matvec_inner_product_tiles_special),
+        GK_TEST_BOTH(test_matvec_inner_product_tiles_identical),
         GK_TEST_BOTH(test_matrix_inner_product),
         GK_TEST_BOTH(test_matrix_inner_product_special),
         {"test_matrix_tensor_core/cuda", test_matrix_tensor_core, gk_test_setup, gk_test_teardown,
