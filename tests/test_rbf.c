@@ -214,16 +214,25 @@ static void *matvec_check(gk_context *ctx, gk_dtype t, size_t m, size_t n, size_
     return got;
 }
 
-static void matvec_case(gk_context *ctx, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
-                        double offset, int identical)
+/* Random rows and weights; every stride-th output checked (the large shapes of the CUDA forms
+ * check a subset that still covers every row tile, to keep the references' cost, also under
+ * valgrind, near the other tests'). */
+static void matvec_case_every(gk_context *ctx, gk_dtype t, size_t m, size_t n, size_t d,
+                              double gamma, double offset, int identical, size_t stride)
 {
     void *hx, *hy;
     make_xy(t, m, n, d, offset, identical, 0, &hx, &hy);
     void *hw = gk_test_random_array(t, n, -1, 1);
-    free(matvec_check(ctx, t, m, n, d, gamma, hx, hy, hw, 1, "rbf_matvec"));
+    free(matvec_check(ctx, t, m, n, d, gamma, hx, hy, hw, stride, "rbf_matvec"));
     free(hx);
     free(hy);
     free(hw);
+}
+
+static void matvec_case(gk_context *ctx, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
+                        double offset, int identical)
+{
+    matvec_case_every(ctx, t, m, n, d, gamma, offset, identical, 1);
 }
 
 static void test_matrix(void **state)
@@ -284,12 +293,13 @@ static void test_matvec_factorized(void **state)
 {
     gk_context *ctx = gk_test_context(state);
     for (size_t d = 1; d <= 4; d++)
-        matvec_case(ctx, GK_FLOAT32, FORM_M, FORM_N, d, 1.0 / (double)d, d % 2 ? 1e3 : 0.0, 1);
-    matvec_case(ctx, GK_FLOAT32, FORM_M, FORM_N, 3, 1.0 / 3, 0.0, 1);
+        matvec_case_every(ctx, GK_FLOAT32, FORM_M, FORM_N, d, 1.0 / (double)d, d % 2 ? 1e3 : 0.0, 1,
+                          3);
+    matvec_case_every(ctx, GK_FLOAT32, FORM_M, FORM_N, 3, 1.0 / 3, 0.0, 1, 3);
     /* One row tile per split of one chunk (the combine kernel) and, with m past 528 row
      * blocks, one split (the blocks write out[] themselves). */
     matvec_case(ctx, GK_FLOAT32, 7, 200003, 3, 1.0 / 3, 0.0, 1);
-    matvec_case(ctx, GK_FLOAT32, 1081349, 7, 3, 1.0 / 3, 1e3, 1);
+    matvec_case_every(ctx, GK_FLOAT32, 1081349, 7, 3, 1.0 / 3, 1e3, 1, 7);
 }
 
 /* The bound's boundary. Rows and points in [o, o + 1)^3 (o = 0 or 1e3), centered on their
@@ -313,7 +323,7 @@ static void test_matvec_factorized_bound(void **state)
                 spread_rows(GK_FLOAT32, hy, 1024, 2048, d, o, 16.0);
             }
             void *hw = gk_test_random_array(GK_FLOAT32, n, -1, 1);
-            free(matvec_check(ctx, GK_FLOAT32, m, n, d, wi ? wide[gi] : narrow[gi], hx, hy, hw, 1,
+            free(matvec_check(ctx, GK_FLOAT32, m, n, d, wi ? wide[gi] : narrow[gi], hx, hy, hw, 3,
                               "rbf_matvec (factorized bound)"));
             free(hx);
             free(hy);
@@ -390,18 +400,18 @@ static void test_matvec_inner_product_tiles(void **state)
     gk_context *ctx = gk_test_context(state);
     const size_t m = DOT_M, n = DOT_N;
     for (int off = 0; off < 2; off++)
-        matvec_case(ctx, GK_FLOAT32, m, n, 64, 1.0 / 64, off ? 1e3 : 0.0, 1);
-    matvec_case(ctx, GK_FLOAT32, m, n, 64, 0.03, 0.0, 1);
-    matvec_case(ctx, GK_FLOAT32, m, n, 64, 0.045, 1e3, 1);
-    matvec_case(ctx, GK_FLOAT32, m, n, 20, 1.0 / 20, 1e3, 1);
-    matvec_case(ctx, GK_FLOAT32, m, n, 100, 1.0 / 100, 0.0, 1);
+        matvec_case_every(ctx, GK_FLOAT32, m, n, 64, 1.0 / 64, off ? 1e3 : 0.0, 1, 4);
+    matvec_case_every(ctx, GK_FLOAT32, m, n, 64, 0.03, 0.0, 1, 4);
+    matvec_case_every(ctx, GK_FLOAT32, m, n, 64, 0.045, 1e3, 1, 4);
+    matvec_case_every(ctx, GK_FLOAT32, m, n, 20, 1.0 / 20, 1e3, 1, 4);
+    matvec_case_every(ctx, GK_FLOAT32, m, n, 100, 1.0 / 100, 0.0, 1, 4);
     for (int off = 0; off < 2; off++) {
         double o = off ? 1e3 : 0.0;
         void *hx, *hy;
         make_xy(GK_FLOAT32, m, n, 64, o, 1, 0, &hx, &hy);
         spread_rows(GK_FLOAT32, hx, 1024, m, 64, o, 16.0);
         void *hw = gk_test_random_array(GK_FLOAT32, n, -1, 1);
-        free(matvec_check(ctx, GK_FLOAT32, m, n, 64, 1.0 / 64, hx, hy, hw, 1,
+        free(matvec_check(ctx, GK_FLOAT32, m, n, 64, 1.0 / 64, hx, hy, hw, 4,
                           "rbf_matvec (inner-product tiles, mixed)"));
         free(hx);
         free(hy);
@@ -421,7 +431,8 @@ static void test_matvec_inner_product_tiles_special(void **state)
     gk_test_set(GK_FLOAT32, hy, 11 * d + 2, INFINITY);
     gk_test_set(GK_FLOAT32, hy, 900 * d + 4, -INFINITY);
     void *hw = gk_test_random_array(GK_FLOAT32, n, -1, 1);
-    free(matvec_check(ctx, GK_FLOAT32, m, n, d, 1.0 / 64, hx, hy, hw, 1,
+    /* every fifth row: rows 5 and 700 hold the NaN and the inf */
+    free(matvec_check(ctx, GK_FLOAT32, m, n, d, 1.0 / 64, hx, hy, hw, 5,
                       "rbf_matvec (inner-product tiles, NaN/inf)"));
     free(hx);
     free(hy);
