@@ -96,7 +96,7 @@ typedef struct gk_cpu_rbf_ip_f32 {
     /* n % 16 = 0 and k + (16 l - sh) starts a cache line: rows are written a line at a time */
     int stream;
     /* x and y are the same rows: tiles wholly below the diagonal (every column j < every row i)
-     * are skipped, the caller mirrors them from above (gk__cpu_rbf_ip_below) */
+     * are skipped (gk__cpu_rbf_ip_below), their entries mirrored from above (ip_mirrors) */
     int upper;
     double (*pair)(size_t d, double gamma, double gz, const void *x, const void *y);
 } gk_cpu_rbf_ip_f32;
@@ -139,6 +139,9 @@ typedef struct gk_cpu_rbf_isa {
     /* The tiles of panels p0 <= p < p1 of x and q0 <= q < q1 of y, written to a->k (the part
      * inside m x n). */
     void (*ip_f32)(const gk_cpu_rbf_ip_f32 *a, size_t p0, size_t p1, size_t q0, size_t q1);
+    /* For a->upper: 1 when ip_f32 writes the entries below the diagonal itself (as mirror images
+     * of those it computes above), 0 when cpu_rbf_fused.c copies the skipped tiles afterwards. */
+    int ip_mirrors;
 } gk_cpu_rbf_isa;
 
 #if defined(__x86_64__) && defined(GK_HAVE_RBF_AVX512)

@@ -28,11 +28,11 @@
 #define GK_RBF_FUSED_MIN_D ((size_t)8)
 /* A panel of y (d x 32 floats) is re-read from L1 or L2 for each panel of x: up to 128 KiB. */
 #define GK_RBF_FUSED_MAX_D ((size_t)1024)
-/* x and y the same rows (scikit-learn's rbf_kernel(X)): from this many features, the tiles below
- * the diagonal are copied from their mirror images instead of computed. The copy is a pass
- * over memory (the computed half went past the cache); on one VM core 2048^2 x 256 took 11.6-12.0
- * ms with it and 15.7-15.9 without; at x 20 a first version of the copy took longer than the
- * computing it saves (4.3 ms against 2.5). */
+/* x and y the same rows (scikit-learn's rbf_kernel(X)): from this many features, the entries
+ * below the diagonal are the mirror images of those above instead of computed. The AVX-512
+ * kernel writes them from its tiles (one VM core, 2048^2 x 256: 11.9-12.2 ms against 15.5-17.1
+ * for x != y); elsewhere a pass over memory copies them afterwards, which at x 20 took longer
+ * than the computing it saves (4.3 ms against 2.5). */
 #define GK_RBF_FUSED_MIRROR_D ((size_t)128)
 /* Tiles up to this many rows and columns are mirrored (every ISA kernel's are). */
 #define GK_RBF_MIRROR_MAX 32
@@ -161,8 +161,8 @@ int gk__cpu_rbf_matrix_fused(void *st, size_t m, size_t n, size_t d, double gamm
         .y = y,
         .k = k,
         .stream = stream,
-        .upper = x == y && m == n && d >= GK_RBF_FUSED_MIRROR_D && mr <= GK_RBF_MIRROR_MAX &&
-                 nr <= GK_RBF_MIRROR_MAX,
+        .upper = x == y && m == n && m <= ((size_t)1 << 26) && d >= GK_RBF_FUSED_MIRROR_D &&
+                 mr <= GK_RBF_MIRROR_MAX && nr <= GK_RBF_MIRROR_MAX,
         .pair = gk__cpu_rbf_f32.pair,
     };
     const size_t g = GK_RBF_FUSED_PANELS;
@@ -179,7 +179,7 @@ int gk__cpu_rbf_matrix_fused(void *st, size_t m, size_t n, size_t d, double gamm
             isa->ip_f32(&a, p0, p1, q0, q1);
         }
         /* (implied barrier) then the skipped tiles, from their mirror images above */
-        if (a.upper) {
+        if (a.upper && !isa->ip_mirrors) {
 #pragma omp for schedule(dynamic, 1)
             for (size_t t = 0; t < tasks; t++) {
                 size_t p0 = t % row_blocks * g, q0 = t / row_blocks * g;

@@ -61,6 +61,7 @@ static void choose(void)
         with_amx.ip_pack = gk__cpu_rbf_amx.ip_pack;
         with_amx.ip_dot_err = gk__cpu_rbf_amx.ip_dot_err;
         with_amx.ip_f32 = gk__cpu_rbf_amx.ip_f32;
+        with_amx.ip_mirrors = gk__cpu_rbf_amx.ip_mirrors;
         chosen = &with_amx;
     }
 #endif

@@ -196,7 +196,7 @@ static void ip_tile(const gk_cpu_rbf_ip_f32 *a, size_t p, size_t q, float g[PR][
     double nymax = (double)a->nymax[q];
     for (size_t r = 0; r < rows; r++) {
         __m512 gr[2] = {_mm512_load_ps(g[r]), _mm512_load_ps(g[r] + 16)};
-        ip_row(a, i0 + r, j0, valid, ny, nymax, gr);
+        ip_row(a, i0 + r, j0, valid, ny, nymax, gr, NULL);
     }
 }
 
@@ -216,5 +216,5 @@ static void ip_f32(const gk_cpu_rbf_ip_f32 *a, size_t p0, size_t p1, size_t q0, 
         _mm_sfence();
 }
 
-const gk_cpu_rbf_isa gk__cpu_rbf_amx = {"amx",          NULL,    PR,         PR,
-                                        ip_panel_bytes, ip_pack, ip_dot_err, ip_f32};
+const gk_cpu_rbf_isa gk__cpu_rbf_amx = {"amx",   NULL,       PR,     PR, ip_panel_bytes,
+                                        ip_pack, ip_dot_err, ip_f32, 0};

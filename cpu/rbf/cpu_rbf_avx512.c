@@ -209,11 +209,41 @@ static inline void ip_tile(const gk_cpu_rbf_ip_f32 *a, size_t p, size_t q)
     const float *nyq = a->ny + q * NR;
     __m512 ny[NV] = {_mm512_load_ps(nyq), _mm512_load_ps(nyq + 16)};
     double nymax = (double)a->nymax[q];
+    if (!a->upper) {
+#pragma GCC unroll 14
+        for (int r = 0; r < IP_MR; r++) {
+            if ((size_t)r >= rows)
+                break;
+            ip_row(a, i0 + (size_t)r, j0, valid, ny, nymax, acc[r], NULL);
+        }
+        return;
+    }
+    /* x and y the same rows: the tile writes its entries on and above the diagonal (j >= i) and,
+     * from a copy in L1, their mirror images k[j][i] for j > i, a column of the copy (a gather)
+     * at a time; the tiles wholly below are skipped (ip_f32). The mirror images fill rows j
+     * 14 columns at a time, which the same thread's next tiles (p + 1) continue. */
+    float keep[IP_MR][NR] __attribute__((aligned(64)));
 #pragma GCC unroll 14
     for (int r = 0; r < IP_MR; r++) {
         if ((size_t)r >= rows)
             break;
-        ip_row(a, i0 + (size_t)r, j0, valid, ny, nymax, acc[r]);
+        size_t i = i0 + (size_t)r;
+        __mmask16 upper[NV] = {valid[0] & (__mmask16)~cols_mask(j0, i),
+                               valid[1] & (__mmask16)~cols_mask(j0 + 16, i)};
+        ip_row(a, i, j0, upper, ny, nymax, acc[r], keep[r]);
+    }
+    const __m512i rowstep =
+        _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                           _mm512_set1_epi32((int)NR));
+    for (size_t c = 0; c < NR; c++) {
+        ptrdiff_t j = j0 + (ptrdiff_t)c;
+        if (j <= (ptrdiff_t)i0 || j >= (ptrdiff_t)a->n)
+            continue;
+        size_t below = (size_t)j - i0; /* rows i < j of the tile */
+        below = below < rows ? below : rows;
+        __mmask16 m = (__mmask16)((1u << below) - 1u);
+        __m512 col = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, rowstep, &keep[0][c], 4);
+        _mm512_mask_storeu_ps(a->k + (size_t)j * a->n + i0, m, col);
     }
 }
 
@@ -249,5 +279,5 @@ static void ip_f32(const gk_cpu_rbf_ip_f32 *a, size_t p0, size_t p1, size_t q0, 
         _mm_sfence(); /* streamed stores are weakly ordered: done before the team's barrier */
 }
 
-const gk_cpu_rbf_isa gk__cpu_rbf_avx512 = {"avx512",       rows_f32, IP_MR,      NR,
-                                           ip_panel_bytes, ip_pack,  ip_dot_err, ip_f32};
+const gk_cpu_rbf_isa gk__cpu_rbf_avx512 = {"avx512", rows_f32,   IP_MR,  NR, ip_panel_bytes,
+                                           ip_pack,  ip_dot_err, ip_f32, 1};

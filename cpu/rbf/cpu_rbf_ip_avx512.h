@@ -61,11 +61,12 @@ static void ip_redo(const gk_cpu_rbf_ip_f32 *a, size_t i, ptrdiff_t j, __mmask16
  * gamma e > 1e-2 or gamma e K coef > tol; for the row it is first tried with e at its largest in
  * the tile, e_row = beta (nx_i + max ny) (bounds taken in double): where that passes the last
  * two for the whole row, only t <= e_row is tested per entry (it sends back a few more entries,
- * those closer than e_row). */
+ * those closer than e_row). keep, if not NULL: the row's 32 values go there too (64-byte
+ * aligned). */
 static inline __attribute__((always_inline)) void ip_row(const gk_cpu_rbf_ip_f32 *a, size_t i,
                                                          ptrdiff_t j0, const __mmask16 valid[2],
                                                          const __m512 ny[2], double nymax,
-                                                         const __m512 g[2])
+                                                         const __m512 g[2], float *keep)
 {
     const __m512 cg = _mm512_set1_ps(a->zscale), m2 = _mm512_set1_ps(-2.0f);
     const __m512 zero = _mm512_setzero_ps();
@@ -101,6 +102,8 @@ static inline __attribute__((always_inline)) void ip_row(const gk_cpu_rbf_ip_f32
             ip_redo(a, i, j0 + 16 * v, redo, tmp);
             kv = _mm512_load_ps(tmp);
         }
+        if (keep != NULL)
+            _mm512_store_ps(keep + 16 * v, kv);
         if (a->stream && valid[v] == 0xffff)
             _mm512_stream_ps(out + 16 * v, kv);
         else
