@@ -6,9 +6,52 @@
 #include "cuda_rbf_tc.cuh"
 #include "cuda_rbf_tile.cuh"
 
+/* The tiles of an m x n output in row-major order (consecutive blocks share their x rows in
+ * L2), block b taking tiles b, b + gridDim.x, ... (the grid covers them all but for outputs no
+ * memory holds). A tile is named by (row tile << 32 | column tile), so stepping needs no
+ * division; the host keeps row tiles below 2^32 - 1 and column tiles below 2^31, so neither
+ * sum in next() wraps (a row tile past mtiles ends the loop). */
+struct cuda_rbf_tile_order {
+    unsigned int mtiles, ntiles, step_r, step_c;
+
+    __device__ cuda_rbf_tile_order(size_t m, size_t n, int bm, int bn)
+        : mtiles((unsigned int)((m + bm - 1) / bm)), ntiles((unsigned int)((n + bn - 1) / bn)),
+          step_r(gridDim.x / ntiles), step_c(gridDim.x % ntiles)
+    {
+    }
+    __device__ size_t first() const
+    {
+        return (size_t)(blockIdx.x / ntiles) << 32 | (blockIdx.x % ntiles);
+    }
+    static __device__ unsigned int row(size_t t)
+    {
+        return (unsigned int)(t >> 32);
+    }
+    static __device__ unsigned int col(size_t t)
+    {
+        return (unsigned int)t;
+    }
+    __device__ bool has(size_t t) const
+    {
+        return row(t) < mtiles;
+    }
+    __device__ size_t next(size_t t) const
+    {
+        unsigned int r = row(t) + step_r, c = col(t) + step_c;
+        if (c >= ntiles) {
+            c -= ntiles;
+            r++;
+        }
+        return (size_t)r << 32 | c;
+    }
+};
+
 /* The direct epilogue: each thread stores its own values (vectors where the rows allow).
  * Stores stream past L2 (__stcs): the output is written once and would otherwise evict the x
- * and y rows that every block re-reads. */
+ * and y rows that every block re-reads. A whole tile with aligned rows (every tile but those of
+ * the last row and column) takes one pointer step per row and constant column offsets, with
+ * no bounds tests: the epilogue's address arithmetic otherwise costs about as many
+ * instructions as its exponentials. */
 template <typename T, bool CHECK, typename Tile>
 __device__ __forceinline__ void
 cuda_rbf_store_direct(const T (&acc)[cuda_rbf_shape<T>::TM][cuda_rbf_shape<T>::TN], T c,
@@ -17,6 +60,24 @@ cuda_rbf_store_direct(const T (&acc)[cuda_rbf_shape<T>::TM][cuda_rbf_shape<T>::T
 {
     const int W = Tile::W;
     const int tx = Tile::tx(), ty = Tile::ty();
+    if (vec_store && row0 + Tile::BM <= m && col0 + Tile::BN <= n) {
+        T *krow = k + (row0 + Tile::lane_index(0, ty)) * n + col0 + Tile::lane_index(0, tx);
+#pragma unroll
+        for (int i = 0; i < cuda_rbf_shape<T>::TM; i++) {
+            if (i > 0)
+                krow += (size_t)(Tile::lane_index(i, 0) - Tile::lane_index(i - 1, 0)) * n;
+#pragma unroll
+            for (int g = 0; g < cuda_rbf_shape<T>::TN / W; g++) {
+                T v[W];
+#pragma unroll
+                for (int e = 0; e < W; e++)
+                    v[e] = cuda_rbf_value<CHECK>(acc[i][g * W + e], c);
+                __stcs((typename Tile::V::type *)(krow + Tile::lane_index(g * W, 0)),
+                       Tile::V::pack(v));
+            }
+        }
+        return;
+    }
 #pragma unroll
     for (int i = 0; i < cuda_rbf_shape<T>::TM; i++) {
         size_t row = row0 + Tile::lane_index(i, ty);
@@ -42,45 +103,60 @@ cuda_rbf_store_direct(const T (&acc)[cuda_rbf_shape<T>::TM][cuda_rbf_shape<T>::T
     }
 }
 
-/* rbf_matrix from differences, as a form of cuda_rbf_steps: the block's tiles are the row tiles
- * blockIdx.y, + gridDim.y, ... against its column tile blockIdx.x. */
+/* rbf_matrix from differences, as a form of cuda_rbf_steps over the tiles of
+ * cuda_rbf_tile_order. */
 template <typename T, int BK, bool CHECK> struct cuda_rbf_matrix_form {
     typedef cuda_rbf_shape<T> S;
     typedef cuda_rbf_tile<T, S::TM, S::TN, BK> Tile;
     typename Tile::smem &sm;
-    size_t m, n, d, col0, mtiles;
+    cuda_rbf_tile_order order;
+    size_t m, n, d;
     T c;
     const T *__restrict__ x;
     const T *__restrict__ y;
     T *__restrict__ k;
     bool vec_store;
+    /* The staging addresses of the tile being copied, set at its first chunk (the steps copy a
+     * tile's chunks in order, before the next tile's). */
+    typename Tile::staged xst, yst;
     T acc[S::TM][S::TN];
 
-    __device__ bool has(size_t rt) const
+    __device__ bool has(size_t t) const
     {
-        return rt < mtiles;
+        return order.has(t);
     }
-    __device__ size_t next(size_t rt) const
+    __device__ size_t next(size_t t) const
     {
-        return rt + gridDim.y;
+        return order.next(t);
     }
-    __device__ void issue(int b, size_t rt, size_t l0, bool)
+    __device__ void issue(int b, size_t t, size_t l0, bool)
     {
-        Tile::template issue<Tile::XPER>(sm.xs[b], x, rt * Tile::BM, m, d, l0);
-        Tile::template issue<Tile::YPER>(sm.ys[b], y, col0, n, d, l0);
+        size_t row0 = (size_t)order.row(t) * Tile::BM, col0 = (size_t)order.col(t) * Tile::BN;
+        if (l0 == 0) {
+            xst = Tile::template stage<Tile::XPER>(x, row0, m, d);
+            yst = Tile::template stage<Tile::YPER>(y, col0, n, d);
+        }
+        if (xst.ok)
+            Tile::template issue_staged<Tile::XPER>(sm.xs[b], xst, x, d, l0);
+        else
+            Tile::template issue<Tile::XPER>(sm.xs[b], x, row0, m, d, l0);
+        if (yst.ok)
+            Tile::template issue_staged<Tile::YPER>(sm.ys[b], yst, y, d, l0);
+        else
+            Tile::template issue<Tile::YPER>(sm.ys[b], y, col0, n, d, l0);
     }
     __device__ void compute(int b, int lmax, bool init)
     {
         Tile::accumulate(acc, sm.xs[b], sm.ys[b], lmax, Tile::tx(), Tile::ty(), init);
     }
-    __device__ void finish(int, size_t rt)
+    __device__ void finish(int, size_t t)
     {
-        cuda_rbf_store_direct<T, CHECK, Tile>(acc, c, rt * Tile::BM, col0, m, n, k, vec_store);
+        cuda_rbf_store_direct<T, CHECK, Tile>(acc, c, (size_t)order.row(t) * Tile::BM,
+                                              (size_t)order.col(t) * Tile::BN, m, n, k, vec_store);
     }
 };
 
-/* One block per column tile (blockIdx.x, so consecutive blocks share their x rows in L2),
- * striding over row tiles beyond the grid's limit. */
+/* One block per tile (a grid-stride loop past the grid's limit). */
 template <typename T, int BK, bool CHECK>
 __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
     cuda_rbf_matrix(size_t m, size_t n, size_t d, T c, const T *__restrict__ x,
@@ -88,10 +164,9 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
 {
     typedef cuda_rbf_matrix_form<T, BK, CHECK> Form;
     __shared__ typename Form::Tile::smem sm;
-    const size_t col0 = (size_t)blockIdx.x * Form::Tile::BN;
-    const size_t mtiles = (m + Form::Tile::BM - 1) / Form::Tile::BM;
-    Form f{sm, m, n, d, col0, mtiles, c, x, y, k, vec_store, {}};
-    cuda_rbf_steps<BK>(f, blockIdx.y, d);
+    cuda_rbf_tile_order order(m, n, Form::Tile::BM, Form::Tile::BN);
+    Form f{sm, order, m, n, d, c, x, y, k, vec_store, {}, {}, {}};
+    cuda_rbf_steps<BK>(f, order.first(), d);
 }
 
 /* The inner-product form (float32): ||x_i - y_j||^2 = nx_i + ny_j - 2 x~_i.y~_j on rows
@@ -158,7 +233,7 @@ cuda_rbf_store_dot(float (&acc)[8][8], float c, float kdelta, size_t row0, size_
     }
 }
 
-/* The inner-product kernel as a form of cuda_rbf_steps: the tiles of cuda_rbf_matrix_form, each
+/* The inner-product kernel as a form of cuda_rbf_steps: the tiles of cuda_rbf_tile_order, each
  * computed in the inner-product form from the centered rows where its bound allows (dot), else
  * from differences of the raw rows, uniformly for the block (every thread reads the same two
  * group bounds); c is finite here. */
@@ -166,37 +241,52 @@ struct cuda_rbf_dot_form {
     typedef cuda_rbf_tile<float, 8, 8, GK_RBF_BK> Tile;
     static_assert(Tile::BM == GK_RBF_GROUP && Tile::BN == GK_RBF_GROUP, "one bound per tile");
     Tile::smem &sm;
-    size_t m, n, d, col0, mtiles;
-    float c, bound, kdelta, gy;
+    cuda_rbf_tile_order order;
+    size_t m, n, d;
+    float c, bound, kdelta;
     const float *__restrict__ x;
     const float *__restrict__ y;
     cuda_rbf_centered ctr;
     float *__restrict__ k;
     bool vec_store;
     /* The form of the tile being computed, and of the next tile (set by next(), before the
-     * barrier, so the load of its bound overlaps the wait). */
+     * barrier, so the load of its bounds overlaps the wait). */
     bool dot, next_dot;
+    /* As in cuda_rbf_matrix_form. */
+    Tile::staged xst, yst;
     float acc[8][8];
 
-    __device__ bool dot_tile(size_t rt) const
+    __device__ bool dot_tile(size_t t) const
     {
-        return bound * (ctr.gx[rt] + gy) <= GK_RBF_DOT_MAX_ERROR;
+        return bound * (ctr.gx[order.row(t)] + ctr.gy[order.col(t)]) <= GK_RBF_DOT_MAX_ERROR;
     }
-    __device__ bool has(size_t rt) const
+    __device__ bool has(size_t t) const
     {
-        return rt < mtiles;
+        return order.has(t);
     }
-    __device__ size_t next(size_t rt)
+    __device__ size_t next(size_t t)
     {
-        size_t next_rt = rt + gridDim.y;
-        next_dot = next_rt < mtiles && dot_tile(next_rt);
-        return next_rt;
+        size_t next_t = order.next(t);
+        next_dot = order.has(next_t) && dot_tile(next_t);
+        return next_t;
     }
-    __device__ void issue(int b, size_t rt, size_t l0, bool)
+    __device__ void issue(int b, size_t t, size_t l0, bool)
     {
         bool form = l0 == 0 ? next_dot : dot;
-        Tile::issue<Tile::XPER>(sm.xs[b], form ? ctr.x : x, rt * Tile::BM, m, d, l0);
-        Tile::issue<Tile::YPER>(sm.ys[b], form ? ctr.y : y, col0, n, d, l0);
+        const float *xp = form ? ctr.x : x, *yp = form ? ctr.y : y;
+        size_t row0 = (size_t)order.row(t) * Tile::BM, col0 = (size_t)order.col(t) * Tile::BN;
+        if (l0 == 0) {
+            xst = Tile::stage<Tile::XPER>(xp, row0, m, d);
+            yst = Tile::stage<Tile::YPER>(yp, col0, n, d);
+        }
+        if (xst.ok)
+            Tile::issue_staged<Tile::XPER>(sm.xs[b], xst, xp, d, l0);
+        else
+            Tile::issue<Tile::XPER>(sm.xs[b], xp, row0, m, d, l0);
+        if (yst.ok)
+            Tile::issue_staged<Tile::YPER>(sm.ys[b], yst, yp, d, l0);
+        else
+            Tile::issue<Tile::YPER>(sm.ys[b], yp, col0, n, d, l0);
     }
     __device__ void compute(int b, int lmax, bool init)
     {
@@ -205,31 +295,40 @@ struct cuda_rbf_dot_form {
         else
             Tile::accumulate(acc, sm.xs[b], sm.ys[b], lmax, Tile::tx(), Tile::ty(), init);
     }
-    __device__ void finish(int, size_t rt)
+    __device__ void finish(int, size_t t)
     {
+        size_t row0 = (size_t)order.row(t) * Tile::BM, col0 = (size_t)order.col(t) * Tile::BN;
         if (dot)
-            cuda_rbf_store_dot<Tile>(acc, c, kdelta, rt * Tile::BM, col0, m, n, d, x, y, ctr,
-                                     vec_store, k);
+            cuda_rbf_store_dot<Tile>(acc, c, kdelta, row0, col0, m, n, d, x, y, ctr, vec_store, k);
         else
-            cuda_rbf_store_direct<float, false, Tile>(acc, c, rt * Tile::BM, col0, m, n, k,
-                                                      vec_store);
+            cuda_rbf_store_direct<float, false, Tile>(acc, c, row0, col0, m, n, k, vec_store);
         dot = next_dot;
     }
 };
 
+/* A block whose (first) tile the bound rejects runs the differences kernel's own form, with
+ * none of the inner-product form's per-chunk choices in its loop: data the bound rejects then
+ * costs what cuda_rbf_matrix costs. The grid covers the tiles, so a block has one tile but for
+ * outputs no memory holds; a later tile of such a block is computed from differences too,
+ * which is exact for every tile. */
 __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
     cuda_rbf_matrix_dot(size_t m, size_t n, size_t d, float c, float bound, float kdelta,
                         const float *__restrict__ x, const float *__restrict__ y,
                         cuda_rbf_centered ctr, float *__restrict__ k, bool vec_store)
 {
     typedef cuda_rbf_dot_form::Tile Tile;
+    typedef cuda_rbf_matrix_form<float, GK_RBF_BK, false> Diff;
+    static_assert(sizeof(Diff::Tile::smem) == sizeof(Tile::smem), "one staging buffer");
     __shared__ Tile::smem sm;
-    const size_t col0 = (size_t)blockIdx.x * Tile::BN;
-    const size_t mtiles = (m + Tile::BM - 1) / Tile::BM;
-    const float gy = ctr.gy[blockIdx.x];
-    cuda_rbf_dot_form f{sm, m, n, d, col0, mtiles, c, bound, kdelta, gy, x, y, ctr, k, vec_store};
-    f.dot = f.next_dot = f.dot_tile(blockIdx.y);
-    cuda_rbf_steps<GK_RBF_BK>(f, blockIdx.y, d);
+    cuda_rbf_tile_order order(m, n, Tile::BM, Tile::BN);
+    cuda_rbf_dot_form f{sm, order, m, n, d, c, bound, kdelta, x, y, ctr, k, vec_store};
+    f.dot = f.next_dot = f.dot_tile(order.first());
+    if (f.dot) {
+        cuda_rbf_steps<GK_RBF_BK>(f, order.first(), d);
+    } else {
+        Diff g{sm, order, m, n, d, c, x, y, k, vec_store, {}, {}, {}};
+        cuda_rbf_steps<GK_RBF_BK>(g, order.first(), d);
+    }
 }
 
 /* float32 rbf_matrix in the inner-product form where it can be (see above): 1 when launched
@@ -243,8 +342,8 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
  * the centering pass would be wasted. */
 #define GK_RBF_DOT_MAX_D 128
 static int cuda_rbf_matrix_try_dot(gk_cuda_state *s, size_t m, size_t n, size_t d, double gamma,
-                                   float c, const float *x, const float *y, float *k, dim3 grid,
-                                   bool vec_store, gk_status *r)
+                                   float c, const float *x, const float *y, float *k,
+                                   unsigned int blocks, bool vec_store, gk_status *r)
 {
     const double u = 0x1p-24;
     double kdelta = (2.0 * (double)d + 8.0) * u, bound = kdelta * gamma;
@@ -257,13 +356,13 @@ static int cuda_rbf_matrix_try_dot(gk_cuda_state *s, size_t m, size_t n, size_t 
     *r = gk__cuda_rbf_center(s, m, n, d, x, y, &ctr);
     if (*r != GK_OK)
         return 1;
-    cuda_rbf_matrix_dot<<<grid, GK_CUDA_THREADS, 0, s->stream>>>(
+    cuda_rbf_matrix_dot<<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(
         m, n, d, c, (float)bound, (float)kdelta, x, y, ctr, k, vec_store);
     *r = gk__cuda_launched("cuda_rbf_matrix_dot");
     return 1;
 }
 static int cuda_rbf_matrix_try_dot(gk_cuda_state *, size_t, size_t, size_t, double, double,
-                                   const double *, const double *, double *, dim3, bool,
+                                   const double *, const double *, double *, unsigned int, bool,
                                    gk_status *)
 {
     return 0; /* float64: cancellation would cost more accuracy than the FMAs it saves */
@@ -291,10 +390,12 @@ static gk_status cuda_rbf_matrix_run(gk_cuda_state *s, size_t m, size_t n, size_
         return r;
     const size_t bm = cuda_rbf_shape<T>::BM, bn = cuda_rbf_shape<T>::BN;
     size_t ntiles = (n + bn - 1) / bn, mtiles = (m + bm - 1) / bm;
-    if (ntiles > GK_CUDA_GRID_X_MAX)
-        return gk__cuda_error(GK_E_UNSUPPORTED, "n (%zu) exceeds the grid's column limit", n);
-    dim3 grid((unsigned int)ntiles,
-              (unsigned int)(mtiles < GK_CUDA_GRID_Y_MAX ? mtiles : GK_CUDA_GRID_Y_MAX));
+    /* cuda_rbf_tile_order's limits (far beyond any memory's output). */
+    if (ntiles > GK_CUDA_GRID_X_MAX || mtiles >= 0xffffffffu)
+        return gk__cuda_error(GK_E_UNSUPPORTED, "m (%zu) or n (%zu) exceeds the tile grid's limit",
+                              m, n);
+    size_t tiles = mtiles * ntiles;
+    unsigned int grid = (unsigned int)(tiles < GK_CUDA_GRID_X_MAX ? tiles : GK_CUDA_GRID_X_MAX);
     /* Rows start on a 16-byte boundary only when n is a multiple of the vector width. */
     bool vec_store = n % gk_cuda_vec<T>::width == 0 && (uintptr_t)k % 16 == 0;
     T c = cuda_rbf_constant(gamma, T(0));

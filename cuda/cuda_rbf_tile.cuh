@@ -191,6 +191,41 @@ template <typename T, int TM, int TN, int BK> struct cuda_rbf_tile {
         }
     }
 
+    /* issue() for a tile whose addresses were worked out once (stage, at its first chunk)
+     * rather than at every chunk: what issue() computes per call is most of a chunk's copy
+     * instructions. For a tile with every row inside the matrix and a stride whose bytes fit
+     * 32 bits (ok; issue() otherwise). */
+    struct staged {
+        const T *src;    /* p + (row0 + r0) * d + l: this thread's first row, feature l */
+        unsigned int sb; /* RS rows in bytes */
+        bool ok;
+    };
+    template <int PER>
+    static __device__ __forceinline__ staged stage(const T *p, size_t row0, size_t nrows, size_t d)
+    {
+        enum { RS = GK_CUDA_THREADS / BK };
+        const int l = (int)threadIdx.x % BK, r0 = (int)threadIdx.x / BK;
+        staged st;
+        st.ok = row0 + PER * RS <= nrows && (size_t)RS * d <= 0xffffffffu / sizeof(T);
+        st.src = st.ok ? p + (row0 + r0) * d + l : p;
+        st.sb = (unsigned int)((size_t)RS * d * sizeof(T));
+        return st;
+    }
+    template <int PER, int LD>
+    static __device__ __forceinline__ void issue_staged(T (*dst)[LD], const staged &st, const T *p,
+                                                        size_t d, size_t l0)
+    {
+        enum { RS = GK_CUDA_THREADS / BK };
+        const int l = (int)threadIdx.x % BK, r0 = (int)threadIdx.x / BK;
+        const bool colok = l0 + l < d;
+        const char *src = colok ? (const char *)(st.src + l0) : (const char *)p;
+        const unsigned int sb = colok ? st.sb : 0u, bytes = colok ? (unsigned int)sizeof(T) : 0u;
+        T *out = &dst[l][r0];
+#pragma unroll
+        for (int s = 0; s < PER; s++)
+            cuda_cp_async_bytes(out + s * RS, (const T *)(src + (size_t)s * sb), bytes);
+    }
+
     /* The TM x-values and TN y-values of feature l, as 16-byte shared-memory loads. */
     static __device__ __forceinline__ void operands(T (&xv)[TM], T (&yv)[TN], const T *xl,
                                                     const T *yl, int tx, int ty)
