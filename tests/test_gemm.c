@@ -158,7 +158,7 @@ static void test_shapes_transposes(void **state)
 }
 
 /* The CPU backend sizes OpenBLAS's threads to the op's team for each gemm (cpu_gemm.c): contexts
- * of 2 to 16 threads (as many as the machine has free) on shapes past the size where a team
+ * of 2, 5 and 16 threads (as many as the machine has free) on shapes past the size where a team
  * starts (2^18 multiply-adds), m or n below the team, every transpose, padded leading
  * dimensions. */
 static void test_team_sizes(void **state)
@@ -166,7 +166,7 @@ static void test_team_sizes(void **state)
     (void)state;
     static const size_t tile_shapes[][3] = {
         {3, 700, 130}, {700, 3, 130}, {1, 2100, 130}, {129, 257, 33}, {131, 131, 131}};
-    static const int teams[] = {2, 3, 5, 6, 16};
+    static const int teams[] = {2, 5, 16};
     for (size_t ti = 0; ti < sizeof teams / sizeof teams[0]; ti++) {
         gk_context_options o;
         gk_context_options_init(&o);
