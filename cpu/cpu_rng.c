@@ -71,7 +71,7 @@ static void cpu_rng_uniform(int nt, size_t n, uint64_t seed, uint64_t offset, vo
  * words are made once for its 4 (float32) or 2 (float64) values, and Box-Muller runs in double
  * with SLEEF's log and sincos, a vector of pairs at a time; mean + stddev * z in double, rounded
  * once to the dtype, as the CUDA backend does for float64 (its float32 normals are evaluated in
- * float32 within 2.03125 u |stddev z| + 2 u |mean|, src/normal_f32.h, which leaves this backend
+ * float32 within 2.8125 u |stddev z| + u |mean|, src/normal_f32.h, which leaves this backend
  * its u of the 4 ulp across backends). The partial blocks at either end are made whole
  * and the elements asked for copied out, so every element has one value however a range is
  * split into calls. */

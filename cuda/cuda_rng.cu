@@ -8,7 +8,7 @@
  * four float32 elements or two float64 elements. The arithmetic on the words is that of
  * src/philox.h (the same helpers where they exist), so uniform values are bit-identical to the
  * CPU backend. Normal values are evaluated in double as defined, except float32 with a finite
- * stddev: src/normal_f32.h's float32 arithmetic, within 2.03125 u |stddev z| + 2 u |mean| of the
+ * stddev: src/normal_f32.h's float32 arithmetic, within 2.8125 u |stddev z| + u |mean| of the
  * definition (u = 2^-24, proved there), in less than half the time (H200, 1e8 values). */
 __device__ __forceinline__ void cuda_rng_uniform_block(float (&v)[4], const gk_philox_key &key,
                                                        uint64_t b)

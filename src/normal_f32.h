@@ -19,18 +19,19 @@
  *     (sin's lo is left up to 1/10 of its hi, which costs less than normalizing it);
  *   - theta is reduced exactly: 4 u2 = q + nu with integer q and |nu| <= 1/2 exact in float, so
  *     no multiple of pi is ever subtracted in rounded arithmetic;
- *   - mean + stddev * (zh + zl) is one fma onto mean + stddev * zl: two roundings, of which
- *     the inner one vanishes when mean is 0.
+ *   - z = r cos/sin theta is summed from the float-float parts into one float, and
+ *     mean + stddev z is one fma.
  * With u = 2^-24, rho_r <= 0.34375 u and rho_t <= 0.34375 u the relative errors of r and of
  * cos/sin theta, and |lo/hi| <= g = 13/128 for cos/sin (all enforced by that test; for r, |lo/hi|
- * is below 2^-20.5 with the device's seed and enters only multiplied by u): with H = |rh th| <= |z|
- * (1 + rho_r + rho_t) / (1 - g), the two roundings in zl add at most 2 g u H (rl multiplies th +
- * tl, so nothing is dropped), and |zl| <= (g + u + 2^-20.5) H; the inner fma rounds by at most u
- * (|mean| + g H |stddev|), the outer by u |value|. So the value is within (1 + 3 g / (1 - g)) u +
- * rho_r + rho_t <= 2.027 u of |stddev z| plus 2 u |mean| (u^2 terms included below 2.03125) of mean
- * + stddev z_definition: within 2.03125 u |stddev z| + 2 u |mean|, below 4 ulp of |mean| + |stddev
- * z| (an ulp of v is at least u v) with 1.96 u to spare, of which the other backend takes u: a CPU
- * backend evaluating in double and rounding once stays within u.
+ * is below 2^-20.5 with the device's seed and enters only multiplied by u): z~ = fl(rh th + c),
+ * c = fl(rh tl + fl(rl fl(th + tl))), so |z~ - r t| <= u |z~| + u |c| + (u^2 terms) with
+ * |c| <= (g + 2^-20.5) |rh th| <= (g + 2^-20.5) |r t| / ((1 - g)(1 - 2^-20.5)) (rl multiplies
+ * th + tl, so nothing is dropped); the fma rounds by at most u |value| <= u (|mean| +
+ * |stddev z~|). So the value is within (2 + g / (1 - g)) u + rho_r + rho_t <= 2.801 u of
+ * |stddev z| plus u |mean| (u^2 terms included below 2.8125) of mean + stddev z_definition:
+ * within 2.8125 u |stddev z| + u |mean|, below 4 ulp of |mean| + |stddev z| (an ulp of v is at
+ * least u v) with 1.18 u to spare, of which the other backend takes u: a CPU backend evaluating
+ * in double and rounding once stays within u.
  *
  * The same code compiles for the host (tests) and the device. Every rounding is spelled out:
  * GK_FMUL/GK_FADD never fuse (nvcc contracts a * b + c into one fma otherwise) and fmaf is the
@@ -137,25 +138,26 @@ GK_HD gk_ff gk__bm_radius(gk_ff x)
     return r;
 }
 
-/* cos phi and sin phi for theta = 2 pi k 2^-24 = q pi/2 + phi, k in [0, 2^24): 4 k 2^-24 = q + nu
- * exactly with q = round(k / 2^22) and ni = k - q 2^22 in [-2^21, 2^21), which are bits 21..0 of
- * k read as a signed number, nu = ni 2^-22, phi = nu pi/2, |phi| <= pi/4. With w = nu^2 (wh + wl
- * exactly, by fma): sin phi = nu (A1 + R(w)), R = A1_lo + w S(w), returned unnormalized as
- * hi = fl(A1_hi nu), lo = its exact rounding error + nu R (|lo / hi| < 0.1); cos phi = 1 +
- * B2 w + w^2 C(w) as hi = fl(1 + B2_hi wh), lo = its rounding error (1 - hi is exact, Sterbenz)
- * + B2_hi wl + wh (B2_lo + wh C(wh)). A1 = pi/2 and B2 = -pi^2/8 as float-float, S and C fits
- * (relative errors below 2^-36 and 2^-30). Where theta is a multiple of pi/2 (ni = 0, q != 0)
- * the definition's phi is not 0 but fl(2 pi) q / 4 (exact in double) minus q pi/2, which
- * is -q (pi/2 - fl(pi/2)): there nu is k KH (exact, KH has 20 bits) and lo gains k K2, together
- * -q (pi/2 - fl(pi/2)) within 2^-47 relative; elsewhere k KH is below half an ulp of nu, so nu
- * stays exact, and k K2 is below 2^-52 of sin phi. */
-GK_HD void gk__bm_cossin_phi(uint32_t k, gk_ff *c, gk_ff *s)
+/* cos phi and sin phi for theta = 2 pi k 2^-24 = q pi/2 + phi, k in [0, 2^24): with kf = k
+ * (exact), q = kf 2^-22 rounded to an integer (to nearest, ties to even, by adding 1.5 2^23:
+ * qm, whose low bits are q) and nu = kf 2^-22 - q (exact, |nu| <= 1/2), phi = nu pi/2. With
+ * w = nu^2 (wh + wl exactly, by fma): sin phi = nu (A1 + R(w)), R = A1_lo + w S(w), returned
+ * unnormalized as hi = fl(A1_hi nu), lo = its exact rounding error + nu R (|lo / hi| < 0.1);
+ * cos phi = 1 + B2 w + w^2 C(w) as hi = fl(1 + B2_hi wh), lo = its rounding error (1 - hi is
+ * exact, Sterbenz) + B2_hi wl + wh (B2_lo + wh C(wh)). A1 = pi/2 and B2 = -pi^2/8 as
+ * float-float, S and C fits (relative errors below 2^-36 and 2^-30). Where theta is a multiple
+ * of pi/2 (nu = 0, q != 0) the definition's phi is not 0 but fl(2 pi) q / 4 (exact in double)
+ * minus q pi/2, which is -q (pi/2 - fl(pi/2)): there nu is k KH (exact, KH has 20 bits) and lo
+ * gains k K2, together -q (pi/2 - fl(pi/2)) within 2^-47 relative; elsewhere k KH is below half
+ * an ulp of nu, so nu stays exact, and k K2 is below 2^-52 of sin phi. Returns qm's bits. */
+GK_HD uint32_t gk__bm_cossin_phi(uint32_t k, gk_ff *c, gk_ff *s)
 {
     const float a1_hi = 1.5707963705062866f, a1_lo = -4.371138828673793e-08f;
     const float b2_hi = -1.2337005138397217f, b2_lo = -3.629644851343983e-08f;
     const float kh = -0x1.678bp-77f, k2 = 0x1.00f348p-98f;
     float kf = (float)k;
-    float nu = fmaf(kf, kh, GK_FMUL((float)((int32_t)(k << 10) >> 10), 0x1p-22f));
+    float qm = fmaf(kf, 0x1p-22f, 0x1.8p23f);
+    float nu = fmaf(kf, kh, fmaf(kf, 0x1p-22f, GK_FSUB(0x1.8p23f, qm)));
     float wh = GK_FMUL(nu, nu), wl = fmaf(nu, nu, -wh);
 
     float rs = fmaf(fmaf(fmaf(fmaf(0.00015865151362959296f, wh, -0.0046814749948680401f), wh,
@@ -170,17 +172,18 @@ GK_HD void gk__bm_cossin_phi(uint32_t k, gk_ff *c, gk_ff *s)
         wh, b2_lo);
     c->hi = fmaf(b2_hi, wh, 1.0f);
     c->lo = fmaf(wh, rc, fmaf(b2_hi, wl, fmaf(b2_hi, wh, GK_FSUB(1.0f, c->hi))));
+    return gk__f32_bits(qm);
 }
 
-/* The quadrant of word b (k = b >> 8): q is bits 31..30 of b + 2^29. Rotating (cos phi, sin phi)
- * by q quarter turns swaps them for odd q (bit 30, returned) and negates cos for q = 1, 2 (bit 31
- * of b + 3 2^29) and sin for q = 2, 3 (bit 31 of b + 2^29): the sign masks, applied by the caller
- * to stddev (an exact negation, one logic operation per element). */
-GK_HD uint32_t gk__bm_quadrant(uint32_t b, uint32_t *neg_c, uint32_t *neg_s)
+/* The quadrant from qm's bits (q mod 4 in bits 1..0): rotating (cos phi, sin phi) by q quarter
+ * turns swaps them for odd q (bit 0, returned) and negates cos for q = 1, 2 (bit 1 of q + 1)
+ * and sin for q = 2, 3 (bit 1 of q), as sign masks (bit 31) that the caller applies to stddev
+ * (an exact negation, one logic operation per element). */
+GK_HD uint32_t gk__bm_quadrant(uint32_t qbits, uint32_t *neg_c, uint32_t *neg_s)
 {
-    *neg_c = (b + 0x60000000u) & 0x80000000u;
-    *neg_s = (b + 0x20000000u) & 0x80000000u;
-    return (b + 0x20000000u) & 0x40000000u;
+    *neg_c = ((qbits << 30) + 0x40000000u) & 0x80000000u;
+    *neg_s = (qbits << 30) & 0x80000000u;
+    return qbits & 1u;
 }
 
 /* cos theta and sin theta, signs applied (the exhaustive test's view of the two functions above).
@@ -188,9 +191,8 @@ GK_HD uint32_t gk__bm_quadrant(uint32_t b, uint32_t *neg_c, uint32_t *neg_s)
 GK_HD void gk__bm_sincos(uint32_t k, gk_ff *c, gk_ff *s)
 {
     gk_ff cp, sp;
-    gk__bm_cossin_phi(k, &cp, &sp);
     uint32_t nc, ns;
-    uint32_t swap = gk__bm_quadrant(k << 8, &nc, &ns);
+    uint32_t swap = gk__bm_quadrant(gk__bm_cossin_phi(k, &cp, &sp), &nc, &ns);
     *c = swap ? sp : cp;
     *s = swap ? cp : sp;
     c->hi = gk__f32_from_bits(gk__f32_bits(c->hi) ^ nc);
@@ -199,30 +201,26 @@ GK_HD void gk__bm_sincos(uint32_t k, gk_ff *c, gk_ff *s)
     s->lo = gk__f32_from_bits(gk__f32_bits(s->lo) ^ ns);
 }
 
-/* mean + stddev * r * t, rounded to float: z = r t as zh + zl (zh's rounding error exact by
- * fma, the cross terms rounded once each; rl multiplies th + tl rounded, not th alone, so that
- * the product rl tl, up to 2^-21 |tl / th| |z| with the device's square root seed, is not
- * dropped), then mean + stddev zl, then + stddev zh. */
-GK_HD float gk__bm_value(gk_ff r, gk_ff t, float mean, float stddev)
+/* z = r t rounded to float: rh th + (rh tl + rl (th + tl)), rounded three times (rl multiplies
+ * th + tl rounded, not th alone, so that the product rl tl, up to 2^-20.5 |tl / th| |z| with
+ * the device's square root seed, is not dropped). */
+GK_HD float gk__bm_z(gk_ff r, gk_ff t)
 {
-    float zh = GK_FMUL(r.hi, t.hi);
-    float zl = fmaf(r.hi, t.hi, -zh);
-    zl = fmaf(r.hi, t.lo, zl);
-    zl = fmaf(r.lo, GK_FADD(t.hi, t.lo), zl);
-    return fmaf(stddev, zh, fmaf(stddev, zl, mean));
+    return fmaf(r.hi, t.hi, fmaf(r.hi, t.lo, GK_FMUL(r.lo, GK_FADD(t.hi, t.lo))));
 }
 
-/* Elements 2i and 2i + 1 of the float32 normal stream from words (x_{2j}, x_{2j+1}). */
+/* Elements 2i and 2i + 1 of the float32 normal stream from words (x_{2j}, x_{2j+1}): z for
+ * cos phi and for sin phi, swapped and signed for the quadrant, then mean + stddev z, one fma. */
 GK_HD void gk__normal_pair_f32(uint32_t a, uint32_t b, float mean, float stddev, float *even,
                                float *odd)
 {
     gk_ff r = gk__bm_radius(gk__neg2ln_u24((a >> 8) + 1u));
     gk_ff cp, sp;
-    gk__bm_cossin_phi(b >> 8, &cp, &sp);
     uint32_t nc, ns, sd = gk__f32_bits(stddev);
-    uint32_t swap = gk__bm_quadrant(b, &nc, &ns);
-    *even = gk__bm_value(r, swap ? sp : cp, mean, gk__f32_from_bits(sd ^ nc));
-    *odd = gk__bm_value(r, swap ? cp : sp, mean, gk__f32_from_bits(sd ^ ns));
+    uint32_t swap = gk__bm_quadrant(gk__bm_cossin_phi(b >> 8, &cp, &sp), &nc, &ns);
+    float zc = gk__bm_z(r, cp), zs = gk__bm_z(r, sp);
+    *even = fmaf(gk__f32_from_bits(sd ^ nc), swap ? zs : zc, mean);
+    *odd = fmaf(gk__f32_from_bits(sd ^ ns), swap ? zc : zs, mean);
 }
 
 #endif /* GK_NORMAL_F32_H */

@@ -87,7 +87,7 @@ static void test_sincos_every_u2(void **state)
 }
 
 /* Whole values for random words and parameters: within the proof's bound of the exact
- * mean + stddev z_definition, 2.03125 u |stddev z| + 2 u |mean| (+ the smallest subnormal),
+ * mean + stddev z_definition, 2.8125 u |stddev z| + u |mean| (+ the smallest subnormal),
  * hence within 4 ulp of |mean| + |stddev z|. Also counts the values that differ from the
  * definition rounded once (what release 1.1.0 returned on every backend). */
 static void test_values(void **state)
@@ -109,7 +109,7 @@ static void test_values(void **state)
                 double z = gk__box_muller(u1, u2, odd);
                 long double want = (long double)mean + (long double)sd * z;
                 long double s = fabsl((long double)sd * z), m = fabsl((long double)mean);
-                long double bound = 2.03125L * U * s + 2 * U * m + 0x1p-149L;
+                long double bound = 2.8125L * U * s + U * m + 0x1p-149L;
                 if (!(fabsl(got[odd] - want) <= bound) ||
                     !(fabsl(got[odd] - want) <= 4 * gk_test_ulp(GK_FLOAT32, m + s)))
                     fail_msg("mean %g stddev %g words %08x %08x: %s value %.9g, expected "
