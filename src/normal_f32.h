@@ -97,14 +97,16 @@ GK_HD gk_ff gk__fast_two_sum(float a, float b)
  * after the factor t^2 / ln <= 1/3). The factor -2 is folded in where it is exact: b = -2 t =
  * 2 - 2 f (exact, Sterbenz; 2 f from f's bits with the exponent one higher), and P's
  * coefficients scaled by powers of two so that Horner in b gives exactly -1/2 P(t). ln 2 is
- * split so that (j - 24) ln2_hi is exact; hi = fl((j - 24) (-2 ln2_hi) + b) and lo = its exact
- * rounding error (Dekker) + the rounded parts (P, t^2, ln2_lo), which all sit below it. */
+ * split so that (j - 24) ln2_hi is exact (j - 24 as a float by the 1.5 2^23 magic rather than an
+ * integer conversion, whose pipe the other conversions and the square root's seed share); hi =
+ * fl((j - 24) (-2 ln2_hi) + b) and lo = its exact rounding error (Dekker) + the rounded parts (P,
+ * t^2, ln2_lo), which all sit below it. */
 GK_HD gk_ff gk__neg2ln_u24(uint32_t m)
 {
     const float c_hi = -2.0f * 0.693145751953125f, c_lo = -2.0f * 1.428606765330187e-06f;
     float fm = (float)m;
     uint32_t ix = gk__f32_bits(fm) - 0x3f2aaaabu;
-    float e = (float)((int32_t)(ix >> 23) - 24);
+    float e = GK_FSUB(gk__f32_from_bits((ix >> 23) + (0x4b400000u - 24u)), 0x1.8p23f);
     float b = GK_FSUB(2.0f, gk__f32_from_bits((ix & 0x7fffffu) + 0x3faaaaabu));
     float p = -0x1p-9f * -0.12422200292348862f;
     p = fmaf(p, b, 0x1p-8f * 0.13748309016227722f);
