@@ -553,6 +553,11 @@ class Context:
                         back = np.array(out, dtype=dtype, order="C") if reads_out else np.empty(shape, dtype)
                         oh = self._wrap(back, temps)
                 status = invoke(ch, handles, oh)
+                if not status and type(out) is Array and hasattr(out, "_origin"):
+                    # Another library's array written in place: its owner reads it on its own
+                    # stream, which DLPack gives no way to order after ours, so the op returns
+                    # once the result is there (a CUDA Array result stays asynchronous).
+                    status = LIB.gk_context_synchronize(ch)
                 if status:
                     raise _error(status)
             finally:

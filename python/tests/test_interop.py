@@ -144,6 +144,42 @@ def test_numpy_comes_in_without_a_copy(cpu, dtype):
     np.testing.assert_array_equal(a.get(), 2 * np.arange(6).reshape(2, 3))  # the Array keeps it alive
 
 
+class _CountingLib:
+    """The library with its gk_context_synchronize calls counted."""
+
+    def __init__(self, lib):
+        self._lib = lib
+        self.syncs = 0
+
+    def gk_context_synchronize(self, ch):
+        self.syncs += 1
+        return self._lib.gk_context_synchronize(ch)
+
+    def __getattr__(self, name):
+        return getattr(self._lib, name)
+
+
+def test_foreign_out_is_complete_when_the_op_returns(cpu, rng, monkeypatch):
+    # Its owner reads a foreign out= on its own stream, which DLPack cannot order after the
+    # context's: the op must wait for its result (an own Array result stays asynchronous).
+    from gpukern import _core
+
+    counting = _CountingLib(_core.LIB)
+    monkeypatch.setattr(_core, "LIB", counting)
+    x = rng.uniform(-1, 1, (6, 3)).astype(np.float32)
+    y = rng.uniform(-1, 1, (4, 3)).astype(np.float32)
+    out = np.zeros((6, 4), np.float32)
+    gx, gy = cpu.asarray(x), cpu.asarray(y)
+    own = cpu.rbf_matrix(gx, gy)
+    assert counting.syncs == 0
+    foreign = DLPackOnly(out)
+    assert cpu.rbf_matrix(gx, gy, out=foreign) is foreign
+    assert counting.syncs == 1
+    np.testing.assert_array_equal(out, own.get())
+    cpu.axpy(1.0, gx, DLPackOnly(np.zeros((6, 3), np.float32)))
+    assert counting.syncs == 2
+
+
 def test_every_op_takes_foreign_arrays(cpu, rng, dtype):
     x = rng.uniform(-1, 1, (9, 4)).astype(dtype)
     y = rng.uniform(-1, 1, (5, 4)).astype(dtype)
