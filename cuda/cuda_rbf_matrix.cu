@@ -178,19 +178,6 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
  * non-finite values, compute differences of the raw rows as cuda_rbf_matrix does. */
 #define GK_RBF_DOT_MAX_ERROR 4e-6f
 
-/* The distance of one pair from differences of the raw rows, in the order the tile sums them,
- * for the entries the inner-product form cannot resolve. */
-__device__ __noinline__ float cuda_rbf_exact_distance(const float *__restrict__ x,
-                                                      const float *__restrict__ y, size_t d)
-{
-    float s = 0.0f;
-    for (size_t l = 0; l < d; l++) {
-        float t = x[l] - y[l];
-        s = fmaf(t, t, s);
-    }
-    return s;
-}
-
 /* The inner-product epilogue: distances from the norms, clamped at 0, stored as the direct
  * epilogue stores; then the entries whose computed distance is within its error bound of 0
  * (identical rows among them, which must give exactly 1) are recomputed from differences and

@@ -26,18 +26,6 @@
  * pair's value from differences of the raw rows, which is exactly 1 for identical rows. */
 #define GK_MATVEC_DOT_REDO (-2.0f * GK_MATVEC_DOT_MAX_ERROR / 0.69314718f)
 
-/* ||x - y||^2 of one pair from differences of the raw rows. */
-__device__ __noinline__ float cuda_matvec_exact_distance(const float *__restrict__ x,
-                                                         const float *__restrict__ y, size_t d)
-{
-    float s = 0.0f;
-    for (size_t l = 0; l < d; l++) {
-        float t = x[l] - y[l];
-        s = fmaf(t, t, s);
-    }
-    return s;
-}
-
 /* One row's sum over a tile's TN columns of thread column tx, all from global memory: each
  * pair's exponent t again from the centered rows (the tile's formula and order), and where t
  * reaches GK_MATVEC_DOT_REDO the value from differences of the raw rows instead. Out of line:
@@ -60,7 +48,7 @@ cuda_matvec_dot_row(cuda_matvec_centered ctr, const float *__restrict__ xrow,
         const float t = fmaf(k2, dt, a + ctr.b[col]);
         const float v =
             t >= GK_MATVEC_DOT_REDO
-                ? cuda_rbf_value<false>(cuda_matvec_exact_distance(xrow, y + col * d, d), c)
+                ? cuda_rbf_value<false>(cuda_rbf_exact_distance(xrow, y + col * d, d), c)
                 : cuda_ex2(t);
         p = fmaf(v, w[col], p);
     }

@@ -84,6 +84,21 @@ static_assert(GK_RBF_SIDE * GK_RBF_SIDE == GK_CUDA_THREADS, "the tile's threads 
 /* Tile shapes, per thread TM x TN: float32 8 x 8 (128 x 128 tiles), float64 4 x 4 (64 x 64),
  * which keeps the float64 accumulators and operands within the register file at two blocks per
  * SM. */
+/* ||x - y||^2 of one float32 pair from differences of the raw rows, in the order the tiles sum
+ * them: the inner-product forms' fallback for the entries their bounds cannot resolve
+ * (identical rows among them, which must give exactly 1). Out of line: a tile's registers need
+ * not survive it. */
+static __device__ __noinline__ float cuda_rbf_exact_distance(const float *__restrict__ x,
+                                                             const float *__restrict__ y, size_t d)
+{
+    float s = 0.0f;
+    for (size_t l = 0; l < d; l++) {
+        float t = x[l] - y[l];
+        s = fmaf(t, t, s);
+    }
+    return s;
+}
+
 template <typename T> struct cuda_rbf_shape;
 template <> struct cuda_rbf_shape<float> {
     enum { TM = 8, TN = 8, BM = GK_RBF_SIDE * TM, BN = GK_RBF_SIDE * TN };
