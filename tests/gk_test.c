@@ -84,6 +84,16 @@ int gk_test_group_setup(void **state)
     return 0;
 }
 
+/* GK_TEST_FILTER, a CMocka pattern (* and ?), keeps only the tests whose names it matches, so
+ * that one case can run alone (under compute-sanitizer, say). Run before main, so that every
+ * test program honours it without a call of its own before cmocka_run_group_tests. */
+__attribute__((constructor)) static void gk_test_filter_from_env(void)
+{
+    const char *pattern = getenv("GK_TEST_FILTER");
+    if (pattern && *pattern)
+        cmocka_set_test_filter(pattern);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 
 int gk_test_setup(void **state)
