@@ -247,6 +247,62 @@ static void test_exp_special(void **state)
     }
 }
 
+/* exp over every exponent and the edges test_ops keeps clear of: float32 inputs at every 997th
+ * bit pattern (4.3 million, both signs, every exponent, NaNs, subnormal inputs), float64 at as
+ * many patterns from a multiplicative hash, plus the thresholds where results overflow or become
+ * subnormal or zero. The contract: within 2 ulp of exp (a subnormal result's ulp is the smallest
+ * subnormal), +inf where exp exceeds the largest finite value by more than that, NaN for NaN. */
+static void test_exp_every_exponent(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    const size_t n = ((size_t)1 << 32) / 997;
+    for (size_t di = 0; di < 2; di++) {
+        gk_dtype t = dtypes[di];
+        int f32 = t == GK_FLOAT32;
+        const double edges[] = {INFINITY, -INFINITY, NAN, 88.72283935546875, 88.7228317,
+                                -87.33654, -103.972084, -103.27893, -104.0, 89.0,
+                                709.782712893384, 709.7827128933841, -708.3964185322641,
+                                -745.1332191019411, -745.1332191019412, -744.44007192138122};
+        const size_t ne = sizeof edges / sizeof edges[0];
+        void *h = gk_test_alloc(t, n + ne);
+        for (size_t i = 0; i < n; i++) {
+            if (f32) {
+                uint32_t w = (uint32_t)(i * 997);
+                memcpy((float *)h + i, &w, sizeof w);
+            } else {
+                uint64_t w = (uint64_t)i * 0x9e3779b97f4a7c15u;
+                memcpy((double *)h + i, &w, sizeof w);
+            }
+        }
+        for (size_t i = 0; i < ne; i++)
+            gk_test_set(t, h, n + i, edges[i]);
+        gk_buffer *x = gk_test_buffer_from(ctx, t, n + ne, h);
+        gk_buffer *y = gk_test_buffer_const(ctx, t, n + ne, GK_TEST_SENTINEL);
+        GK_CHECK_OK(gk_exp(ctx, x, y));
+        void *out = gk_test_read_all(y);
+        long double top = f32 ? FLT_MAX : DBL_MAX, tol = 2.0L + gk_test_exp_ref_ulps(t);
+        for (size_t i = 0; i < n + ne; i++) {
+            double xi = gk_test_get(t, h, i), got = gk_test_get(t, out, i);
+            if (isnan(xi)) {
+                if (!isnan(got))
+                    GK_FAIL("%s: exp(NaN) gave %.17g", gk_test_dtype_name(t), got);
+                continue;
+            }
+            long double ref = gk_test_exp_ref((long double)xi);
+            if (got == INFINITY && ref > top + tol * gk_test_ulp(t, top))
+                continue;
+            long double err = fabsl((long double)got - ref) / gk_test_ulp(t, ref);
+            if (!(err <= tol))
+                GK_FAIL("%s: exp(%a) gave %a, expected %.17Lg: %Lg ulp", gk_test_dtype_name(t),
+                        xi, got, ref, err);
+        }
+        free(out);
+        free(h);
+        gk_buffer_destroy(x);
+        gk_buffer_destroy(y);
+    }
+}
+
 /* gk_div at the edges of IEEE 754: every pair of a list of special values (zeros of both signs,
  * infinities, NaN, the smallest and largest normals, subnormals, ties at the bottom of the
  * subnormal range), then random bit patterns spanning every exponent, against the reference;
@@ -614,7 +670,7 @@ int main(void)
         GK_TEST_BOTH(test_exp_special), GK_TEST_BOTH(test_aliasing),
         GK_TEST_BOTH(test_views),       GK_TEST_BOTH(test_host_wrapped),
         GK_TEST_BOTH(test_errors),      GK_TEST_BOTH(test_partial_overlap),
-        GK_TEST_BOTH(test_div_special),
+        GK_TEST_BOTH(test_div_special), GK_TEST_BOTH(test_exp_every_exponent),
     };
     return cmocka_run_group_tests_name("elementwise", tests, gk_test_group_setup, NULL);
 }

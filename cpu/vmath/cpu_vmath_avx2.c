@@ -17,6 +17,7 @@
 #define VF_EXP Sleef_expf8_u10avx2
 #define VD_EXP Sleef_expd4_u10avx2
 #define VD_LOG Sleef_logd4_u10avx2
+#define VD_GT_MASK(v, c) _mm256_movemask_pd(_mm256_cmp_pd(v, _mm256_set1_pd(c), _CMP_GT_OQ))
 #define VD_SINCOS Sleef_sincosd4_u10avx2
 
 #include "cpu_vmath_isa.h"

@@ -17,6 +17,7 @@
 #define VF_EXP Sleef_expf4_u10sse2
 #define VD_EXP Sleef_expd2_u10sse2
 #define VD_LOG Sleef_logd2_u10sse2
+#define VD_GT_MASK(v, c) _mm_movemask_pd(_mm_cmpgt_pd(v, _mm_set1_pd(c)))
 #define VD_SINCOS Sleef_sincosd2_u10sse2
 
 #include "cpu_vmath_isa.h"
