@@ -15,7 +15,8 @@
  * range is split into calls or threads. */
 typedef struct gk_cpu_vmath {
     const char *isa; /* "avx512", "avx2", "sse2" (SLEEF) or "c" */
-    /* y[i] = exp(x[i]) for i < n, within 1 ulp (SLEEF's u10 functions); y may be x. */
+    /* y[i] = exp(x[i]) for i < n, within 1.01 ulp (SLEEF's u10 functions; on AVX-512 our own,
+     * cpu/vmath/cpu_vmath_avx512.c); y may be x. */
     void (*exp_f32)(size_t n, const float *x, float *y);
     void (*exp_f64)(size_t n, const double *x, double *y);
     /* The normal stream's elements of `blocks` whole Philox blocks from block b0 on: float32
