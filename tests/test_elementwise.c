@@ -247,15 +247,15 @@ static void test_exp_special(void **state)
     }
 }
 
-/* exp over every exponent and the edges test_ops keeps clear of: float32 inputs at every 997th
- * bit pattern (4.3 million, both signs, every exponent, NaNs, subnormal inputs), float64 at as
+/* exp over every exponent and the edges test_ops keeps clear of: float32 inputs at every 4093rd
+ * bit pattern (1.05 million, both signs, every exponent, NaNs, subnormal inputs), float64 at as
  * many patterns from a multiplicative hash, plus the thresholds where results overflow or become
  * subnormal or zero. The contract: within 2 ulp of exp (a subnormal result's ulp is the smallest
  * subnormal), +inf where exp exceeds the largest finite value by more than that, NaN for NaN. */
 static void test_exp_every_exponent(void **state)
 {
     gk_context *ctx = gk_test_context(state);
-    const size_t n = ((size_t)1 << 32) / 997;
+    const size_t n = ((size_t)1 << 32) / 4093;
     for (size_t di = 0; di < 2; di++) {
         gk_dtype t = dtypes[di];
         int f32 = t == GK_FLOAT32;
@@ -267,7 +267,7 @@ static void test_exp_every_exponent(void **state)
         void *h = gk_test_alloc(t, n + ne);
         for (size_t i = 0; i < n; i++) {
             if (f32) {
-                uint32_t w = (uint32_t)(i * 997);
+                uint32_t w = (uint32_t)(i * 4093);
                 memcpy((float *)h + i, &w, sizeof w);
             } else {
                 uint64_t w = (uint64_t)i * 0x9e3779b97f4a7c15u;
@@ -289,7 +289,9 @@ static void test_exp_every_exponent(void **state)
                 continue;
             }
             long double ref = gk_test_exp_ref((long double)xi);
-            if (got == INFINITY && ref > top + tol * gk_test_ulp(t, top))
+            /* ref - top, not ref against top + tol ulp: valgrind's long double is double, where
+             * that sum overflows */
+            if (got == INFINITY && ref - top > tol * gk_test_ulp(t, top))
                 continue;
             long double err = fabsl((long double)got - ref) / gk_test_ulp(t, ref);
             if (!(err <= tol))
