@@ -16,9 +16,10 @@
 typedef struct gk_cpu_vmath {
     const char *isa; /* "avx512", "avx2", "sse2" (SLEEF) or "c" */
     /* y[i] = exp(x[i]) for i < n, within 1.01 ulp (SLEEF's u10 functions; on AVX-512 our own,
-     * cpu/vmath/cpu_vmath_avx512.c); y may be x. */
-    void (*exp_f32)(size_t n, const float *x, float *y);
-    void (*exp_f64)(size_t n, const double *x, double *y);
+     * cpu/vmath/cpu_vmath_avx512.c); y may be x. stream: y's whole vectors are written past the
+     * cache (non-temporal stores, fenced before returning); the same values. */
+    void (*exp_f32)(size_t n, const float *x, float *y, int stream);
+    void (*exp_f64)(size_t n, const double *x, double *y, int stream);
     /* The normal stream's elements of `blocks` whole Philox blocks from block b0 on: float32
      * x[4 i + k] is element 4 (b0 + i) + k, float64 x[2 i + k] is element 2 (b0 + i) + k.
      * Box-Muller is evaluated in double as src/philox.h defines it, with SLEEF's log and sincos

@@ -6,13 +6,16 @@
 #define VM_NAME gk__cpu_vmath_avx2
 #define VM_ISA "avx2"
 #define VF_N 8
+#define VF __m256
 #define VD_N 4
 #define VD __m256d
 #define VD_SC Sleef___m256d_2
 #define VF_LOAD _mm256_loadu_ps
+#define VF_STREAM _mm256_stream_ps
 #define VF_STORE _mm256_storeu_ps
 #define VD_LOAD _mm256_loadu_pd
 #define VD_SQRT _mm256_sqrt_pd
+#define VD_STREAM _mm256_stream_pd
 #define VD_STORE _mm256_storeu_pd
 #define VF_EXP Sleef_expf8_u10avx2
 #define VD_EXP Sleef_expd4_u10avx2

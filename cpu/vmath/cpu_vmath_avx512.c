@@ -6,13 +6,16 @@
 #define VM_NAME gk__cpu_vmath_avx512
 #define VM_ISA "avx512"
 #define VF_N 16
+#define VF __m512
 #define VD_N 8
 #define VD __m512d
 #define VD_SC Sleef___m512d_2
 #define VF_LOAD _mm512_loadu_ps
+#define VF_STREAM _mm512_stream_ps
 #define VF_STORE _mm512_storeu_ps
 #define VD_LOAD _mm512_loadu_pd
 #define VD_SQRT _mm512_sqrt_pd
+#define VD_STREAM _mm512_stream_pd
 #define VD_STORE _mm512_storeu_pd
 #define VF_EXP vm_expf16
 #define VD_EXP vm_expd8

@@ -3,7 +3,8 @@
 
 /* Included once by each cpu_vmath_<isa>.c, which is compiled for its ISA and defines first:
  * VM_NAME (the table), VM_ISA (its name), VF / VD (float and double vector types), VF_N / VD_N
- * (lanes), VF_LOAD/VF_STORE/VD_LOAD/VD_STORE (unaligned), VD_SQRT (IEEE, as libm's sqrt; a
+ * (lanes), VF_LOAD/VF_STORE/VD_LOAD/VD_STORE (unaligned), VF_STREAM/VD_STREAM (non-temporal,
+ * aligned), VD_SQRT (IEEE, as libm's sqrt; a
  * call of sqrt would not vectorize while it may set errno), and the SLEEF functions VF_EXP,
  * VD_EXP, VD_LOG, VD_SINCOS (returning VD_SC: .x = sin, .y = cos); and, where VD_EXP is SLEEF's,
  * VD_GT_MASK(v, c) (the lanes of v above the constant c as bits of an int). */
@@ -13,17 +14,40 @@
 #include "cpu_vmath.h"
 #include "philox.h"
 
-static void vm_exp_f32(size_t n, const float *x, float *y)
+/* Streaming: with stream set, the whole vectors of y are written by non-temporal stores
+ * (VF_STREAM, VD_STREAM, aligned: the elements before y's first aligned vector go through the
+ * partial path), which write y's lines without first reading them into the cache; the caller
+ * sets it for outputs much larger than the caches (cpu_elementwise.c). The values are the same
+ * either way. */
+#include <stdint.h>
+#include <xmmintrin.h>
+
+/* The n < VF_N elements from x on, through a full vector, so they get the same function. */
+static void vm_exp_f32_part(size_t n, const float *x, float *y)
+{
+    if (n == 0)
+        return;
+    float t[VF_N] = {0};
+    memcpy(t, x, n * sizeof *t);
+    VF_STORE(t, VF_EXP(VF_LOAD(t)));
+    memcpy(y, t, n * sizeof *t);
+}
+
+static void vm_exp_f32(size_t n, const float *x, float *y, int stream)
 {
     size_t i = 0;
-    for (; i + VF_N <= n; i += VF_N)
-        VF_STORE(y + i, VF_EXP(VF_LOAD(x + i)));
-    if (i < n) { /* the tail through a full vector, so it gets the same function */
-        float t[VF_N] = {0};
-        memcpy(t, x + i, (n - i) * sizeof *t);
-        VF_STORE(t, VF_EXP(VF_LOAD(t)));
-        memcpy(y + i, t, (n - i) * sizeof *t);
+    if (stream && (uintptr_t)y % sizeof *y == 0) {
+        size_t head = (sizeof(VF) - (uintptr_t)y % sizeof(VF)) % sizeof(VF) / sizeof *y;
+        i = head < n ? head : n;
+        vm_exp_f32_part(i, x, y);
+        for (; i + VF_N <= n; i += VF_N)
+            VF_STREAM(y + i, VF_EXP(VF_LOAD(x + i)));
+        _mm_sfence(); /* streamed stores are weakly ordered: done before the team's barrier */
+    } else {
+        for (; i + VF_N <= n; i += VF_N)
+            VF_STORE(y + i, VF_EXP(VF_LOAD(x + i)));
     }
+    vm_exp_f32_part(n - i, x + i, y + i);
 }
 
 #ifdef VD_GT_MASK
@@ -58,20 +82,36 @@ static VD vm_exp_top(VD x, VD y)
 #define VD_EXP_FULL(v) VD_EXP(v)
 #endif
 
-static void vm_exp_f64(size_t n, const double *x, double *y)
+static void vm_exp_f64_part(size_t n, const double *x, double *y)
+{
+    if (n == 0)
+        return;
+    double t[VD_N] = {0};
+    memcpy(t, x, n * sizeof *t);
+    VD v = VD_LOAD(t);
+    VD_STORE(t, VD_EXP_FULL(v));
+    memcpy(y, t, n * sizeof *t);
+}
+
+static void vm_exp_f64(size_t n, const double *x, double *y, int stream)
 {
     size_t i = 0;
-    for (; i + VD_N <= n; i += VD_N) {
-        VD v = VD_LOAD(x + i);
-        VD_STORE(y + i, VD_EXP_FULL(v));
+    if (stream && (uintptr_t)y % sizeof *y == 0) {
+        size_t head = (sizeof(VD) - (uintptr_t)y % sizeof(VD)) % sizeof(VD) / sizeof *y;
+        i = head < n ? head : n;
+        vm_exp_f64_part(i, x, y);
+        for (; i + VD_N <= n; i += VD_N) {
+            VD v = VD_LOAD(x + i);
+            VD_STREAM(y + i, VD_EXP_FULL(v));
+        }
+        _mm_sfence();
+    } else {
+        for (; i + VD_N <= n; i += VD_N) {
+            VD v = VD_LOAD(x + i);
+            VD_STORE(y + i, VD_EXP_FULL(v));
+        }
     }
-    if (i < n) {
-        double t[VD_N] = {0};
-        memcpy(t, x + i, (n - i) * sizeof *t);
-        VD v = VD_LOAD(t);
-        VD_STORE(t, VD_EXP_FULL(v));
-        memcpy(y + i, t, (n - i) * sizeof *t);
-    }
+    vm_exp_f64_part(n - i, x + i, y + i);
 }
 
 /* The words of blocks b0 .. b0 + cnt - 1, word k of block i at w[k][i]: the loop over blocks
