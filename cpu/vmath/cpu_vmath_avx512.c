@@ -32,8 +32,8 @@
  * to [-104, 89], where exp is already 0 or +inf in float; NaN passes the clamp and propagates.
  * Measured over every float32 input with a scalar model of these operations (fmaf, ldexpf in
  * place of vscalefps): at most 0.92 ulp against double exp, NaN, +-inf, overflow and
- * subnormal results as IEEE asks; tests/test_elementwise.c's test_exp_every_exponent checks
- * the kernel itself. */
+ * subnormal results as IEEE asks; cpu_vmath_avx2.c's version gave the model's bits for every
+ * input; tests/test_elementwise.c's test_exp_every_exponent checks the kernels themselves. */
 static __m512 vm_expf16(__m512 x)
 {
     const __m512 shift = _mm512_set1_ps(0x1.8p23f);
