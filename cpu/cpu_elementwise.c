@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* cpu_elementwise.c - fill, copy, add, sub, mul, div, axpy, scale and exp on host memory. */
-#include <stdlib.h>
-
 #include "cpu_internal.h"
 #include "cpu_vmath.h"
 
@@ -15,7 +13,10 @@
 
 /* exp: chunks of this many elements go to the vector math table, one per task. */
 #define GK_CPU_EXP_CHUNK ((size_t)4096)
-/* exp: outputs of at least this many bytes are written past the cache (cpu_vmath.h's stream). */
+/* exp: outputs of at least this many bytes are written past the cache (cpu_vmath.h's stream),
+ * four times a core's L2 on the H200 host. There, on one core, a copy of 1e7 floats took 4.2 ms
+ * with non-temporal stores against 8.0 with plain ones (the plain store first reads its line),
+ * and exp f32 1e7 5.5 ms against 6.8 (bench/RESULTS.md); at 1e6 floats the two were alike. */
 #define GK_CPU_EXP_STREAM_MIN ((size_t)8 << 20)
 
 static void cpu_fill_f32(int nt, size_t n, float v, float *x)
@@ -99,22 +100,11 @@ static void cpu_scale_f64(int nt, size_t n, double a, double *x)
  * within 1.01 ulp measured, inside the contract's 2 ulp; +inf on overflow, subnormal results
  * rounded, NaN propagated, as IEEE asks. glibc's expf and exp are scalar calls: 4x (float) and
  * 2.8x (double) slower on one AVX-512 core than SLEEF's, measured on 1e7 elements. */
-static size_t exp_stream_min(void)
-{
-    static size_t v;
-    if (v == 0) {
-        const char *e = getenv("GK_EXP_STREAM_MIN"); /* temporary A/B switch (helper cpu15) */
-        v = e != NULL ? (size_t)strtoull(e, NULL, 10) : GK_CPU_EXP_STREAM_MIN;
-        v = v ? v : 1;
-    }
-    return v;
-}
-
 static void cpu_exp(int nt, size_t n, size_t es, const void *x, void *y)
 {
     const gk_cpu_vmath *vm = gk__cpu_vmath();
     size_t chunks = (n + GK_CPU_EXP_CHUNK - 1) / GK_CPU_EXP_CHUNK;
-    int stream = n * es >= exp_stream_min();
+    int stream = n * es >= GK_CPU_EXP_STREAM_MIN;
 #pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
     for (size_t c = 0; c < chunks; c++) {
         size_t i0 = c * GK_CPU_EXP_CHUNK,

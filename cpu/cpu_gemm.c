@@ -120,68 +120,6 @@ static blasint piece_ld(size_t ld, size_t cols)
 GK_CPU_GEMM_KERNELS(f32, float, cblas_sgemm)
 GK_CPU_GEMM_KERNELS(f64, double, cblas_dgemm)
 
-/* Temporary A/B switch for the H200 round (helper cpu15), to go before merge: GK_GEMM_TILED=1
- * splits C into one tile per thread of our OpenMP team, OpenBLAS at one thread (b55abd6's
- * variant, never measured on 16 cores). */
-#include <stdlib.h>
-
-static int gemm_tiled(void)
-{
-    static int v = -1;
-    if (v < 0) {
-        const char *e = getenv("GK_GEMM_TILED");
-        v = e != NULL && e[0] == '1';
-    }
-    return v;
-}
-
-/* The nt threads as a gm x gn grid of C's tiles with the smallest tile perimeter. */
-static void tile_grid(int nt, size_t m, size_t n, int *gm, int *gn)
-{
-    for (int g = nt; g > 1; g--) {
-        double best = 0.0;
-        int bm = 0;
-        for (int a = 1; a <= g; a++) {
-            if (g % a != 0 || (size_t)a > m || (size_t)(g / a) > n)
-                continue;
-            double per = (double)m / a + (double)n / (g / a);
-            if (bm == 0 || per < best) {
-                best = per;
-                bm = a;
-            }
-        }
-        if (bm != 0) {
-            *gm = bm;
-            *gn = g / bm;
-            return;
-        }
-    }
-    *gm = *gn = 1;
-}
-
-static void cpu_gemm_tiled(int nt, gk_dtype t, gk_transpose ta, gk_transpose tb, size_t m,
-                           size_t n, size_t k, double alpha, const void *a, size_t lda,
-                           const void *b, size_t ldb, double beta, void *c, size_t ldc)
-{
-    int gm = 1, gn = 1;
-    tile_grid(nt, m, n, &gm, &gn);
-    int tiles = gm * gn;
-#pragma omp parallel for num_threads(tiles) if (tiles > 1) schedule(static)
-    for (int i = 0; i < tiles; i++) {
-        size_t ti = (size_t)(i / gn), tj = (size_t)(i % gn);
-        size_t i0 = m * ti / (size_t)gm, i1 = m * (ti + 1) / (size_t)gm;
-        size_t j0 = n * tj / (size_t)gn, j1 = n * (tj + 1) / (size_t)gn;
-        size_t ao = ta == GK_TRANS ? i0 : i0 * lda, bo = tb == GK_TRANS ? j0 * ldb : j0;
-        size_t co = i0 * ldc + j0;
-        if (t == GK_FLOAT32)
-            cpu_gemm_f32(ta, tb, i1 - i0, j1 - j0, k, (float)alpha, (const float *)a + ao, lda,
-                         (const float *)b + bo, ldb, (float)beta, (float *)c + co, ldc);
-        else
-            cpu_gemm_f64(ta, tb, i1 - i0, j1 - j0, k, alpha, (const double *)a + ao, lda,
-                         (const double *)b + bo, ldb, beta, (double *)c + co, ldc);
-    }
-}
-
 gk_status gk__cpu_gemm(void *st, gk_dtype t, gk_transpose ta, gk_transpose tb, size_t m, size_t n,
                        size_t k, double alpha, const void *a, size_t lda, const void *b, size_t ldb,
                        double beta, void *c, size_t ldc)
@@ -197,13 +135,6 @@ gk_status gk__cpu_gemm(void *st, gk_dtype t, gk_transpose ta, gk_transpose tb, s
     }
     /* In double, as OpenBLAS compares it: m n k may exceed size_t. */
     int team = (double)m * (double)n * (double)k > (double)GK_CPU_PAR_MIN_GEMM;
-    if (team && gemm_tiled()) {
-        blas_threads_enter(1);
-        cpu_gemm_tiled(gk__cpu_threads(st), t, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c,
-                       ldc);
-        blas_threads_leave();
-        return GK_OK;
-    }
     if (team)
         blas_threads_enter(gk__cpu_threads(st));
     if (t == GK_FLOAT32)

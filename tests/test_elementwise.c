@@ -305,6 +305,71 @@ static void test_exp_every_exponent(void **state)
     }
 }
 
+/* exp of outputs large enough to be written past the cache (8 MiB and more on the CPU,
+ * cpu_elementwise.c), in place and into views 0 to 3 elements into their buffer (so the
+ * aligned vectors start at every position), an odd count: the same bits as the same inputs
+ * in pieces below that size, every value within the contract, nothing outside the view
+ * written. */
+static void test_exp_large_outputs(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    for (size_t di = 0; di < 2; di++) {
+        gk_dtype t = dtypes[di];
+        size_t es = gk_test_esize(t);
+        const size_t n = ((size_t)8 << 20) / es + 37, piece = ((size_t)1 << 20) / es;
+        void *hp = NULL;
+        gk_buffer *p = gk_test_buffer_random(ctx, t, n + 3, -80.0, 80.0, &hp);
+        void *at1 = NULL;
+        for (size_t off = 0; off < 4; off++) {
+            gk_buffer *x = gk_test_view(p, 3 - off, n);
+            gk_buffer *whole = gk_test_buffer_const(ctx, t, n + 3, GK_TEST_SENTINEL);
+            gk_buffer *wv = gk_test_view(whole, off, n);
+            gk_buffer *pieces = gk_test_buffer_const(ctx, t, n, GK_TEST_SENTINEL);
+            GK_CHECK_OK(gk_exp(ctx, x, wv));
+            for (size_t i = 0; i < n; i += piece) {
+                size_t cnt = n - i < piece ? n - i : piece;
+                gk_buffer *xi = gk_test_view(p, 3 - off + i, cnt);
+                gk_buffer *yi = gk_test_view(pieces, i, cnt);
+                GK_CHECK_OK(gk_exp(ctx, xi, yi));
+                gk_buffer_destroy(xi);
+                gk_buffer_destroy(yi);
+            }
+            void *a = gk_test_read_all(whole), *b = gk_test_read_all(pieces);
+            if (memcmp((char *)a + off * es, b, n * es) != 0)
+                GK_FAIL("%s offset %zu: exp of %zu elements differs from the same in pieces",
+                        gk_test_dtype_name(t), off, n);
+            for (size_t i = 0; i < n + 3; i++)
+                if ((i < off || i >= off + n) &&
+                    !gk_test_same_bits(t, gk_test_get(t, a, i), GK_TEST_SENTINEL))
+                    GK_FAIL("%s offset %zu: element %zu outside the view was written",
+                            gk_test_dtype_name(t), off, i);
+            if (off == 0) /* the pieces' values (equal for every offset) */
+                check_result(t, OP_EXP, 0, (char *)hp + 3 * es, NULL, b, b, n, "large");
+            free(a);
+            if (off == 2)
+                at1 = b; /* inputs from element 1 on, as in place below */
+            else
+                free(b);
+            gk_buffer_destroy(x);
+            gk_buffer_destroy(wv);
+            gk_buffer_destroy(whole);
+            gk_buffer_destroy(pieces);
+        }
+        /* in place: y is x */
+        gk_buffer *x = gk_test_view(p, 1, n);
+        GK_CHECK_OK(gk_exp(ctx, x, x));
+        void *in = gk_test_read_all(p);
+        if (memcmp((char *)in + es, at1, n * es) != 0)
+            GK_FAIL("%s: exp of %zu elements in place differs from the same in pieces",
+                    gk_test_dtype_name(t), n);
+        free(in);
+        free(at1);
+        free(hp);
+        gk_buffer_destroy(x);
+        gk_buffer_destroy(p);
+    }
+}
+
 /* gk_div at the edges of IEEE 754: every pair of a list of special values (zeros of both signs,
  * infinities, NaN, the smallest and largest normals, subnormals, ties at the bottom of the
  * subnormal range), then random bit patterns spanning every exponent, against the reference;
@@ -673,6 +738,7 @@ int main(void)
         GK_TEST_BOTH(test_views),       GK_TEST_BOTH(test_host_wrapped),
         GK_TEST_BOTH(test_errors),      GK_TEST_BOTH(test_partial_overlap),
         GK_TEST_BOTH(test_div_special), GK_TEST_BOTH(test_exp_every_exponent),
+        GK_TEST_BOTH(test_exp_large_outputs),
     };
     return cmocka_run_group_tests_name("elementwise", tests, gk_test_group_setup, NULL);
 }
