@@ -4,7 +4,11 @@
 #include "cuda_rbf_tc.cuh"
 
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 
+#include "cuda_rbf_tc_bound.cuh"
+#include "cuda_rbf_tc_mma.cuh"
 #include "cuda_rbf_tile.cuh"
 
 /* ------------------------------------------------------------------------------------------
@@ -58,8 +62,6 @@
  * epilogue and four event calls, bound the host (5.1 and 1.5 ms to queue one call), and
  * GEMMs of panels 192 rows high ran at about half the tensor cores' rate (ncu).
  * ---------------------------------------------------------------------------------------- */
-#define GK_RBF_TC_MAX_ERROR 9e-6f
-
 /* Where the form applies: from this many features (at d = 64 it measured slower than the
  * CUDA-core forms of cuda_rbf_matrix.cu, d = 128 was not measured against them), and for outputs of
  * at least this many entries (the centering and splitting passes and the launches cost about 50 us,
@@ -73,16 +75,10 @@
 #define GK_RBF_TC_PANEL_BYTES ((size_t)48 << 20)
 /* Panel heights are multiples of this many rows (at least one). */
 #define GK_RBF_TC_PANEL_STEP 32
-/* A 128 x 128 tile with more entries than this failing the bound is computed from
- * differences as a whole (the tiled CUDA-core loop), cheaper than one warp per entry. */
-#define GK_RBF_TC_TILE_FALLBACK 1024u
-
 /* Column sums: blocks of 32 features by GK_TC_SUM_LANES rows, over GK_TC_SUM_CHUNKS chunks
  * of the rows of x and y. */
 #define GK_TC_SUM_LANES (GK_CUDA_THREADS / 32)
 #define GK_TC_SUM_CHUNKS 128
-
-typedef cuda_rbf_tile<float, 8, 8, GK_RBF_BK> cuda_tc_tile;
 
 /* Per feature and chunk of rows (x's rows, then y's), the sum of the finite values and their
  * count; fixed order throughout, so the center is deterministic. */
@@ -146,11 +142,12 @@ __device__ __forceinline__ float cuda_tf32(float v)
     return __uint_as_float(b & 0xffffe000u);
 }
 
-/* One warp per row of x, then of y: the split centered row ([hi | lo | hi] for x,
- * [hi | hi | lo] for y, each part dp wide) and its squared norm (not finite where the row has
- * a NaN or an infinity, or its norm overflows float32). */
+/* One warp per row of x, then of y: the split centered row and its squared norm (not finite
+ * where the row has a NaN or an infinity, or its norm overflows float32). parts = 3: [hi | lo |
+ * hi] for x, [hi | hi | lo] for y (the GEMMs' operands); 2: [hi | lo] for both (the fused
+ * kernel's); each part dp wide. */
 __global__ void __launch_bounds__(GK_CUDA_THREADS)
-    cuda_tc_split(size_t m, size_t n, size_t d, size_t dp, const float *__restrict__ x,
+    cuda_tc_split(size_t m, size_t n, size_t d, size_t dp, int parts, const float *__restrict__ x,
                   const float *__restrict__ y, const float *__restrict__ center,
                   float *__restrict__ xs, float *__restrict__ ys, float *__restrict__ nx,
                   float *__restrict__ ny)
@@ -162,14 +159,15 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
     const bool is_x = row < m;
     const size_t r = is_x ? row : row - m;
     const float *src = (is_x ? x : y) + r * d;
-    float *dst = (is_x ? xs : ys) + r * 3 * dp;
+    float *dst = (is_x ? xs : ys) + r * parts * dp;
     double acc = 0.0;
     for (size_t l = lane; l < dp; l += 32) {
         float v = l < d ? src[l] - center[l] : 0.0f;
         float hi = cuda_tf32(v), lo = cuda_tf32(v - hi);
         dst[l] = hi;
-        dst[dp + l] = is_x ? lo : hi;
-        dst[2 * dp + l] = is_x ? hi : lo;
+        dst[dp + l] = is_x || parts == 2 ? lo : hi;
+        if (parts == 3)
+            dst[2 * dp + l] = is_x ? hi : lo;
         acc = fma((double)v, (double)v, acc);
     }
     for (int off = 16; off > 0; off /= 2)
@@ -178,66 +176,66 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
         (is_x ? nx : ny)[r] = (float)acc;
 }
 
-/* What the epilogue needs besides its panel. */
-struct cuda_tc_params {
-    size_t n, d;
-    float c;     /* -gamma log2(e): K = exp2(c D) */
-    float gamma; /* gamma in float32 */
-    float ku;    /* the bound e = ku (nx + ny) + eabs */
-    float eabs;
-    const float *x, *y, *nx, *ny;
-};
+/* The form's choice: GK_TC_SAMPLE_TILES tiles of 128 x 128 spread over the output (rows
+ * evenly, columns hashed), GK_TC_SAMPLE_ENTRIES entries of each on distinct rows and columns,
+ * each tested against the bound with its exact distance and norms about the center in place of
+ * the computed ones; a sampled tile with more than 1 / GK_RBF_TC_TILE_SHARE of its entries
+ * failing counts as one that would fall back to differences. */
+#define GK_TC_SAMPLE_TILES 256
+#define GK_TC_SAMPLE_ENTRIES 64
+/* The tensor-core form is taken where at most this share of the sampled tiles would fall back:
+ * each such tile costs the products on top of the differences. */
+#define GK_RBF_TC_MAX_FALLBACK 0.25
 
-/* A tile from differences of the raw rows, as a single-tile form of cuda_rbf_steps. */
-struct cuda_tc_diff_form {
-    typedef cuda_tc_tile Tile;
-    Tile::smem &sm;
-    float (&acc)[8][8];
-    size_t row0, row_end, col0, n, d;
-    const float *__restrict__ x;
-    const float *__restrict__ y;
-
-    __device__ bool has(size_t t) const
-    {
-        return t == 0;
-    }
-    __device__ size_t next(size_t) const
-    {
-        return 1;
-    }
-    __device__ void issue(int b, size_t, size_t l0, bool)
-    {
-        Tile::issue<Tile::XPER>(sm.xs[b], x, row0, row_end, d, l0);
-        Tile::issue<Tile::YPER>(sm.ys[b], y, col0, n, d, l0);
-    }
-    __device__ void compute(int b, int lmax, bool init)
-    {
-        Tile::accumulate(acc, sm.xs[b], sm.ys[b], lmax, Tile::tx(), Tile::ty(), init);
-    }
-    __device__ void finish(int, size_t)
-    {
-    }
-};
-
-/* ||a - b||^2 over d features by the whole warp (every lane gets it); 0 exactly for equal
- * rows, NaN or inf as the data give. */
-__device__ __forceinline__ float
-cuda_tc_warp_distance(const float *__restrict__ a, const float *__restrict__ b, size_t d, int lane)
+__global__ void __launch_bounds__(GK_CUDA_THREADS)
+    cuda_tc_sample(cuda_tc_params p, size_t m, const float *__restrict__ center,
+                   unsigned int mtiles, unsigned int ntiles, unsigned int samples,
+                   unsigned int *__restrict__ fallbacks)
 {
-    float s = 0.0f;
-    for (size_t l = lane; l < d; l += 32) {
-        float t = a[l] - b[l];
-        s = fmaf(t, t, s);
+    __shared__ unsigned int fails;
+    const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
+    if (threadIdx.x == 0)
+        fails = 0;
+    __syncthreads();
+    const unsigned int sidx = blockIdx.x;
+    const size_t row0 = (size_t)((unsigned long long)sidx * mtiles / samples) * cuda_tc_tile::BM;
+    const size_t col0 = (size_t)((sidx * 2654435761u) % ntiles) * cuda_tc_tile::BN;
+    unsigned int mine = 0;
+    enum { PER = GK_TC_SAMPLE_ENTRIES / (GK_CUDA_THREADS / 32) };
+    for (int q = 0; q < PER; q++) {
+        const int e = warp * PER + q;
+        const size_t row = row0 + (size_t)(e * 53 % cuda_tc_tile::BM);
+        const size_t col = col0 + (size_t)((e * 97 + 11) % cuda_tc_tile::BN);
+        if (row >= m || col >= p.n)
+            continue; /* the whole warp */
+        const float *a = p.x + row * p.d, *b = p.y + col * p.d;
+        float dist = 0.0f, na = 0.0f, nb = 0.0f;
+        for (size_t l = lane; l < p.d; l += 32) {
+            const float u = a[l], v = b[l], cl = center[l];
+            const float t = u - v, tu = u - cl, tv = v - cl;
+            dist = fmaf(t, t, dist);
+            na = fmaf(tu, tu, na);
+            nb = fmaf(tv, tv, nb);
+        }
+        for (int off = 16; off > 0; off /= 2) {
+            dist += __shfl_xor_sync(0xffffffffu, dist, off);
+            na += __shfl_xor_sync(0xffffffffu, na, off);
+            nb += __shfl_xor_sync(0xffffffffu, nb, off);
+        }
+        if (!cuda_tc_keep(p, dist, na + nb, cuda_ex2(dist * p.c)))
+            mine++;
     }
-    for (int off = 16; off > 0; off /= 2)
-        s += __shfl_xor_sync(0xffffffffu, s, off);
-    return s;
+    if (lane == 0 && mine != 0)
+        atomicAdd(&fails, mine);
+    __syncthreads();
+    if (threadIdx.x == 0 && fails * GK_RBF_TC_TILE_SHARE > GK_TC_SAMPLE_ENTRIES)
+        atomicAdd(fallbacks, 1u);
 }
 
 /* The epilogue of one row panel [row_begin, row_end), in place: a block takes a 128 x 128
  * tile of G (the thread layout of cuda_rbf_tile), turns it into kernel values, and computes
  * the entries that fail the bound again from differences: one warp per entry, or the whole
- * tile in the tiled loop where more than GK_RBF_TC_TILE_FALLBACK of them fail. */
+ * tile in the tiled loop where more than 1 / GK_RBF_TC_TILE_SHARE of them fail. */
 __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
     cuda_tc_epilogue(cuda_tc_params p, size_t row_begin, size_t row_end, float *__restrict__ k,
                      bool vec)
@@ -284,14 +282,8 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
             size_t col = col0 + Tile::lane_index(j, tx);
             float t = nx + ny[j];
             float dh = fmaf(-2.0f, acc[i][j], t);
-            float e = fmaf(p.ku, t, p.eabs);
-            float ge = p.gamma * e;
             float kv = cuda_ex2(dh * p.c);
-            bool keep;
-            if (ge <= 1.0f / 64.0f)
-                keep = dh > e && kv * ge * 1.02f <= GK_RBF_TC_MAX_ERROR;
-            else
-                keep = dh > e && cuda_ex2((dh - e) * p.c) * 1.0001f <= GK_RBF_TC_MAX_ERROR;
+            bool keep = cuda_tc_keep(p, dh, t, kv);
             if (!keep && row < row_end && col < p.n)
                 redo |= 1ull << (i * 8 + j);
             acc[i][j] = kv;
@@ -302,7 +294,7 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
     if (lane == 0 && mine != 0)
         atomicAdd(&failing, mine);
     __syncthreads();
-    if (failing > GK_RBF_TC_TILE_FALLBACK) {
+    if (failing > (unsigned int)(Tile::BM * Tile::BN / GK_RBF_TC_TILE_SHARE)) {
         cuda_tc_diff_form f{sm, acc, row0, row_end, col0, p.n, p.d, p.x, p.y};
         cuda_rbf_steps<GK_RBF_BK>(f, 0, p.d);
 #pragma unroll
@@ -443,85 +435,174 @@ static gk_status cuda_tc_panels(gk_cuda_state *s, size_t m, const cuda_tc_params
     return r != GK_OK ? r : j;
 }
 
-/* Everything one call queues on the context's stream (and its side stream), given the
- * workspace w laid out as below. */
-static gk_status cuda_tc_enqueue(gk_cuda_state *s, size_t m, size_t n, size_t d, double gamma,
-                                 const float *x, const float *y, float *k, char *w)
+/* The fused form (cuda_rbf_tc_mma.cuh) over the tiles of the output, BN columns wide. */
+template <int BN, bool LDM>
+static gk_status cuda_tc_fused(gk_cuda_state *s, size_t m, const cuda_tc_params &p, size_t dp,
+                               const float *xs, const float *ys, float *k)
 {
-    const size_t dp = (d + 3) / 4 * 4, rows = m + n;
-    const size_t chunk = (rows + GK_TC_SUM_CHUNKS - 1) / GK_TC_SUM_CHUNKS;
-    const size_t chunks = (rows + chunk - 1) / chunk;
-    double *psum = (double *)w;
-    unsigned int *pcount = (unsigned int *)(w + cuda_tc_round16(chunks * d * sizeof(double)));
-    float *center = (float *)((char *)pcount + cuda_tc_round16(chunks * d * sizeof(unsigned int)));
-    float *xs = (float *)((char *)center + cuda_tc_round16(d * sizeof(float)));
-    float *ys = (float *)((char *)xs + cuda_tc_round16(m * 3 * dp * sizeof(float)));
-    float *nx = (float *)((char *)ys + cuda_tc_round16(n * 3 * dp * sizeof(float)));
-    float *ny = (float *)((char *)nx + cuda_tc_round16(m * sizeof(float)));
-
-    cudaStream_t st = s->stream;
-    cuda_tc_column_sums<<<dim3((unsigned int)((d + 31) / 32), (unsigned int)chunks),
-                          GK_CUDA_THREADS, 0, st>>>(m, n, d, chunk, x, y, psum, pcount);
-    gk_status r = gk__cuda_launched("cuda_tc_column_sums");
+    typedef cuda_tc_mma_shape<BN> S;
+    const size_t ntn = (p.n + BN - 1) / BN, tiles = (m + S::BM - 1) / S::BM * ntn;
+    const size_t most = (size_t)s->sm_count * S::BLOCKS;
+    const unsigned int grid = (unsigned int)(tiles < most ? tiles : most);
+    const bool vec2 = p.n % 2 == 0 && (uintptr_t)k % 8 == 0;
+    const bool vec4 = p.n % 4 == 0 && (uintptr_t)k % 16 == 0;
+    gk_status r = gk__cuda_check(cudaFuncSetAttribute(cuda_tc_mma<BN, LDM>,
+                                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                      (int)S::smem_bytes),
+                                 "cudaFuncSetAttribute(cuda_tc_mma)");
     if (r != GK_OK)
         return r;
-    cuda_tc_center<<<gk__cuda_blocks(d, GK_CUDA_THREADS, (size_t)s->sm_count * 4), GK_CUDA_THREADS,
-                     0, st>>>(d, chunks, psum, pcount, center);
-    if ((r = gk__cuda_launched("cuda_tc_center")) != GK_OK)
-        return r;
-    const size_t warps = GK_CUDA_THREADS / 32;
-    cuda_tc_split<<<(unsigned int)((rows + warps - 1) / warps), GK_CUDA_THREADS, 0, st>>>(
-        m, n, d, dp, x, y, center, xs, ys, nx, ny);
-    if ((r = gk__cuda_launched("cuda_tc_split")) != GK_OK)
-        return r;
+    cuda_tc_mma<BN, LDM><<<grid, GK_CUDA_THREADS, S::smem_bytes, s->stream>>>(
+        p, m, dp, (unsigned int)tiles, (unsigned int)ntn, xs, ys, k, vec2, vec4);
+    return gk__cuda_launched("cuda_tc_mma");
+}
 
-    const double u = 0x1p-24;
-    const double kappa = 3.02 * (double)dp + 30.0;
-    cuda_tc_params p;
-    p.n = n;
-    p.d = d;
-    p.c = cuda_rbf_constant(gamma, 0.0f);
-    p.gamma = (float)gamma;
-    /* Rounded up, so the float32 constants are never below the bound. */
-    p.ku = nextafterf((float)(kappa * u * 1.001), INFINITY);
-    p.eabs = nextafterf((float)((8.0 * (double)dp + 32.0) * 0x1p-124), INFINITY);
-    p.x = x;
-    p.y = y;
-    p.nx = nx;
-    p.ny = ny;
-    return cuda_tc_panels(s, m, p, dp, xs, ys, k);
+/* Round-1 measurement switches (GK_TC_FORM = cublas | mma128 | mma64 | off, GK_TC_PREDICT = 0
+ * to skip the sample, GK_TC_MIN_D): not for release. */
+static int cuda_tc_env_form(void)
+{
+    const char *f = getenv("GK_TC_FORM");
+    if (f == NULL || strcmp(f, "mma128") == 0)
+        return 128;
+    if (strcmp(f, "mma64") == 0)
+        return 64;
+    if (strcmp(f, "cublas") == 0)
+        return 3;
+    return 0;
+}
+
+/* The workspace of one call, 16-byte aligned pieces. */
+struct cuda_tc_layout {
+    size_t chunk, chunks, dp, parts, bytes;
+    size_t o_pcount, o_center, o_xs, o_ys, o_nx, o_ny, o_flag;
+};
+static cuda_tc_layout cuda_tc_plan(size_t m, size_t n, size_t d, int form)
+{
+    cuda_tc_layout l;
+    const size_t rows = m + n;
+    l.chunk = (rows + GK_TC_SUM_CHUNKS - 1) / GK_TC_SUM_CHUNKS;
+    l.chunks = (rows + l.chunk - 1) / l.chunk;
+    l.parts = form == 3 ? 3 : 2;
+    l.dp = form == 3 ? (d + 3) / 4 * 4 : (d + 31) / 32 * 32;
+    size_t o = cuda_tc_round16(l.chunks * d * sizeof(double));
+    l.o_pcount = o;
+    o += cuda_tc_round16(l.chunks * d * sizeof(unsigned int));
+    l.o_center = o;
+    o += cuda_tc_round16(d * sizeof(float));
+    l.o_xs = o;
+    o += cuda_tc_round16(m * l.parts * l.dp * sizeof(float));
+    l.o_ys = o;
+    o += cuda_tc_round16(n * l.parts * l.dp * sizeof(float));
+    l.o_nx = o;
+    o += cuda_tc_round16(m * sizeof(float));
+    l.o_ny = o;
+    o += cuda_tc_round16(n * sizeof(float));
+    l.o_flag = o;
+    l.bytes = o + 16;
+    return l;
 }
 
 int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, double gamma,
                            const float *x, const float *y, float *k, gk_status *r)
 {
     const float c = cuda_rbf_constant(gamma, 0.0f);
-    const size_t dp = (d + 3) / 4 * 4;
-    if (d < GK_RBF_TC_MIN_D || !(gamma > 0.0) || !std::isfinite(c) ||
+    const int form = cuda_tc_env_form();
+    const char *md = getenv("GK_TC_MIN_D");
+    const size_t min_d = md != NULL ? (size_t)atol(md) : (size_t)GK_RBF_TC_MIN_D;
+    if (form == 0 || d < min_d || !(gamma > 0.0) || !std::isfinite(c) ||
         !std::isfinite((float)gamma) || (double)m * (double)n < GK_RBF_TC_MIN_ENTRIES ||
-        (n + cuda_tc_tile::BN - 1) / cuda_tc_tile::BN > GK_CUDA_GRID_X_MAX)
+        (n + cuda_tc_tile::BN - 1) / cuda_tc_tile::BN > GK_CUDA_GRID_X_MAX ||
+        (double)((m + 127) / 128) * (double)((n + 63) / 64) >= 4294967296.0)
         return 0;
     const size_t rows = m + n;
-    const size_t chunk = (rows + GK_TC_SUM_CHUNKS - 1) / GK_TC_SUM_CHUNKS;
-    const size_t chunks = (rows + chunk - 1) / chunk;
+    const size_t dp0 = form == 3 ? (d + 3) / 4 * 4 : (d + 31) / 32 * 32;
+    const double parts = form == 3 ? 3.0 : 2.0;
     /* Scratch no larger than the output (the rule of cpu_rbf_gemm.c): checked in double
      * first, so that the sizes below cannot wrap. */
-    if ((double)rows * (3.0 * (double)dp + 1.0) + (double)chunks * (double)d * 3.0 + (double)d >
+    if ((double)rows * (parts * (double)dp0 + 1.0) + (double)GK_TC_SUM_CHUNKS * (double)d * 3.0 +
+            (double)d >
         (double)m * (double)n)
         return 0;
-    /* The layout cuda_tc_enqueue reads: column sums (double), their counts, the center, the
-     * split rows of x and of y, the norms of x and of y, each 16-byte aligned. */
-    const size_t bytes =
-        cuda_tc_round16(chunks * d * sizeof(double)) +
-        cuda_tc_round16(chunks * d * sizeof(unsigned int)) + cuda_tc_round16(d * sizeof(float)) +
-        cuda_tc_round16(m * 3 * dp * sizeof(float)) + cuda_tc_round16(n * 3 * dp * sizeof(float)) +
-        cuda_tc_round16(m * sizeof(float)) + cuda_tc_round16(n * sizeof(float));
+    const cuda_tc_layout l = cuda_tc_plan(m, n, d, form);
     char *w = NULL;
-    *r = gk__cuda_workspace(s, bytes, (void **)&w);
-    if (*r == GK_OK)
+    *r = gk__cuda_workspace(s, l.bytes, (void **)&w);
+    if (*r == GK_OK && form == 3)
         *r = cuda_tc_streams(s);
     if (*r != GK_OK)
         return 1;
-    *r = cuda_tc_enqueue(s, m, n, d, gamma, x, y, k, w);
+    double *psum = (double *)w;
+    unsigned int *pcount = (unsigned int *)(w + l.o_pcount);
+    float *center = (float *)(w + l.o_center);
+    float *xs = (float *)(w + l.o_xs), *ys = (float *)(w + l.o_ys);
+    float *nx = (float *)(w + l.o_nx), *ny = (float *)(w + l.o_ny);
+    unsigned int *flag = (unsigned int *)(w + l.o_flag);
+
+    cudaStream_t st = s->stream;
+    cuda_tc_column_sums<<<dim3((unsigned int)((d + 31) / 32), (unsigned int)l.chunks),
+                          GK_CUDA_THREADS, 0, st>>>(m, n, d, l.chunk, x, y, psum, pcount);
+    if ((*r = gk__cuda_launched("cuda_tc_column_sums")) != GK_OK)
+        return 1;
+    cuda_tc_center<<<gk__cuda_blocks(d, GK_CUDA_THREADS, (size_t)s->sm_count * 4), GK_CUDA_THREADS,
+                     0, st>>>(d, l.chunks, psum, pcount, center);
+    if ((*r = gk__cuda_launched("cuda_tc_center")) != GK_OK)
+        return 1;
+
+    const double u = 0x1p-24;
+    const double kappa = 3.02 * (double)l.dp + 30.0;
+    cuda_tc_params p;
+    p.n = n;
+    p.d = d;
+    p.c = c;
+    p.gamma = (float)gamma;
+    /* Rounded up, so the float32 constants are never below the bound. */
+    p.ku = nextafterf((float)(kappa * u * 1.001), INFINITY);
+    p.eabs = nextafterf((float)((8.0 * (double)l.dp + 32.0) * 0x1p-124), INFINITY);
+    p.x = x;
+    p.y = y;
+    p.nx = nx;
+    p.ny = ny;
+
+    const char *pr = getenv("GK_TC_PREDICT");
+    if (pr == NULL || strcmp(pr, "0") != 0) {
+        const size_t mt = (m + cuda_tc_tile::BM - 1) / cuda_tc_tile::BM;
+        const size_t nt = (n + cuda_tc_tile::BN - 1) / cuda_tc_tile::BN;
+        const unsigned int samples =
+            (unsigned int)(mt * nt < GK_TC_SAMPLE_TILES ? mt * nt : GK_TC_SAMPLE_TILES);
+        unsigned int fallbacks = 0;
+        *r = gk__cuda_check(cudaMemsetAsync(flag, 0, sizeof *flag, st), "cudaMemsetAsync");
+        if (*r != GK_OK)
+            return 1;
+        cuda_tc_sample<<<samples, GK_CUDA_THREADS, 0, st>>>(
+            p, m, center, (unsigned int)mt, (unsigned int)nt, samples, flag);
+        if ((*r = gk__cuda_launched("cuda_tc_sample")) != GK_OK)
+            return 1;
+        *r = gk__cuda_check(
+            cudaMemcpyAsync(&fallbacks, flag, sizeof fallbacks, cudaMemcpyDeviceToHost, st),
+            "cudaMemcpyAsync(rbf_matrix form)");
+        if (*r == GK_OK)
+            *r = gk__cuda_check(cudaStreamSynchronize(st), "cudaStreamSynchronize(rbf_matrix form)");
+        if (*r != GK_OK)
+            return 1;
+        if ((double)fallbacks > GK_RBF_TC_MAX_FALLBACK * (double)samples)
+            return 0;
+    }
+
+    const size_t warps = GK_CUDA_THREADS / 32;
+    cuda_tc_split<<<(unsigned int)((rows + warps - 1) / warps), GK_CUDA_THREADS, 0, st>>>(
+        m, n, d, l.dp, (int)l.parts, x, y, center, xs, ys, nx, ny);
+    if ((*r = gk__cuda_launched("cuda_tc_split")) != GK_OK)
+        return 1;
+    const char *ldm = getenv("GK_TC_LDM");
+    const bool lds = ldm != NULL && strcmp(ldm, "0") == 0;
+    if (form == 128 && !lds)
+        *r = cuda_tc_fused<128, true>(s, m, p, l.dp, xs, ys, k);
+    else if (form == 128)
+        *r = cuda_tc_fused<128, false>(s, m, p, l.dp, xs, ys, k);
+    else if (form == 64 && !lds)
+        *r = cuda_tc_fused<64, true>(s, m, p, l.dp, xs, ys, k);
+    else if (form == 64)
+        *r = cuda_tc_fused<64, false>(s, m, p, l.dp, xs, ys, k);
+    else
+        *r = cuda_tc_panels(s, m, p, l.dp, xs, ys, k);
     return 1;
 }

@@ -647,6 +647,11 @@ static void test_matrix_tensor_core(void **state)
     tc_case(ctx, 4100, 4097, 256, 1.0 / 256, 0.0, 0, 1, 0);
     tc_case(ctx, 4100, 0, 256, 0.5, 0.0, 0, 0, 1);
     tc_case(ctx, 6000, 4500, 256, 1.0 / 256, 0.0, 0, 0, 0);
+    tc_case(ctx, 4100, 4097, 256, 4.0 / 256, 0.0, 0, 0, 0);
+    tc_case(ctx, 4100, 4097, 64, 1.0 / 64, 0.0, 0, 0, 0);
+    tc_case(ctx, 4100, 4098, 64, 0.5, 1e3, 0, 0, 0);
+    tc_case(ctx, 4100, 4097, 64, 0.5, 0.0, 0, 1, 0);
+    tc_case(ctx, 4100, 0, 64, 1.0 / 64, 0.0, 0, 0, 1);
 }
 
 /* Rows too wide to pack (over 4096 float32 or 2048 float64 features): rbf_matrix and rbf_matvec

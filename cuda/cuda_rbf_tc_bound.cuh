@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/* cuda_rbf_tc_bound.cuh - the per-entry rounding test of rbf_matrix's tensor-core form, shared
+ * by its epilogues and by the sample that chooses the form (derivation in cuda_rbf_tc.cu). */
+#ifndef GK_CUDA_RBF_TC_BOUND_CUH
+#define GK_CUDA_RBF_TC_BOUND_CUH
+
+#include "cuda_rbf_tile.cuh"
+
+/* The largest error an entry kept from the tensor cores may carry (the contract's 1e-5, less
+ * the exp2 and the final rounding's 3e-7 and a margin). */
+#define GK_RBF_TC_MAX_ERROR 9e-6f
+
+/* What the epilogues need besides their tile. */
+struct cuda_tc_params {
+    size_t n, d;
+    float c;     /* -gamma log2(e): K = exp2(c D) */
+    float gamma; /* gamma in float32 */
+    float ku;    /* the bound e = ku (nx + ny) + eabs */
+    float eabs;
+    const float *x, *y, *nx, *ny;
+};
+
+/* Whether an entry whose computed squared distance is dh, from rows whose centered squared
+ * norms sum to t, may keep kv = exp2(c dh): its error bound is within GK_RBF_TC_MAX_ERROR and
+ * dh is clear of 0 by more than that bound (so identical rows never keep it). False for NaN. */
+__device__ __forceinline__ bool cuda_tc_keep(const cuda_tc_params &p, float dh, float t, float kv)
+{
+    const float e = fmaf(p.ku, t, p.eabs);
+    const float ge = p.gamma * e;
+    if (ge <= 1.0f / 64.0f)
+        return dh > e && kv * ge * 1.02f <= GK_RBF_TC_MAX_ERROR;
+    return dh > e && cuda_ex2((dh - e) * p.c) * 1.0001f <= GK_RBF_TC_MAX_ERROR;
+}
+
+/* ||a - b||^2 over d features by the whole warp (every lane gets it); 0 exactly for equal
+ * rows, NaN or inf as the data give. */
+__device__ __forceinline__ float
+cuda_tc_warp_distance(const float *__restrict__ a, const float *__restrict__ b, size_t d, int lane)
+{
+    float s = 0.0f;
+    for (size_t l = lane; l < d; l += 32) {
+        float t = a[l] - b[l];
+        s = fmaf(t, t, s);
+    }
+    for (int off = 16; off > 0; off /= 2)
+        s += __shfl_xor_sync(0xffffffffu, s, off);
+    return s;
+}
+
+#endif /* GK_CUDA_RBF_TC_BOUND_CUH */

@@ -1,0 +1,393 @@
+/* SPDX-License-Identifier: MIT */
+/* cuda_rbf_tc_mma.cuh - rbf_matrix's tensor-core form as one kernel: 3xTF32 products on
+ * mma.sync with the bound-checked exponential epilogue fused, persistent blocks over the tiles. */
+#ifndef GK_CUDA_RBF_TC_MMA_CUH
+#define GK_CUDA_RBF_TC_MMA_CUH
+
+#include "cuda_rbf_tc_bound.cuh"
+#include "cuda_rbf_tile.cuh"
+
+/* The fallback's tile: differences of the raw rows on the CUDA cores, 128 x 128. */
+typedef cuda_rbf_tile<float, 8, 8, GK_RBF_BK> cuda_tc_tile;
+
+/* A tile with more than this fraction (1 / GK_RBF_TC_TILE_SHARE) of its entries failing the
+ * bound is computed from differences as a whole (the tiled CUDA-core loop), cheaper than one
+ * warp per entry. */
+#define GK_RBF_TC_TILE_SHARE 16
+
+/* A tile from differences of the raw rows, as a single-tile form of cuda_rbf_steps. */
+struct cuda_tc_diff_form {
+    typedef cuda_tc_tile Tile;
+    Tile::smem &sm;
+    float (&acc)[8][8];
+    size_t row0, row_end, col0, n, d;
+    const float *__restrict__ x;
+    const float *__restrict__ y;
+
+    __device__ bool has(size_t t) const
+    {
+        return t == 0;
+    }
+    __device__ size_t next(size_t) const
+    {
+        return 1;
+    }
+    __device__ void issue(int b, size_t, size_t l0, bool)
+    {
+        Tile::issue<Tile::XPER>(sm.xs[b], x, row0, row_end, d, l0);
+        Tile::issue<Tile::YPER>(sm.ys[b], y, col0, n, d, l0);
+    }
+    __device__ void compute(int b, int lmax, bool init)
+    {
+        Tile::accumulate(acc, sm.xs[b], sm.ys[b], lmax, Tile::tx(), Tile::ty(), init);
+    }
+    __device__ void finish(int, size_t)
+    {
+    }
+};
+
+/* Rows [row0, min(row0 + 128, m)) by columns [col0, col_end) of K from differences, stored
+ * (streaming) into k; float4 stores where vec4 (n % 4 == 0, k 16-byte aligned). Out of line:
+ * the caller's accumulators are dead by then and need not share its registers. */
+static __device__ __noinline__ void cuda_tc_tile_differences(cuda_tc_tile::smem &sm, size_t row0,
+                                                             size_t m, size_t col0, size_t col_end,
+                                                             const cuda_tc_params &p,
+                                                             float *__restrict__ k, bool vec4)
+{
+    typedef cuda_tc_tile Tile;
+    const int W = Tile::W;
+    float acc[8][8];
+    cuda_tc_diff_form f{sm, acc, row0, m, col0, col_end, p.d, p.x, p.y};
+    cuda_rbf_steps<GK_RBF_BK>(f, 0, p.d);
+    const int tx = Tile::tx(), ty = Tile::ty();
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        size_t row = row0 + Tile::lane_index(i, ty);
+        if (row >= m)
+            continue;
+#pragma unroll
+        for (int g = 0; g < 8 / W; g++) {
+            size_t col = col0 + Tile::lane_index(g * W, tx);
+            float v[W];
+#pragma unroll
+            for (int e = 0; e < W; e++)
+                v[e] = cuda_rbf_value<false>(acc[i][g * W + e], p.c);
+            float *dst = k + row * p.n + col;
+            if (vec4 && col + W <= col_end) {
+                __stcs((float4 *)dst, Tile::V::pack(v));
+            } else {
+#pragma unroll
+                for (int e = 0; e < W; e++)
+                    if (col + e < col_end)
+                        __stcs(dst + e, v[e]);
+            }
+        }
+    }
+}
+
+/* D += A B on the tensor cores: A 16 x 8 and B 8 x 8 tf32 fragments, D 16 x 8 float32. */
+__device__ __forceinline__ void cuda_tc_mma(float (&acc)[4], const unsigned int (&a)[4],
+                                            const unsigned int (&b)[2])
+{
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/* Four 8 x 4 blocks of 32-bit words from shared memory, one per register (ldmatrix .x4 of
+ * 16-bit 8 x 8 matrices); lanes 8i..8i+7 give the row addresses of block i (16-byte aligned). */
+__device__ __forceinline__ void cuda_tc_ldmatrix4(unsigned int &r0, unsigned int &r1,
+                                                  unsigned int &r2, unsigned int &r3,
+                                                  const float *row)
+{
+    unsigned int a = (unsigned int)__cvta_generic_to_shared(row);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                 : "r"(a));
+}
+
+/* 16 bytes global to shared, asynchronously; ok = false fills zeros (src must be mapped). */
+__device__ __forceinline__ void cuda_tc_cp16(float *dst, const float *src, bool ok)
+{
+    unsigned int d = (unsigned int)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d),
+                 "l"(__cvta_generic_to_global(src)), "r"(ok ? 16u : 0u)
+                 : "memory");
+}
+
+/* The tile shapes: BM = 128 rows by BN = 128 (one block per SM, the lower operand traffic) or
+ * 64 columns (two blocks per SM, so one block's epilogue overlaps the other's products); eight
+ * warps of WTM x 32, each thread holding MT x 4 fragments of 16 x 8 twice (hi.hi and the cross
+ * terms, kept apart so that each sum's error scales with its own magnitude). A staged row is
+ * BK features plus 4 floats of padding, which makes the fragment loads conflict-free. */
+template <int BN> struct cuda_tc_mma_shape {
+    enum {
+        BM = 128,
+        BK = 32,
+        WN = BN / 32,
+        WM = 8 / WN,
+        WTM = BM / WM,
+        MT = WTM / 16,
+        NT = 4,
+        LDS = BK + 4,
+        BLOCKS = BN == 128 ? 1 : 2
+    };
+    struct stage {
+        float xh[BM][LDS], xl[BM][LDS], yh[BN][LDS], yl[BN][LDS];
+    };
+    /* Two stages; a tile's fallback stages its differences in the stage its last products
+     * were read from. */
+    static constexpr size_t smem_bytes = 2 * sizeof(stage);
+    static_assert(sizeof(stage) >= sizeof(cuda_tc_tile::smem), "the fallback fits a stage");
+};
+
+/* The fused form as a form of cuda_rbf_steps: block b takes tiles b, b + gridDim.x, ... in
+ * row-major order; a step stages BK features of the split rows (hi and lo of x and y, row
+ * stride 2 dp) and runs the three products of each 8-feature slice; the epilogue turns the
+ * tile into kernel values under the bound and recomputes what fails it from differences. */
+template <int BN, bool LDM> struct cuda_tc_mma_form {
+    typedef cuda_tc_mma_shape<BN> S;
+    typedef typename S::stage stage;
+    stage *st;
+    unsigned int *counts; /* one per warp */
+    const cuda_tc_params &p;
+    size_t m, dp;
+    unsigned int tiles, ntn;
+    const float *__restrict__ xs;
+    const float *__restrict__ ys;
+    float *__restrict__ k;
+    bool vec2, vec4;
+    /* The rows and columns of the tile being staged (set at its first chunk). */
+    size_t irow0, icol0;
+    float hh[S::MT][S::NT][4], cr[S::MT][S::NT][4];
+
+    __device__ bool has(size_t t) const
+    {
+        return t < tiles;
+    }
+    __device__ size_t next(size_t t) const
+    {
+        return t + gridDim.x;
+    }
+    __device__ void issue(int b, size_t t, size_t l0, bool)
+    {
+        if (l0 == 0) {
+            irow0 = (size_t)((unsigned int)t / ntn) * S::BM;
+            icol0 = (size_t)((unsigned int)t % ntn) * BN;
+        }
+        stage &s = st[b];
+        const int tid = (int)threadIdx.x;
+        const size_t ld = 2 * dp;
+        enum { Q = S::BK / 4, XQ = S::BM * Q / GK_CUDA_THREADS, YQ = BN * Q / GK_CUDA_THREADS };
+#pragma unroll
+        for (int q = 0; q < XQ; q++) {
+            const int idx = tid + q * GK_CUDA_THREADS, r = idx / Q, c = idx % Q * 4;
+            const bool ok = irow0 + r < m;
+            const float *src = ok ? xs + (irow0 + r) * ld + l0 + c : xs;
+            cuda_tc_cp16(&s.xh[r][c], src, ok);
+            cuda_tc_cp16(&s.xl[r][c], ok ? src + dp : xs, ok);
+        }
+#pragma unroll
+        for (int q = 0; q < YQ; q++) {
+            const int idx = tid + q * GK_CUDA_THREADS, r = idx / Q, c = idx % Q * 4;
+            const bool ok = icol0 + r < p.n;
+            const float *src = ok ? ys + (icol0 + r) * ld + l0 + c : ys;
+            cuda_tc_cp16(&s.yh[r][c], src, ok);
+            cuda_tc_cp16(&s.yl[r][c], ok ? src + dp : ys, ok);
+        }
+    }
+    __device__ void compute(int b, int, bool init)
+    {
+        if (init) {
+#pragma unroll
+            for (int i = 0; i < S::MT; i++)
+#pragma unroll
+                for (int j = 0; j < S::NT; j++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++)
+                        hh[i][j][e] = cr[i][j][e] = 0.0f;
+        }
+        const stage &s = st[b];
+        const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
+        const int g = lane / 4, q = lane % 4;
+        const int wr = warp / S::WN * S::WTM, wc = warp % S::WN * 32;
+#pragma unroll
+        for (int kk = 0; kk < S::BK; kk += 8) {
+            /* B's fragments for the whole warp tile, A's one row block at a time: fewer
+             * live registers beside the two accumulator sets. */
+            unsigned int bh[S::NT][2], bl[S::NT][2];
+            if (LDM) {
+                /* ldmatrix: an 8 x 8 matrix of 16-bit halves is an 8 x 4 block of tf32 words,
+                 * lane l getting word l % 4 of row l / 4, which is the fragments' layout; lanes
+                 * 8i..8i+7 name the rows of block i. */
+                const int lr = lane % 8, lb = lane / 8;
+#pragma unroll
+                for (int j = 0; j < S::NT; j += 2) {
+                    const int c = wc + j * 8 + lb / 2 * 8 + lr, kc = kk + lb % 2 * 4;
+                    cuda_tc_ldmatrix4(bh[j][0], bh[j][1], bh[j + 1][0], bh[j + 1][1], &s.yh[c][kc]);
+                    cuda_tc_ldmatrix4(bl[j][0], bl[j][1], bl[j + 1][0], bl[j + 1][1], &s.yl[c][kc]);
+                }
+            } else {
+#pragma unroll
+                for (int j = 0; j < S::NT; j++) {
+                    const int c = wc + j * 8 + g;
+                    bh[j][0] = __float_as_uint(s.yh[c][kk + q]);
+                    bh[j][1] = __float_as_uint(s.yh[c][kk + q + 4]);
+                    bl[j][0] = __float_as_uint(s.yl[c][kk + q]);
+                    bl[j][1] = __float_as_uint(s.yl[c][kk + q + 4]);
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < S::MT; i++) {
+                const int r = wr + i * 16 + g;
+                unsigned int ah[4], al[4];
+                if (LDM) {
+                    const int lr = lane % 8, lb = lane / 8;
+                    const int ar = wr + i * 16 + lb % 2 * 8 + lr, kc = kk + lb / 2 * 4;
+                    cuda_tc_ldmatrix4(ah[0], ah[1], ah[2], ah[3], &s.xh[ar][kc]);
+                    cuda_tc_ldmatrix4(al[0], al[1], al[2], al[3], &s.xl[ar][kc]);
+                } else {
+                    ah[0] = __float_as_uint(s.xh[r][kk + q]);
+                    ah[1] = __float_as_uint(s.xh[r + 8][kk + q]);
+                    ah[2] = __float_as_uint(s.xh[r][kk + q + 4]);
+                    ah[3] = __float_as_uint(s.xh[r + 8][kk + q + 4]);
+                    al[0] = __float_as_uint(s.xl[r][kk + q]);
+                    al[1] = __float_as_uint(s.xl[r + 8][kk + q]);
+                    al[2] = __float_as_uint(s.xl[r][kk + q + 4]);
+                    al[3] = __float_as_uint(s.xl[r + 8][kk + q + 4]);
+                }
+#pragma unroll
+                for (int j = 0; j < S::NT; j++) {
+                    cuda_tc_mma(hh[i][j], ah, bh[j]);
+                    cuda_tc_mma(cr[i][j], ah, bl[j]);
+                    cuda_tc_mma(cr[i][j], al, bh[j]);
+                }
+            }
+        }
+    }
+    /* Entry e of fragment (i, j) of lane l: row and column offsets within the tile. */
+    static __device__ __forceinline__ int frag_row(int warp, int l, int i, int e)
+    {
+        return warp / S::WN * S::WTM + i * 16 + l / 4 + e / 2 * 8;
+    }
+    static __device__ __forceinline__ int frag_col(int warp, int l, int j, int e)
+    {
+        return warp % S::WN * 32 + j * 8 + l % 4 * 2 + e % 2;
+    }
+    __device__ void finish(int b, size_t t)
+    {
+        const size_t row0 = (size_t)((unsigned int)t / ntn) * S::BM;
+        const size_t col0 = (size_t)((unsigned int)t % ntn) * BN;
+        const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
+        float ny[S::NT][2];
+#pragma unroll
+        for (int j = 0; j < S::NT; j++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                size_t col = col0 + frag_col(warp, lane, j, e);
+                ny[j][e] = col < p.n ? p.ny[col] : 0.0f;
+            }
+        unsigned long long redo = 0;
+#pragma unroll
+        for (int i = 0; i < S::MT; i++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                size_t row = row0 + frag_row(warp, lane, i, 2 * h);
+                float nx = row < m ? p.nx[row] : 0.0f;
+#pragma unroll
+                for (int j = 0; j < S::NT; j++)
+#pragma unroll
+                    for (int e = 0; e < 2; e++) {
+                        const int f = 2 * h + e;
+                        size_t col = col0 + frag_col(warp, lane, j, e);
+                        float tn = nx + ny[j][e];
+                        float dh = fmaf(-2.0f, hh[i][j][f] + cr[i][j][f], tn);
+                        float kv = cuda_ex2(dh * p.c);
+                        if (!cuda_tc_keep(p, dh, tn, kv) && row < m && col < p.n)
+                            redo |= 1ull << ((i * S::NT + j) * 4 + f);
+                        hh[i][j][f] = kv;
+                    }
+            }
+        unsigned int mine = __reduce_add_sync(0xffffffffu, (unsigned int)__popcll(redo));
+        if (lane == 0)
+            counts[warp] = mine;
+        __syncthreads();
+        unsigned int failing = 0;
+#pragma unroll
+        for (int w = 0; w < GK_CUDA_THREADS / 32; w++)
+            failing += counts[w];
+        if (failing > (unsigned int)(S::BM * BN / GK_RBF_TC_TILE_SHARE)) {
+            /* Every warp is done with stage b (the next tile's copies go to the other). */
+            __syncthreads();
+            const size_t col_end = col0 + BN < p.n ? col0 + BN : p.n;
+            cuda_tc_tile_differences(*(cuda_tc_tile::smem *)&st[b], row0, m, col0, col_end, p, k,
+                                     vec4);
+            return;
+        }
+        /* The warp takes its failing entries one at a time, lanes across features. */
+        unsigned int want = __ballot_sync(0xffffffffu, redo != 0);
+        while (want != 0) {
+            const int src = __ffs((int)want) - 1;
+            const unsigned long long bits = __shfl_sync(0xffffffffu, redo, src);
+            const int bit = __ffsll((long long)bits) - 1;
+            const int i = bit / 4 / S::NT, j = bit / 4 % S::NT, f = bit % 4;
+            const size_t row = row0 + frag_row(warp, src, i, f);
+            const size_t col = col0 + frag_col(warp, src, j, f);
+            float dist = cuda_tc_warp_distance(p.x + row * p.d, p.y + col * p.d, p.d, lane);
+            if (lane == src) {
+                float v = cuda_rbf_value<false>(dist, p.c);
+                redo &= redo - 1;
+#pragma unroll
+                for (int a = 0; a < S::MT; a++)
+#pragma unroll
+                    for (int b = 0; b < S::NT; b++)
+#pragma unroll
+                        for (int e = 0; e < 4; e++)
+                            if ((a * S::NT + b) * 4 + e == bit)
+                                hh[a][b][e] = v;
+            }
+            want = __ballot_sync(0xffffffffu, redo != 0);
+        }
+#pragma unroll
+        for (int i = 0; i < S::MT; i++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                size_t row = row0 + frag_row(warp, lane, i, 2 * h);
+                if (row >= m)
+                    continue;
+#pragma unroll
+                for (int j = 0; j < S::NT; j++) {
+                    size_t col = col0 + frag_col(warp, lane, j, 0);
+                    float *dst = k + row * p.n + col;
+                    if (vec2 && col < p.n) {
+                        __stcs((float2 *)dst, make_float2(hh[i][j][2 * h], hh[i][j][2 * h + 1]));
+                    } else {
+                        if (col < p.n)
+                            __stcs(dst, hh[i][j][2 * h]);
+                        if (col + 1 < p.n)
+                            __stcs(dst + 1, hh[i][j][2 * h + 1]);
+                    }
+                }
+            }
+    }
+};
+
+/* The fused kernel: persistent blocks (the grid is at most S::BLOCKS per SM), so that the next
+ * tile's first operands are in flight during a tile's epilogue. Dynamic shared memory:
+ * cuda_tc_mma_shape<BN>::smem_bytes. */
+template <int BN, bool LDM>
+__global__ void __launch_bounds__(GK_CUDA_THREADS, cuda_tc_mma_shape<BN>::BLOCKS)
+    cuda_tc_mma(cuda_tc_params p, size_t m, size_t dp, unsigned int tiles, unsigned int ntn,
+                const float *__restrict__ xs, const float *__restrict__ ys, float *__restrict__ k,
+                bool vec2, bool vec4)
+{
+    typedef cuda_tc_mma_shape<BN> S;
+    extern __shared__ __align__(16) unsigned char cuda_tc_smem[];
+    __shared__ unsigned int counts[GK_CUDA_THREADS / 32];
+    typename S::stage *st = (typename S::stage *)cuda_tc_smem;
+    cuda_tc_mma_form<BN, LDM> f{st, counts, p, m, dp, tiles, ntn, xs, ys, k, vec2, vec4, 0, 0, {}, {}};
+    cuda_rbf_steps<S::BK>(f, blockIdx.x, dp);
+}
+
+#endif /* GK_CUDA_RBF_TC_MMA_CUH */
