@@ -150,8 +150,10 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
     cuda_tc_split(size_t m, size_t n, size_t d, size_t dp, int parts, const float *__restrict__ x,
                   const float *__restrict__ y, const float *__restrict__ center,
                   float *__restrict__ xs, float *__restrict__ ys, float *__restrict__ nx,
-                  float *__restrict__ ny)
+                  float *__restrict__ ny, cuda_tc_gate gate)
 {
+    if (!gate.tensor_cores())
+        return;
     const size_t row = (size_t)blockIdx.x * (GK_CUDA_THREADS / 32) + threadIdx.x / 32;
     const int lane = threadIdx.x % 32;
     if (row >= m + n)
@@ -230,6 +232,24 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
     __syncthreads();
     if (threadIdx.x == 0 && fails * GK_RBF_TC_TILE_SHARE > GK_TC_SAMPLE_ENTRIES)
         atomicAdd(fallbacks, 1u);
+}
+
+/* The difference form of a call whose sample rejected the tensor cores (nothing otherwise):
+ * persistent blocks, two per SM, over the 128 x 128 tiles in row-major order. */
+__global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
+    cuda_tc_differences(cuda_tc_params p, size_t m, unsigned int tiles, unsigned int ntn,
+                        cuda_tc_gate gate, float *__restrict__ k, bool vec4)
+{
+    if (gate.tensor_cores())
+        return;
+    __shared__ cuda_tc_tile::smem sm;
+    for (size_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const size_t row0 = (size_t)((unsigned int)t / ntn) * cuda_tc_tile::BM;
+        const size_t col0 = (size_t)((unsigned int)t % ntn) * cuda_tc_tile::BN;
+        const size_t col_end = col0 + cuda_tc_tile::BN < p.n ? col0 + cuda_tc_tile::BN : p.n;
+        cuda_tc_tile_differences(sm, row0, m, col0, col_end, p, k, vec4);
+        __syncthreads(); /* every warp is done with the staging buffers */
+    }
 }
 
 /* The epilogue of one row panel [row_begin, row_end), in place: a block takes a 128 x 128
@@ -438,7 +458,7 @@ static gk_status cuda_tc_panels(gk_cuda_state *s, size_t m, const cuda_tc_params
 /* The fused form (cuda_rbf_tc_mma.cuh) over the tiles of the output, BN columns wide. */
 template <int BN, bool LDM>
 static gk_status cuda_tc_fused(gk_cuda_state *s, size_t m, const cuda_tc_params &p, size_t dp,
-                               const float *xs, const float *ys, float *k)
+                               const float *xs, const float *ys, float *k, cuda_tc_gate gate)
 {
     typedef cuda_tc_mma_shape<BN> S;
     const size_t ntn = (p.n + BN - 1) / BN, tiles = (m + S::BM - 1) / S::BM * ntn;
@@ -453,7 +473,7 @@ static gk_status cuda_tc_fused(gk_cuda_state *s, size_t m, const cuda_tc_params 
     if (r != GK_OK)
         return r;
     cuda_tc_mma<BN, LDM><<<grid, GK_CUDA_THREADS, S::smem_bytes, s->stream>>>(
-        p, m, dp, (unsigned int)tiles, (unsigned int)ntn, xs, ys, k, vec2, vec4);
+        p, m, dp, (unsigned int)tiles, (unsigned int)ntn, xs, ys, k, vec2, vec4, gate);
     return gk__cuda_launched("cuda_tc_mma");
 }
 
@@ -563,12 +583,14 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
     p.ny = ny;
 
     const char *pr = getenv("GK_TC_PREDICT");
-    if (pr == NULL || strcmp(pr, "0") != 0) {
-        const size_t mt = (m + cuda_tc_tile::BM - 1) / cuda_tc_tile::BM;
-        const size_t nt = (n + cuda_tc_tile::BN - 1) / cuda_tc_tile::BN;
-        const unsigned int samples =
-            (unsigned int)(mt * nt < GK_TC_SAMPLE_TILES ? mt * nt : GK_TC_SAMPLE_TILES);
-        unsigned int fallbacks = 0;
+    const bool sample = pr == NULL || strcmp(pr, "0") != 0;
+    const size_t mt = (m + cuda_tc_tile::BM - 1) / cuda_tc_tile::BM;
+    const size_t nt = (n + cuda_tc_tile::BN - 1) / cuda_tc_tile::BN;
+    const unsigned int samples =
+        (unsigned int)(mt * nt < GK_TC_SAMPLE_TILES ? mt * nt : GK_TC_SAMPLE_TILES);
+    cuda_tc_gate gate = {sample ? flag : NULL,
+                         (unsigned int)(GK_RBF_TC_MAX_FALLBACK * (double)samples)};
+    if (sample) {
         *r = gk__cuda_check(cudaMemsetAsync(flag, 0, sizeof *flag, st), "cudaMemsetAsync");
         if (*r != GK_OK)
             return 1;
@@ -576,33 +598,31 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
             p, m, center, (unsigned int)mt, (unsigned int)nt, samples, flag);
         if ((*r = gk__cuda_launched("cuda_tc_sample")) != GK_OK)
             return 1;
-        *r = gk__cuda_check(
-            cudaMemcpyAsync(&fallbacks, flag, sizeof fallbacks, cudaMemcpyDeviceToHost, st),
-            "cudaMemcpyAsync(rbf_matrix form)");
-        if (*r == GK_OK)
-            *r = gk__cuda_check(cudaStreamSynchronize(st), "cudaStreamSynchronize(rbf_matrix form)");
-        if (*r != GK_OK)
-            return 1;
-        if ((double)fallbacks > GK_RBF_TC_MAX_FALLBACK * (double)samples)
-            return 0;
     }
 
     const size_t warps = GK_CUDA_THREADS / 32;
     cuda_tc_split<<<(unsigned int)((rows + warps - 1) / warps), GK_CUDA_THREADS, 0, st>>>(
-        m, n, d, l.dp, (int)l.parts, x, y, center, xs, ys, nx, ny);
+        m, n, d, l.dp, (int)l.parts, x, y, center, xs, ys, nx, ny, gate);
     if ((*r = gk__cuda_launched("cuda_tc_split")) != GK_OK)
         return 1;
     const char *ldm = getenv("GK_TC_LDM");
     const bool lds = ldm != NULL && strcmp(ldm, "0") == 0;
     if (form == 128 && !lds)
-        *r = cuda_tc_fused<128, true>(s, m, p, l.dp, xs, ys, k);
+        *r = cuda_tc_fused<128, true>(s, m, p, l.dp, xs, ys, k, gate);
     else if (form == 128)
-        *r = cuda_tc_fused<128, false>(s, m, p, l.dp, xs, ys, k);
+        *r = cuda_tc_fused<128, false>(s, m, p, l.dp, xs, ys, k, gate);
     else if (form == 64 && !lds)
-        *r = cuda_tc_fused<64, true>(s, m, p, l.dp, xs, ys, k);
+        *r = cuda_tc_fused<64, true>(s, m, p, l.dp, xs, ys, k, gate);
     else if (form == 64)
-        *r = cuda_tc_fused<64, false>(s, m, p, l.dp, xs, ys, k);
+        *r = cuda_tc_fused<64, false>(s, m, p, l.dp, xs, ys, k, gate);
     else
         *r = cuda_tc_panels(s, m, p, l.dp, xs, ys, k);
+    if (*r != GK_OK || !sample)
+        return 1;
+    const size_t tiles = mt * nt, most = (size_t)s->sm_count * 2;
+    cuda_tc_differences<<<(unsigned int)(tiles < most ? tiles : most), GK_CUDA_THREADS, 0, st>>>(
+        p, m, (unsigned int)tiles, (unsigned int)nt, gate, k,
+        n % 4 == 0 && (uintptr_t)k % 16 == 0);
+    *r = gk__cuda_launched("cuda_tc_differences");
     return 1;
 }

@@ -20,6 +20,19 @@ struct cuda_tc_params {
     const float *x, *y, *nx, *ny;
 };
 
+/* The form a call takes, decided on the device so that the call need not wait: fallbacks
+ * (written by the sample) counts the sampled tiles that would fall back to differences; the
+ * tensor-core kernels run where it is at most limit, the difference kernel elsewhere. No
+ * sample (fallbacks NULL): the tensor cores. */
+struct cuda_tc_gate {
+    const unsigned int *fallbacks;
+    unsigned int limit;
+    __device__ bool tensor_cores() const
+    {
+        return fallbacks == NULL || *fallbacks <= limit;
+    }
+};
+
 /* Whether an entry whose computed squared distance is dh, from rows whose centered squared
  * norms sum to t, may keep kv = exp2(c dh): its error bound is within GK_RBF_TC_MAX_ERROR and
  * dh is clear of 0 by more than that bound (so identical rows never keep it). False for NaN. */

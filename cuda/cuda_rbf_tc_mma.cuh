@@ -380,8 +380,10 @@ template <int BN, bool LDM>
 __global__ void __launch_bounds__(GK_CUDA_THREADS, cuda_tc_mma_shape<BN>::BLOCKS)
     cuda_tc_mma(cuda_tc_params p, size_t m, size_t dp, unsigned int tiles, unsigned int ntn,
                 const float *__restrict__ xs, const float *__restrict__ ys, float *__restrict__ k,
-                bool vec2, bool vec4)
+                bool vec2, bool vec4, cuda_tc_gate gate)
 {
+    if (!gate.tensor_cores())
+        return;
     typedef cuda_tc_mma_shape<BN> S;
     extern __shared__ __align__(16) unsigned char cuda_tc_smem[];
     __shared__ unsigned int counts[GK_CUDA_THREADS / 32];
