@@ -234,19 +234,25 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
         atomicAdd(fallbacks, 1u);
 }
 
-/* The difference form of a call whose sample rejected the tensor cores (nothing otherwise):
- * persistent blocks, two per SM, over the 128 x 128 tiles in row-major order. */
+/* After the fused kernel: the tiles it listed (redo_tiles, redo_count: those with too many
+ * entries failing the bound, BN columns wide, ntn to a row), or every 128 x 128 tile (ntn128
+ * to a row) where the sample rejected the tensor cores, from differences; persistent blocks,
+ * two per SM. */
 __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
-    cuda_tc_differences(cuda_tc_params p, size_t m, unsigned int tiles, unsigned int ntn,
-                        cuda_tc_gate gate, float *__restrict__ k, bool vec4)
+    cuda_tc_differences(cuda_tc_params p, size_t m, unsigned int ntn128, unsigned int ntn,
+                        unsigned int bn, const unsigned int *__restrict__ redo_tiles,
+                        const unsigned int *redo_count, cuda_tc_gate gate, float *__restrict__ k,
+                        bool vec4)
 {
-    if (gate.tensor_cores())
-        return;
     __shared__ cuda_tc_tile::smem sm;
-    for (size_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-        const size_t row0 = (size_t)((unsigned int)t / ntn) * cuda_tc_tile::BM;
-        const size_t col0 = (size_t)((unsigned int)t % ntn) * cuda_tc_tile::BN;
-        const size_t col_end = col0 + cuda_tc_tile::BN < p.n ? col0 + cuda_tc_tile::BN : p.n;
+    const bool all = !gate.tensor_cores();
+    const size_t count =
+        all ? (size_t)ntn128 * ((m + cuda_tc_tile::BM - 1) / cuda_tc_tile::BM) : *redo_count;
+    for (size_t i = blockIdx.x; i < count; i += gridDim.x) {
+        const unsigned int t = all ? (unsigned int)i : redo_tiles[i];
+        const unsigned int per = all ? ntn128 : ntn, w = all ? cuda_tc_tile::BN : bn;
+        const size_t row0 = (size_t)(t / per) * cuda_tc_tile::BM, col0 = (size_t)(t % per) * w;
+        const size_t col_end = col0 + w < p.n ? col0 + w : p.n;
         cuda_tc_tile_differences(sm, row0, m, col0, col_end, p, k, vec4);
         __syncthreads(); /* every warp is done with the staging buffers */
     }
@@ -456,24 +462,25 @@ static gk_status cuda_tc_panels(gk_cuda_state *s, size_t m, const cuda_tc_params
 }
 
 /* The fused form (cuda_rbf_tc_mma.cuh) over the tiles of the output, BN columns wide. */
-template <int BN, bool LDM>
+template <int BN, bool LDM, int STAGES>
 static gk_status cuda_tc_fused(gk_cuda_state *s, size_t m, const cuda_tc_params &p, size_t dp,
-                               const float *xs, const float *ys, float *k, cuda_tc_gate gate)
+                               const float *xs, const float *ys, float *k, unsigned int *redo,
+                               cuda_tc_gate gate)
 {
-    typedef cuda_tc_mma_shape<BN> S;
+    typedef cuda_tc_mma_shape<BN, STAGES> S;
     const size_t ntn = (p.n + BN - 1) / BN, tiles = (m + S::BM - 1) / S::BM * ntn;
     const size_t most = (size_t)s->sm_count * S::BLOCKS;
     const unsigned int grid = (unsigned int)(tiles < most ? tiles : most);
     const bool vec2 = p.n % 2 == 0 && (uintptr_t)k % 8 == 0;
-    const bool vec4 = p.n % 4 == 0 && (uintptr_t)k % 16 == 0;
-    gk_status r = gk__cuda_check(cudaFuncSetAttribute(cuda_tc_mma<BN, LDM>,
+    gk_status r = gk__cuda_check(cudaFuncSetAttribute(cuda_tc_mma<BN, LDM, STAGES>,
                                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                       (int)S::smem_bytes),
                                  "cudaFuncSetAttribute(cuda_tc_mma)");
     if (r != GK_OK)
         return r;
-    cuda_tc_mma<BN, LDM><<<grid, GK_CUDA_THREADS, S::smem_bytes, s->stream>>>(
-        p, m, dp, (unsigned int)tiles, (unsigned int)ntn, xs, ys, k, vec2, vec4, gate);
+    cuda_tc_mma<BN, LDM, STAGES><<<grid, GK_CUDA_THREADS, S::smem_bytes, s->stream>>>(
+        p, m, dp, (unsigned int)tiles, (unsigned int)ntn, xs, ys, k, vec2, redo + 2, redo + 1,
+        gate);
     return gk__cuda_launched("cuda_tc_mma");
 }
 
@@ -517,8 +524,10 @@ static cuda_tc_layout cuda_tc_plan(size_t m, size_t n, size_t d, int form)
     o += cuda_tc_round16(m * sizeof(float));
     l.o_ny = o;
     o += cuda_tc_round16(n * sizeof(float));
+    /* flag[0]: the sample's count; flag[1]: the tiles the fused kernel left, listed from
+     * flag[2] on (at most one per tile of 128 x 64). */
     l.o_flag = o;
-    l.bytes = o + 16;
+    l.bytes = o + (2 + (m + 127) / 128 * ((n + 63) / 64)) * sizeof(unsigned int);
     return l;
 }
 
@@ -540,7 +549,7 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
     /* Scratch no larger than the output (the rule of cpu_rbf_gemm.c): checked in double
      * first, so that the sizes below cannot wrap. */
     if ((double)rows * (parts * (double)dp0 + 1.0) + (double)GK_TC_SUM_CHUNKS * (double)d * 3.0 +
-            (double)d >
+            (double)d + (double)m * (double)n / 4096.0 + 64.0 >
         (double)m * (double)n)
         return 0;
     const cuda_tc_layout l = cuda_tc_plan(m, n, d, form);
@@ -590,10 +599,10 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
         (unsigned int)(mt * nt < GK_TC_SAMPLE_TILES ? mt * nt : GK_TC_SAMPLE_TILES);
     cuda_tc_gate gate = {sample ? flag : NULL,
                          (unsigned int)(GK_RBF_TC_MAX_FALLBACK * (double)samples)};
+    *r = gk__cuda_check(cudaMemsetAsync(flag, 0, 2 * sizeof *flag, st), "cudaMemsetAsync");
+    if (*r != GK_OK)
+        return 1;
     if (sample) {
-        *r = gk__cuda_check(cudaMemsetAsync(flag, 0, sizeof *flag, st), "cudaMemsetAsync");
-        if (*r != GK_OK)
-            return 1;
         cuda_tc_sample<<<samples, GK_CUDA_THREADS, 0, st>>>(
             p, m, center, (unsigned int)mt, (unsigned int)nt, samples, flag);
         if ((*r = gk__cuda_launched("cuda_tc_sample")) != GK_OK)
@@ -607,21 +616,26 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
         return 1;
     const char *ldm = getenv("GK_TC_LDM");
     const bool lds = ldm != NULL && strcmp(ldm, "0") == 0;
-    if (form == 128 && !lds)
-        *r = cuda_tc_fused<128, true>(s, m, p, l.dp, xs, ys, k, gate);
+    const char *stg = getenv("GK_TC_STAGES");
+    const bool three = stg != NULL && strcmp(stg, "3") == 0;
+    if (form == 128 && !lds && three)
+        *r = cuda_tc_fused<128, true, 3>(s, m, p, l.dp, xs, ys, k, flag, gate);
+    else if (form == 128 && !lds)
+        *r = cuda_tc_fused<128, true, 2>(s, m, p, l.dp, xs, ys, k, flag, gate);
     else if (form == 128)
-        *r = cuda_tc_fused<128, false>(s, m, p, l.dp, xs, ys, k, gate);
+        *r = cuda_tc_fused<128, false, 2>(s, m, p, l.dp, xs, ys, k, flag, gate);
     else if (form == 64 && !lds)
-        *r = cuda_tc_fused<64, true>(s, m, p, l.dp, xs, ys, k, gate);
+        *r = cuda_tc_fused<64, true, 2>(s, m, p, l.dp, xs, ys, k, flag, gate);
     else if (form == 64)
-        *r = cuda_tc_fused<64, false>(s, m, p, l.dp, xs, ys, k, gate);
+        *r = cuda_tc_fused<64, false, 2>(s, m, p, l.dp, xs, ys, k, flag, gate);
     else
         *r = cuda_tc_panels(s, m, p, l.dp, xs, ys, k);
-    if (*r != GK_OK || !sample)
+    if (*r != GK_OK || form == 3)
         return 1;
     const size_t tiles = mt * nt, most = (size_t)s->sm_count * 2;
+    const unsigned int bn = form == 64 ? 64u : 128u;
     cuda_tc_differences<<<(unsigned int)(tiles < most ? tiles : most), GK_CUDA_THREADS, 0, st>>>(
-        p, m, (unsigned int)tiles, (unsigned int)nt, gate, k,
+        p, m, (unsigned int)nt, (unsigned int)((n + bn - 1) / bn), bn, flag + 2, flag + 1, gate, k,
         n % 4 == 0 && (uintptr_t)k % 16 == 0);
     *r = gk__cuda_launched("cuda_tc_differences");
     return 1;

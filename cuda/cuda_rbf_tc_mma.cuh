@@ -47,9 +47,8 @@ struct cuda_tc_diff_form {
 };
 
 /* Rows [row0, min(row0 + 128, m)) by columns [col0, col_end) of K from differences, stored
- * (streaming) into k; float4 stores where vec4 (n % 4 == 0, k 16-byte aligned). Out of line:
- * the caller's accumulators are dead by then and need not share its registers. */
-static __device__ __noinline__ void cuda_tc_tile_differences(cuda_tc_tile::smem &sm, size_t row0,
+ * (streaming) into k; float4 stores where vec4 (n % 4 == 0, k 16-byte aligned). */
+static __device__ __forceinline__ void cuda_tc_tile_differences(cuda_tc_tile::smem &sm, size_t row0,
                                                              size_t m, size_t col0, size_t col_end,
                                                              const cuda_tc_params &p,
                                                              float *__restrict__ k, bool vec4)
@@ -121,7 +120,7 @@ __device__ __forceinline__ void cuda_tc_cp16(float *dst, const float *src, bool 
  * warps of WTM x 32, each thread holding MT x 4 fragments of 16 x 8 twice (hi.hi and the cross
  * terms, kept apart so that each sum's error scales with its own magnitude). A staged row is
  * BK features plus 4 floats of padding, which makes the fragment loads conflict-free. */
-template <int BN> struct cuda_tc_mma_shape {
+template <int BN, int STAGES = 2> struct cuda_tc_mma_shape {
     enum {
         BM = 128,
         BK = 32,
@@ -136,18 +135,15 @@ template <int BN> struct cuda_tc_mma_shape {
     struct stage {
         float xh[BM][LDS], xl[BM][LDS], yh[BN][LDS], yl[BN][LDS];
     };
-    /* Two stages; a tile's fallback stages its differences in the stage its last products
-     * were read from. */
-    static constexpr size_t smem_bytes = 2 * sizeof(stage);
-    static_assert(sizeof(stage) >= sizeof(cuda_tc_tile::smem), "the fallback fits a stage");
+    static constexpr size_t smem_bytes = STAGES * sizeof(stage);
 };
 
 /* The fused form as a form of cuda_rbf_steps: block b takes tiles b, b + gridDim.x, ... in
  * row-major order; a step stages BK features of the split rows (hi and lo of x and y, row
  * stride 2 dp) and runs the three products of each 8-feature slice; the epilogue turns the
  * tile into kernel values under the bound and recomputes what fails it from differences. */
-template <int BN, bool LDM> struct cuda_tc_mma_form {
-    typedef cuda_tc_mma_shape<BN> S;
+template <int BN, bool LDM, int STAGES> struct cuda_tc_mma_form {
+    typedef cuda_tc_mma_shape<BN, STAGES> S;
     typedef typename S::stage stage;
     stage *st;
     unsigned int *counts; /* one per warp */
@@ -157,7 +153,8 @@ template <int BN, bool LDM> struct cuda_tc_mma_form {
     const float *__restrict__ xs;
     const float *__restrict__ ys;
     float *__restrict__ k;
-    bool vec2, vec4;
+    bool vec2;
+    unsigned int *redo_tiles, *redo_count;
     /* The rows and columns of the tile being staged (set at its first chunk). */
     size_t irow0, icol0;
     float hh[S::MT][S::NT][4], cr[S::MT][S::NT][4];
@@ -275,7 +272,7 @@ template <int BN, bool LDM> struct cuda_tc_mma_form {
     {
         return warp % S::WN * 32 + j * 8 + l % 4 * 2 + e % 2;
     }
-    __device__ void finish(int b, size_t t)
+    __device__ void finish(int, size_t t)
     {
         const size_t row0 = (size_t)((unsigned int)t / ntn) * S::BM;
         const size_t col0 = (size_t)((unsigned int)t % ntn) * BN;
@@ -318,11 +315,9 @@ template <int BN, bool LDM> struct cuda_tc_mma_form {
         for (int w = 0; w < GK_CUDA_THREADS / 32; w++)
             failing += counts[w];
         if (failing > (unsigned int)(S::BM * BN / GK_RBF_TC_TILE_SHARE)) {
-            /* Every warp is done with stage b (the next tile's copies go to the other). */
-            __syncthreads();
-            const size_t col_end = col0 + BN < p.n ? col0 + BN : p.n;
-            cuda_tc_tile_differences(*(cuda_tc_tile::smem *)&st[b], row0, m, col0, col_end, p, k,
-                                     vec4);
+            /* Left for cuda_tc_differences, which computes the listed tiles after this kernel. */
+            if (threadIdx.x == 0)
+                redo_tiles[atomicAdd(redo_count, 1u)] = (unsigned int)t;
             return;
         }
         /* The warp takes its failing entries one at a time, lanes across features. */
@@ -373,23 +368,71 @@ template <int BN, bool LDM> struct cuda_tc_mma_form {
     }
 };
 
+/* Waits until at most N of this thread's groups of copies are still in flight. */
+template <int N> __device__ __forceinline__ void cuda_tc_cp_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+/* The steps (tile, chunk of BK features) of a block, STAGES - 1 of them in flight while one is
+ * computed, across tiles too; one barrier per step. The form is used as by cuda_rbf_steps. A
+ * group of copies is committed at every step, empty or not, so that the wait's count holds. */
+template <int STAGES, int BK, typename Form>
+__device__ __forceinline__ void cuda_tc_pipeline(Form &f, size_t t0, size_t nchunks)
+{
+    size_t it = t0, ich = 0; /* the next step to issue */
+#pragma unroll
+    for (int b = 0; b < STAGES - 1; b++) {
+        if (f.has(it)) {
+            f.issue(b, it, ich * BK, b == 0);
+            if (++ich == nchunks) {
+                ich = 0;
+                it = f.next(it);
+            }
+        }
+        cuda_cp_commit();
+    }
+    size_t t = t0, ch = 0;
+    for (int buf = 0; f.has(t); buf = buf + 1 == STAGES ? 0 : buf + 1) {
+        /* Step s has landed for every thread, and every thread is done with step s - 1,
+         * whose buffer the next copies overwrite. */
+        cuda_tc_cp_wait<STAGES - 2>();
+        __syncthreads();
+        if (f.has(it)) {
+            f.issue(buf == 0 ? STAGES - 1 : buf - 1, it, ich * BK, false);
+            if (++ich == nchunks) {
+                ich = 0;
+                it = f.next(it);
+            }
+        }
+        cuda_cp_commit();
+        f.compute(buf, BK, ch == 0);
+        if (++ch == nchunks) {
+            f.finish(buf, t);
+            ch = 0;
+            t = f.next(t);
+        }
+    }
+}
+
 /* The fused kernel: persistent blocks (the grid is at most S::BLOCKS per SM), so that the next
  * tile's first operands are in flight during a tile's epilogue. Dynamic shared memory:
- * cuda_tc_mma_shape<BN>::smem_bytes. */
-template <int BN, bool LDM>
-__global__ void __launch_bounds__(GK_CUDA_THREADS, cuda_tc_mma_shape<BN>::BLOCKS)
+ * cuda_tc_mma_shape<BN, STAGES>::smem_bytes. */
+template <int BN, bool LDM, int STAGES>
+__global__ void __launch_bounds__(GK_CUDA_THREADS, cuda_tc_mma_shape<BN, STAGES>::BLOCKS)
     cuda_tc_mma(cuda_tc_params p, size_t m, size_t dp, unsigned int tiles, unsigned int ntn,
                 const float *__restrict__ xs, const float *__restrict__ ys, float *__restrict__ k,
-                bool vec2, bool vec4, cuda_tc_gate gate)
+                bool vec2, unsigned int *__restrict__ redo_tiles, unsigned int *redo_count,
+                cuda_tc_gate gate)
 {
     if (!gate.tensor_cores())
         return;
-    typedef cuda_tc_mma_shape<BN> S;
+    typedef cuda_tc_mma_shape<BN, STAGES> S;
     extern __shared__ __align__(16) unsigned char cuda_tc_smem[];
     __shared__ unsigned int counts[GK_CUDA_THREADS / 32];
     typename S::stage *st = (typename S::stage *)cuda_tc_smem;
-    cuda_tc_mma_form<BN, LDM> f{st, counts, p, m, dp, tiles, ntn, xs, ys, k, vec2, vec4, 0, 0, {}, {}};
-    cuda_rbf_steps<S::BK>(f, blockIdx.x, dp);
+    cuda_tc_mma_form<BN, LDM, STAGES> f{st, counts, p, m, dp, tiles, ntn, xs, ys, k, vec2, redo_tiles, redo_count, 0, 0, {}, {}};
+    cuda_tc_pipeline<STAGES, S::BK>(f, blockIdx.x, dp / S::BK);
 }
 
 #endif /* GK_CUDA_RBF_TC_MMA_CUH */
