@@ -61,7 +61,9 @@ def main():
                     ref = np.exp(-float(np.float32(g)) * dist)
                 for form in args.forms.split(","):
                     os.environ["GK_TC_FORM"] = form.split(":")[0]
-                    os.environ["GK_TC_LDM"] = "0" if form.endswith(":lds") else "1"
+                    os.environ["GK_TC_LDM"] = "0" if ":lds" in form else "1"
+                    os.environ["GK_TC_STAGES"] = "3" if ":s3" in form else "2"
+                    os.environ["GK_TC_FLY"] = "1" if ":fly" in form else "0"
                     fn = lambda i: o.chk(o.lib.gk_rbf_matrix(o.ctx, nn, nn, d, g, x, y, k))
                     if args.once:
                         fn(0)
@@ -84,6 +86,8 @@ def main():
             o.free()
     os.environ.pop("GK_TC_FORM", None)
     os.environ.pop("GK_TC_LDM", None)
+    os.environ.pop("GK_TC_STAGES", None)
+    os.environ.pop("GK_TC_FLY", None)
 
 
 if __name__ == "__main__":

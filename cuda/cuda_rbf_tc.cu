@@ -166,8 +166,12 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
     for (size_t l = lane; l < dp; l += 32) {
         float v = l < d ? src[l] - center[l] : 0.0f;
         float hi = cuda_tf32(v), lo = cuda_tf32(v - hi);
-        dst[l] = hi;
-        dst[dp + l] = is_x || parts == 2 ? lo : hi;
+        if (parts == 1) {
+            dst[l] = v;
+        } else {
+            dst[l] = hi;
+            dst[dp + l] = is_x || parts == 2 ? lo : hi;
+        }
         if (parts == 3)
             dst[2 * dp + l] = is_x ? hi : lo;
         acc = fma((double)v, (double)v, acc);
@@ -462,23 +466,23 @@ static gk_status cuda_tc_panels(gk_cuda_state *s, size_t m, const cuda_tc_params
 }
 
 /* The fused form (cuda_rbf_tc_mma.cuh) over the tiles of the output, BN columns wide. */
-template <int BN, bool LDM, int STAGES>
+template <int BN, bool LDM, int STAGES, bool FLY>
 static gk_status cuda_tc_fused(gk_cuda_state *s, size_t m, const cuda_tc_params &p, size_t dp,
                                const float *xs, const float *ys, float *k, unsigned int *redo,
                                cuda_tc_gate gate)
 {
-    typedef cuda_tc_mma_shape<BN, STAGES> S;
+    typedef cuda_tc_mma_shape<BN, STAGES, FLY> S;
     const size_t ntn = (p.n + BN - 1) / BN, tiles = (m + S::BM - 1) / S::BM * ntn;
     const size_t most = (size_t)s->sm_count * S::BLOCKS;
     const unsigned int grid = (unsigned int)(tiles < most ? tiles : most);
     const bool vec2 = p.n % 2 == 0 && (uintptr_t)k % 8 == 0;
-    gk_status r = gk__cuda_check(cudaFuncSetAttribute(cuda_tc_mma<BN, LDM, STAGES>,
+    gk_status r = gk__cuda_check(cudaFuncSetAttribute(cuda_tc_mma<BN, LDM, STAGES, FLY>,
                                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                       (int)S::smem_bytes),
                                  "cudaFuncSetAttribute(cuda_tc_mma)");
     if (r != GK_OK)
         return r;
-    cuda_tc_mma<BN, LDM, STAGES><<<grid, GK_CUDA_THREADS, S::smem_bytes, s->stream>>>(
+    cuda_tc_mma<BN, LDM, STAGES, FLY><<<grid, GK_CUDA_THREADS, S::smem_bytes, s->stream>>>(
         p, m, dp, (unsigned int)tiles, (unsigned int)ntn, xs, ys, k, vec2, redo + 2, redo + 1,
         gate);
     return gk__cuda_launched("cuda_tc_mma");
@@ -503,13 +507,13 @@ struct cuda_tc_layout {
     size_t chunk, chunks, dp, parts, bytes;
     size_t o_pcount, o_center, o_xs, o_ys, o_nx, o_ny, o_flag;
 };
-static cuda_tc_layout cuda_tc_plan(size_t m, size_t n, size_t d, int form)
+static cuda_tc_layout cuda_tc_plan(size_t m, size_t n, size_t d, int form, bool fly)
 {
     cuda_tc_layout l;
     const size_t rows = m + n;
     l.chunk = (rows + GK_TC_SUM_CHUNKS - 1) / GK_TC_SUM_CHUNKS;
     l.chunks = (rows + l.chunk - 1) / l.chunk;
-    l.parts = form == 3 ? 3 : 2;
+    l.parts = form == 3 ? 3 : fly ? 1 : 2;
     l.dp = form == 3 ? (d + 3) / 4 * 4 : (d + 31) / 32 * 32;
     size_t o = cuda_tc_round16(l.chunks * d * sizeof(double));
     l.o_pcount = o;
@@ -552,7 +556,9 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
             (double)d + (double)m * (double)n / 4096.0 + 64.0 >
         (double)m * (double)n)
         return 0;
-    const cuda_tc_layout l = cuda_tc_plan(m, n, d, form);
+    const char *fl = getenv("GK_TC_FLY");
+    const bool fly = form != 3 && fl != NULL && strcmp(fl, "1") == 0;
+    const cuda_tc_layout l = cuda_tc_plan(m, n, d, form, fly);
     char *w = NULL;
     *r = gk__cuda_workspace(s, l.bytes, (void **)&w);
     if (*r == GK_OK && form == 3)
@@ -618,16 +624,20 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
     const bool lds = ldm != NULL && strcmp(ldm, "0") == 0;
     const char *stg = getenv("GK_TC_STAGES");
     const bool three = stg != NULL && strcmp(stg, "3") == 0;
-    if (form == 128 && !lds && three)
-        *r = cuda_tc_fused<128, true, 3>(s, m, p, l.dp, xs, ys, k, flag, gate);
+    if (form == 128 && fly)
+        *r = cuda_tc_fused<128, true, 3, true>(s, m, p, l.dp, xs, ys, k, flag, gate);
+    else if (form == 64 && fly)
+        *r = cuda_tc_fused<64, true, 2, true>(s, m, p, l.dp, xs, ys, k, flag, gate);
+    else if (form == 128 && !lds && three)
+        *r = cuda_tc_fused<128, true, 3, false>(s, m, p, l.dp, xs, ys, k, flag, gate);
     else if (form == 128 && !lds)
-        *r = cuda_tc_fused<128, true, 2>(s, m, p, l.dp, xs, ys, k, flag, gate);
+        *r = cuda_tc_fused<128, true, 2, false>(s, m, p, l.dp, xs, ys, k, flag, gate);
     else if (form == 128)
-        *r = cuda_tc_fused<128, false, 2>(s, m, p, l.dp, xs, ys, k, flag, gate);
+        *r = cuda_tc_fused<128, false, 2, false>(s, m, p, l.dp, xs, ys, k, flag, gate);
     else if (form == 64 && !lds)
-        *r = cuda_tc_fused<64, true, 2>(s, m, p, l.dp, xs, ys, k, flag, gate);
+        *r = cuda_tc_fused<64, true, 2, false>(s, m, p, l.dp, xs, ys, k, flag, gate);
     else if (form == 64)
-        *r = cuda_tc_fused<64, false, 2>(s, m, p, l.dp, xs, ys, k, flag, gate);
+        *r = cuda_tc_fused<64, false, 2, false>(s, m, p, l.dp, xs, ys, k, flag, gate);
     else
         *r = cuda_tc_panels(s, m, p, l.dp, xs, ys, k);
     if (*r != GK_OK || form == 3)

@@ -106,6 +106,16 @@ __device__ __forceinline__ void cuda_tc_ldmatrix4(unsigned int &r0, unsigned int
                  : "r"(a));
 }
 
+/* v (the bits of a float32, in hi) split as the split kernel does: hi = v rounded to the
+ * nearest tf32 (ties away: the carry of adding half the dropped bits), lo = v - hi (exact)
+ * rounded likewise. Integer operations and one subtraction, at the full rate. */
+__device__ __forceinline__ void cuda_tc_split_tf32(unsigned int &hi, unsigned int &lo)
+{
+    const unsigned int v = hi;
+    hi = (v + 0x1000u) & 0xffffe000u;
+    lo = (__float_as_uint(__uint_as_float(v) - __uint_as_float(hi)) + 0x1000u) & 0xffffe000u;
+}
+
 /* 16 bytes global to shared, asynchronously; ok = false fills zeros (src must be mapped). */
 __device__ __forceinline__ void cuda_tc_cp16(float *dst, const float *src, bool ok)
 {
@@ -120,7 +130,7 @@ __device__ __forceinline__ void cuda_tc_cp16(float *dst, const float *src, bool 
  * warps of WTM x 32, each thread holding MT x 4 fragments of 16 x 8 twice (hi.hi and the cross
  * terms, kept apart so that each sum's error scales with its own magnitude). A staged row is
  * BK features plus 4 floats of padding, which makes the fragment loads conflict-free. */
-template <int BN, int STAGES = 2> struct cuda_tc_mma_shape {
+template <int BN, int STAGES, bool FLY> struct cuda_tc_mma_shape {
     enum {
         BM = 128,
         BK = 32,
@@ -132,8 +142,9 @@ template <int BN, int STAGES = 2> struct cuda_tc_mma_shape {
         LDS = BK + 4,
         BLOCKS = BN == 128 ? 1 : 2
     };
+    /* FLY: the centered values alone (xh, yh), split into hi and lo in registers. */
     struct stage {
-        float xh[BM][LDS], xl[BM][LDS], yh[BN][LDS], yl[BN][LDS];
+        float xh[BM][LDS], xl[FLY ? 1 : BM][LDS], yh[BN][LDS], yl[FLY ? 1 : BN][LDS];
     };
     static constexpr size_t smem_bytes = STAGES * sizeof(stage);
 };
@@ -142,8 +153,8 @@ template <int BN, int STAGES = 2> struct cuda_tc_mma_shape {
  * row-major order; a step stages BK features of the split rows (hi and lo of x and y, row
  * stride 2 dp) and runs the three products of each 8-feature slice; the epilogue turns the
  * tile into kernel values under the bound and recomputes what fails it from differences. */
-template <int BN, bool LDM, int STAGES> struct cuda_tc_mma_form {
-    typedef cuda_tc_mma_shape<BN, STAGES> S;
+template <int BN, bool LDM, int STAGES, bool FLY> struct cuda_tc_mma_form {
+    typedef cuda_tc_mma_shape<BN, STAGES, FLY> S;
     typedef typename S::stage stage;
     stage *st;
     unsigned int *counts; /* one per warp */
@@ -175,7 +186,7 @@ template <int BN, bool LDM, int STAGES> struct cuda_tc_mma_form {
         }
         stage &s = st[b];
         const int tid = (int)threadIdx.x;
-        const size_t ld = 2 * dp;
+        const size_t ld = FLY ? dp : 2 * dp;
         enum { Q = S::BK / 4, XQ = S::BM * Q / GK_CUDA_THREADS, YQ = BN * Q / GK_CUDA_THREADS };
 #pragma unroll
         for (int q = 0; q < XQ; q++) {
@@ -183,7 +194,8 @@ template <int BN, bool LDM, int STAGES> struct cuda_tc_mma_form {
             const bool ok = irow0 + r < m;
             const float *src = ok ? xs + (irow0 + r) * ld + l0 + c : xs;
             cuda_tc_cp16(&s.xh[r][c], src, ok);
-            cuda_tc_cp16(&s.xl[r][c], ok ? src + dp : xs, ok);
+            if (!FLY)
+                cuda_tc_cp16(&s.xl[r][c], ok ? src + dp : xs, ok);
         }
 #pragma unroll
         for (int q = 0; q < YQ; q++) {
@@ -191,7 +203,8 @@ template <int BN, bool LDM, int STAGES> struct cuda_tc_mma_form {
             const bool ok = icol0 + r < p.n;
             const float *src = ok ? ys + (icol0 + r) * ld + l0 + c : ys;
             cuda_tc_cp16(&s.yh[r][c], src, ok);
-            cuda_tc_cp16(&s.yl[r][c], ok ? src + dp : ys, ok);
+            if (!FLY)
+                cuda_tc_cp16(&s.yl[r][c], ok ? src + dp : ys, ok);
         }
     }
     __device__ void compute(int b, int, bool init)
@@ -223,7 +236,15 @@ template <int BN, bool LDM, int STAGES> struct cuda_tc_mma_form {
                 for (int j = 0; j < S::NT; j += 2) {
                     const int c = wc + j * 8 + lb / 2 * 8 + lr, kc = kk + lb % 2 * 4;
                     cuda_tc_ldmatrix4(bh[j][0], bh[j][1], bh[j + 1][0], bh[j + 1][1], &s.yh[c][kc]);
-                    cuda_tc_ldmatrix4(bl[j][0], bl[j][1], bl[j + 1][0], bl[j + 1][1], &s.yl[c][kc]);
+                    if (FLY) {
+                        cuda_tc_split_tf32(bh[j][0], bl[j][0]);
+                        cuda_tc_split_tf32(bh[j][1], bl[j][1]);
+                        cuda_tc_split_tf32(bh[j + 1][0], bl[j + 1][0]);
+                        cuda_tc_split_tf32(bh[j + 1][1], bl[j + 1][1]);
+                    } else {
+                        cuda_tc_ldmatrix4(bl[j][0], bl[j][1], bl[j + 1][0], bl[j + 1][1],
+                                          &s.yl[c][kc]);
+                    }
                 }
             } else {
 #pragma unroll
@@ -243,7 +264,13 @@ template <int BN, bool LDM, int STAGES> struct cuda_tc_mma_form {
                     const int lr = lane % 8, lb = lane / 8;
                     const int ar = wr + i * 16 + lb % 2 * 8 + lr, kc = kk + lb / 2 * 4;
                     cuda_tc_ldmatrix4(ah[0], ah[1], ah[2], ah[3], &s.xh[ar][kc]);
-                    cuda_tc_ldmatrix4(al[0], al[1], al[2], al[3], &s.xl[ar][kc]);
+                    if (FLY) {
+#pragma unroll
+                        for (int e = 0; e < 4; e++)
+                            cuda_tc_split_tf32(ah[e], al[e]);
+                    } else {
+                        cuda_tc_ldmatrix4(al[0], al[1], al[2], al[3], &s.xl[ar][kc]);
+                    }
                 } else {
                     ah[0] = __float_as_uint(s.xh[r][kk + q]);
                     ah[1] = __float_as_uint(s.xh[r + 8][kk + q]);
@@ -417,9 +444,9 @@ __device__ __forceinline__ void cuda_tc_pipeline(Form &f, size_t t0, size_t nchu
 
 /* The fused kernel: persistent blocks (the grid is at most S::BLOCKS per SM), so that the next
  * tile's first operands are in flight during a tile's epilogue. Dynamic shared memory:
- * cuda_tc_mma_shape<BN, STAGES>::smem_bytes. */
-template <int BN, bool LDM, int STAGES>
-__global__ void __launch_bounds__(GK_CUDA_THREADS, cuda_tc_mma_shape<BN, STAGES>::BLOCKS)
+ * cuda_tc_mma_shape<BN, STAGES, FLY>::smem_bytes. */
+template <int BN, bool LDM, int STAGES, bool FLY>
+__global__ void __launch_bounds__(GK_CUDA_THREADS, cuda_tc_mma_shape<BN, STAGES, FLY>::BLOCKS)
     cuda_tc_mma(cuda_tc_params p, size_t m, size_t dp, unsigned int tiles, unsigned int ntn,
                 const float *__restrict__ xs, const float *__restrict__ ys, float *__restrict__ k,
                 bool vec2, unsigned int *__restrict__ redo_tiles, unsigned int *redo_count,
@@ -427,11 +454,11 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, cuda_tc_mma_shape<BN, STAGES>
 {
     if (!gate.tensor_cores())
         return;
-    typedef cuda_tc_mma_shape<BN, STAGES> S;
+    typedef cuda_tc_mma_shape<BN, STAGES, FLY> S;
     extern __shared__ __align__(16) unsigned char cuda_tc_smem[];
     __shared__ unsigned int counts[GK_CUDA_THREADS / 32];
     typename S::stage *st = (typename S::stage *)cuda_tc_smem;
-    cuda_tc_mma_form<BN, LDM, STAGES> f{st, counts, p, m, dp, tiles, ntn, xs, ys, k, vec2, redo_tiles, redo_count, 0, 0, {}, {}};
+    cuda_tc_mma_form<BN, LDM, STAGES, FLY> f{st, counts, p, m, dp, tiles, ntn, xs, ys, k, vec2, redo_tiles, redo_count, 0, 0, {}, {}};
     cuda_tc_pipeline<STAGES, S::BK>(f, blockIdx.x, dp / S::BK);
 }
 
