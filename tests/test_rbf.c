@@ -626,18 +626,24 @@ static void tc_case(gk_context *ctx, size_t m, size_t n, size_t d, double gamma,
     gk_buffer_destroy(k);
 }
 
-/* The CUDA backend's float32 tensor-core form (cuda/cuda_rbf_tc.cu: d >= 256, 2^24 entries or
- * more), whose rounding bound keeps an entry or sends it back to differences. On U[0, 1) rows
- * at d = 256 the bound passes every entry at gamma = 1 / d and fails nearly every one from
- * 1.5 / d: at 1.25 / d some 0.6 % of the entries fail it (seen in a float64 model of the
- * bound), the boundary among the entries, each failing entry recomputed by one warp. With two
- * clusters (wide = 2) and gamma = 0.25 / d, pairs within the small cluster fail it (e is 500
- * times larger there, K near 1): their tile is computed from differences as a whole, and the
- * copies of its rows elsewhere in y (identical rows) one warp each; pairs across the clusters
- * pass (K near 0), as do pairs within the large one. Shapes are no multiples of the 128 x 128
- * tiles, n % 4 != 0 takes the scalar loads and stores, d = 257 the padding to 260, and 6000 x 4500
- * spans two row panels of 48 MiB and a partial third. Not run on the CPU backend: its own GEMM form
- * is covered above, and at these sizes the references would take valgrind minutes. */
+/* The CUDA backend's float32 tensor-core form (cuda/cuda_rbf_tc.cu, cuda/cuda_rbf_tc_mma.cuh: 2^24
+ * entries or more, d from GK_RBF_TC_MIN_D), whose rounding bound keeps an entry or sends it back
+ * to differences, and whose sample of 256 tiles sends the whole call to differences where more
+ * than a quarter of them would fall back. On U[0, 1) rows at d = 256 the bound passes every entry
+ * at gamma = 1 / d and fails nearly every one from 1.5 / d: at 1.25 / d some 0.6 % of the
+ * entries fail it (seen in a float64 model of the bound), the boundary among the entries, each
+ * failing entry recomputed by one warp; at 4 / d the sample rejects the tensor cores (the
+ * difference kernel of cuda_rbf_tc.cu computes every tile). With two clusters (wide = 2) and
+ * gamma = 0.25 / d, pairs within the small cluster fail it (e is 500 times larger there, K near
+ * 1): their tile is computed from differences as a whole, and the copies of its rows elsewhere in
+ * y (identical rows) one warp each; pairs across the clusters pass (K near 0), as do pairs within
+ * the large one. Shapes are no multiples of the 128 x 128 tiles, n % 4 != 0 takes the scalar
+ * loads and stores (n odd: no float2 stores either), d = 257 the padding, and 6000 x 4500 spans
+ * many tiles per block; the d = 64 cases (offset data, NaN and inf, rbf_matrix(x, x)) run the
+ * tensor-core form where GK_RBF_TC_MIN_D allows, the CUDA-core forms otherwise. Setting
+ * GK_TC_PREDICT=0 (a measurement switch) skips the sample, so that the fused kernel and its
+ * fallbacks take the 4 / d case too. Not run on the CPU backend: its own GEMM form is covered
+ * above, and at these sizes the references would take valgrind minutes. */
 static void test_matrix_tensor_core(void **state)
 {
     gk_context *ctx = gk_test_context(state);
