@@ -64,6 +64,7 @@ def main():
                     os.environ["GK_TC_LDM"] = "0" if ":lds" in form else "1"
                     os.environ["GK_TC_STAGES"] = "3" if ":s3" in form else "2"
                     os.environ["GK_TC_FLY"] = "1" if ":fly" in form else "0"
+                    os.environ["GK_TC_BF16"] = "1" if ":bf" in form else "0"
                     fn = lambda i: o.chk(o.lib.gk_rbf_matrix(o.ctx, nn, nn, d, g, x, y, k))
                     if args.once:
                         fn(0)
@@ -88,6 +89,7 @@ def main():
     os.environ.pop("GK_TC_LDM", None)
     os.environ.pop("GK_TC_STAGES", None)
     os.environ.pop("GK_TC_FLY", None)
+    os.environ.pop("GK_TC_BF16", None)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <cuda_bf16.h>
+
 #include "cuda_rbf_tc_bound.cuh"
 #include "cuda_rbf_tc_mma.cuh"
 #include "cuda_rbf_tile.cuh"
@@ -161,13 +163,18 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
     const bool is_x = row < m;
     const size_t r = is_x ? row : row - m;
     const float *src = (is_x ? x : y) + r * d;
-    float *dst = (is_x ? xs : ys) + r * parts * dp;
+    float *dst = (is_x ? xs : ys) + r * (parts == 4 ? 2 : parts) * dp;
     double acc = 0.0;
     for (size_t l = lane; l < dp; l += 32) {
         float v = l < d ? src[l] - center[l] : 0.0f;
         float hi = cuda_tf32(v), lo = cuda_tf32(v - hi);
         if (parts == 1) {
             dst[l] = v;
+        } else if (parts == 4) {
+            dst[l] = hi;
+            __nv_bfloat16 *b = (__nv_bfloat16 *)(dst + dp);
+            b[l] = __float2bfloat16_rn(hi);
+            b[dp + l] = __float2bfloat16_rn(lo);
         } else {
             dst[l] = hi;
             dst[dp + l] = is_x || parts == 2 ? lo : hi;
@@ -466,23 +473,23 @@ static gk_status cuda_tc_panels(gk_cuda_state *s, size_t m, const cuda_tc_params
 }
 
 /* The fused form (cuda_rbf_tc_mma.cuh) over the tiles of the output, BN columns wide. */
-template <int BN, bool LDM, int STAGES, bool FLY>
+template <int BN, bool LDM, int STAGES, int OPS>
 static gk_status cuda_tc_fused(gk_cuda_state *s, size_t m, const cuda_tc_params &p, size_t dp,
                                const float *xs, const float *ys, float *k, unsigned int *redo,
                                cuda_tc_gate gate)
 {
-    typedef cuda_tc_mma_shape<BN, STAGES, FLY> S;
+    typedef cuda_tc_mma_shape<BN, STAGES, OPS> S;
     const size_t ntn = (p.n + BN - 1) / BN, tiles = (m + S::BM - 1) / S::BM * ntn;
     const size_t most = (size_t)s->sm_count * S::BLOCKS;
     const unsigned int grid = (unsigned int)(tiles < most ? tiles : most);
     const bool vec2 = p.n % 2 == 0 && (uintptr_t)k % 8 == 0;
-    gk_status r = gk__cuda_check(cudaFuncSetAttribute(cuda_tc_mma<BN, LDM, STAGES, FLY>,
+    gk_status r = gk__cuda_check(cudaFuncSetAttribute(cuda_tc_mma<BN, LDM, STAGES, OPS>,
                                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                       (int)S::smem_bytes),
                                  "cudaFuncSetAttribute(cuda_tc_mma)");
     if (r != GK_OK)
         return r;
-    cuda_tc_mma<BN, LDM, STAGES, FLY><<<grid, GK_CUDA_THREADS, S::smem_bytes, s->stream>>>(
+    cuda_tc_mma<BN, LDM, STAGES, OPS><<<grid, GK_CUDA_THREADS, S::smem_bytes, s->stream>>>(
         p, m, dp, (unsigned int)tiles, (unsigned int)ntn, xs, ys, k, vec2, redo + 2, redo + 1,
         gate);
     return gk__cuda_launched("cuda_tc_mma");
@@ -558,6 +565,8 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
         return 0;
     const char *fl = getenv("GK_TC_FLY");
     const bool fly = form != 3 && fl != NULL && strcmp(fl, "1") == 0;
+    const char *bfe = getenv("GK_TC_BF16");
+    const bool bf = form != 3 && !fly && bfe != NULL && strcmp(bfe, "1") == 0;
     const cuda_tc_layout l = cuda_tc_plan(m, n, d, form, fly);
     char *w = NULL;
     *r = gk__cuda_workspace(s, l.bytes, (void **)&w);
@@ -583,7 +592,8 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
         return 1;
 
     const double u = 0x1p-24;
-    const double kappa = 3.02 * (double)l.dp + 30.0;
+    /* bf16 cross terms: hi and lo rounded to 8 bits add 2^-18 s to D (64.1 u s). */
+    const double kappa = 3.02 * (double)l.dp + 30.0 + (bf ? 64.1 : 0.0);
     cuda_tc_params p;
     p.n = n;
     p.d = d;
@@ -617,27 +627,34 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
 
     const size_t warps = GK_CUDA_THREADS / 32;
     cuda_tc_split<<<(unsigned int)((rows + warps - 1) / warps), GK_CUDA_THREADS, 0, st>>>(
-        m, n, d, l.dp, (int)l.parts, x, y, center, xs, ys, nx, ny, gate);
+        m, n, d, l.dp, bf ? 4 : (int)l.parts, x, y, center, xs, ys, nx, ny, gate);
     if ((*r = gk__cuda_launched("cuda_tc_split")) != GK_OK)
         return 1;
     const char *ldm = getenv("GK_TC_LDM");
     const bool lds = ldm != NULL && strcmp(ldm, "0") == 0;
     const char *stg = getenv("GK_TC_STAGES");
     const bool three = stg != NULL && strcmp(stg, "3") == 0;
-    if (form == 128 && fly)
-        *r = cuda_tc_fused<128, true, 3, true>(s, m, p, l.dp, xs, ys, k, flag, gate);
+    const int S_ = GK_TC_OPS_SPLIT, F_ = GK_TC_OPS_FLY, B_ = GK_TC_OPS_BF16;
+    if (form == 128 && bf && three)
+        *r = cuda_tc_fused<128, true, 3, B_>(s, m, p, l.dp, xs, ys, k, flag, gate);
+    else if (form == 128 && bf)
+        *r = cuda_tc_fused<128, true, 2, B_>(s, m, p, l.dp, xs, ys, k, flag, gate);
+    else if (form == 64 && bf)
+        *r = cuda_tc_fused<64, true, 2, B_>(s, m, p, l.dp, xs, ys, k, flag, gate);
+    else if (form == 128 && fly)
+        *r = cuda_tc_fused<128, true, 3, F_>(s, m, p, l.dp, xs, ys, k, flag, gate);
     else if (form == 64 && fly)
-        *r = cuda_tc_fused<64, true, 2, true>(s, m, p, l.dp, xs, ys, k, flag, gate);
+        *r = cuda_tc_fused<64, true, 2, F_>(s, m, p, l.dp, xs, ys, k, flag, gate);
     else if (form == 128 && !lds && three)
-        *r = cuda_tc_fused<128, true, 3, false>(s, m, p, l.dp, xs, ys, k, flag, gate);
+        *r = cuda_tc_fused<128, true, 3, S_>(s, m, p, l.dp, xs, ys, k, flag, gate);
     else if (form == 128 && !lds)
-        *r = cuda_tc_fused<128, true, 2, false>(s, m, p, l.dp, xs, ys, k, flag, gate);
+        *r = cuda_tc_fused<128, true, 2, S_>(s, m, p, l.dp, xs, ys, k, flag, gate);
     else if (form == 128)
-        *r = cuda_tc_fused<128, false, 2, false>(s, m, p, l.dp, xs, ys, k, flag, gate);
+        *r = cuda_tc_fused<128, false, 2, S_>(s, m, p, l.dp, xs, ys, k, flag, gate);
     else if (form == 64 && !lds)
-        *r = cuda_tc_fused<64, true, 2, false>(s, m, p, l.dp, xs, ys, k, flag, gate);
+        *r = cuda_tc_fused<64, true, 2, S_>(s, m, p, l.dp, xs, ys, k, flag, gate);
     else if (form == 64)
-        *r = cuda_tc_fused<64, false, 2, false>(s, m, p, l.dp, xs, ys, k, flag, gate);
+        *r = cuda_tc_fused<64, false, 2, S_>(s, m, p, l.dp, xs, ys, k, flag, gate);
     else
         *r = cuda_tc_panels(s, m, p, l.dp, xs, ys, k);
     if (*r != GK_OK || form == 3)

@@ -4,6 +4,8 @@
 #ifndef GK_CUDA_RBF_TC_MMA_CUH
 #define GK_CUDA_RBF_TC_MMA_CUH
 
+#include <cuda_bf16.h>
+
 #include "cuda_rbf_tc_bound.cuh"
 #include "cuda_rbf_tile.cuh"
 
@@ -116,6 +118,16 @@ __device__ __forceinline__ void cuda_tc_split_tf32(unsigned int &hi, unsigned in
     lo = (__float_as_uint(__uint_as_float(v) - __uint_as_float(hi)) + 0x1000u) & 0xffffe000u;
 }
 
+/* D += A B on the tensor cores: A 16 x 16 and B 16 x 8 bf16 fragments, D 16 x 8 float32. */
+__device__ __forceinline__ void cuda_tc_mma_bf16(float (&acc)[4], const unsigned int (&a)[4],
+                                                 const unsigned int (&b)[2])
+{
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
 /* 16 bytes global to shared, asynchronously; ok = false fills zeros (src must be mapped). */
 __device__ __forceinline__ void cuda_tc_cp16(float *dst, const float *src, bool ok)
 {
@@ -130,7 +142,11 @@ __device__ __forceinline__ void cuda_tc_cp16(float *dst, const float *src, bool 
  * warps of WTM x 32, each thread holding MT x 4 fragments of 16 x 8 twice (hi.hi and the cross
  * terms, kept apart so that each sum's error scales with its own magnitude). A staged row is
  * BK features plus 4 floats of padding, which makes the fragment loads conflict-free. */
-template <int BN, int STAGES, bool FLY> struct cuda_tc_mma_shape {
+/* The operands a stage holds: hi and lo as tf32 (OPS_SPLIT), the centered values split in
+ * registers (OPS_FLY), or hi as tf32 and hi and lo as bf16 for the cross terms (OPS_BF16). */
+enum { GK_TC_OPS_SPLIT, GK_TC_OPS_FLY, GK_TC_OPS_BF16 };
+
+template <int BN, int STAGES, int OPS> struct cuda_tc_mma_shape {
     enum {
         BM = 128,
         BK = 32,
@@ -140,11 +156,17 @@ template <int BN, int STAGES, bool FLY> struct cuda_tc_mma_shape {
         MT = WTM / 16,
         NT = 4,
         LDS = BK + 4,
+        /* bf16 row: hi then lo, BK each, and 8 of padding (conflict-free ldmatrix) */
+        BLD = 2 * BK + 8,
+        FLY = OPS == GK_TC_OPS_FLY,
+        BF = OPS == GK_TC_OPS_BF16,
         BLOCKS = BN == 128 ? 1 : 2
     };
     /* FLY: the centered values alone (xh, yh), split into hi and lo in registers. */
     struct stage {
-        float xh[BM][LDS], xl[FLY ? 1 : BM][LDS], yh[BN][LDS], yl[FLY ? 1 : BN][LDS];
+        float xh[BM][LDS], xl[OPS == GK_TC_OPS_SPLIT ? BM : 1][LDS];
+        float yh[BN][LDS], yl[OPS == GK_TC_OPS_SPLIT ? BN : 1][LDS];
+        __nv_bfloat16 xb[BF ? BM : 1][BLD], yb[BF ? BN : 1][BLD];
     };
     static constexpr size_t smem_bytes = STAGES * sizeof(stage);
 };
@@ -153,8 +175,9 @@ template <int BN, int STAGES, bool FLY> struct cuda_tc_mma_shape {
  * row-major order; a step stages BK features of the split rows (hi and lo of x and y, row
  * stride 2 dp) and runs the three products of each 8-feature slice; the epilogue turns the
  * tile into kernel values under the bound and recomputes what fails it from differences. */
-template <int BN, bool LDM, int STAGES, bool FLY> struct cuda_tc_mma_form {
-    typedef cuda_tc_mma_shape<BN, STAGES, FLY> S;
+template <int BN, bool LDM, int STAGES, int OPS> struct cuda_tc_mma_form {
+    typedef cuda_tc_mma_shape<BN, STAGES, OPS> S;
+    enum { FLY = S::FLY, BF = S::BF };
     typedef typename S::stage stage;
     stage *st;
     unsigned int *counts; /* one per warp */
@@ -194,8 +217,16 @@ template <int BN, bool LDM, int STAGES, bool FLY> struct cuda_tc_mma_form {
             const bool ok = irow0 + r < m;
             const float *src = ok ? xs + (irow0 + r) * ld + l0 + c : xs;
             cuda_tc_cp16(&s.xh[r][c], src, ok);
-            if (!FLY)
+            if (BF) {
+                /* 16 bytes of the bf16 half of the row: part p (hi, lo), 8 features */
+                const int part = idx % Q / (Q / 2), cb = idx % (Q / 2) * 8;
+                const __nv_bfloat16 *bsrc =
+                    (const __nv_bfloat16 *)(ok ? xs + (irow0 + r) * ld + dp : xs) + part * dp +
+                    (ok ? l0 + cb : 0);
+                cuda_tc_cp16((float *)&s.xb[r][part * S::BK + cb], (const float *)bsrc, ok);
+            } else if (!FLY) {
                 cuda_tc_cp16(&s.xl[r][c], ok ? src + dp : xs, ok);
+            }
         }
 #pragma unroll
         for (int q = 0; q < YQ; q++) {
@@ -203,8 +234,15 @@ template <int BN, bool LDM, int STAGES, bool FLY> struct cuda_tc_mma_form {
             const bool ok = icol0 + r < p.n;
             const float *src = ok ? ys + (icol0 + r) * ld + l0 + c : ys;
             cuda_tc_cp16(&s.yh[r][c], src, ok);
-            if (!FLY)
+            if (BF) {
+                const int part = idx % Q / (Q / 2), cb = idx % (Q / 2) * 8;
+                const __nv_bfloat16 *bsrc =
+                    (const __nv_bfloat16 *)(ok ? ys + (icol0 + r) * ld + dp : ys) + part * dp +
+                    (ok ? l0 + cb : 0);
+                cuda_tc_cp16((float *)&s.yb[r][part * S::BK + cb], (const float *)bsrc, ok);
+            } else if (!FLY) {
                 cuda_tc_cp16(&s.yl[r][c], ok ? src + dp : ys, ok);
+            }
         }
     }
     __device__ void compute(int b, int, bool init)
@@ -218,7 +256,60 @@ template <int BN, bool LDM, int STAGES, bool FLY> struct cuda_tc_mma_form {
                     for (int e = 0; e < 4; e++)
                         hh[i][j][e] = cr[i][j][e] = 0.0f;
         }
-        const stage &s = st[b];
+        if (BF)
+            compute_bf16(st[b]);
+        else
+            compute_tf32(st[b]);
+    }
+    /* hi.hi on tf32 as in compute_tf32; the cross terms on bf16 m16n8k16, in the natural
+     * feature order (ldmatrix gives the bf16 fragments directly). */
+    __device__ __forceinline__ void compute_bf16(const stage &s)
+    {
+        const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
+        const int lr = lane % 8, lb = lane / 8;
+        const int wr = warp / S::WN * S::WTM, wc = warp % S::WN * 32;
+#pragma unroll
+        for (int kk = 0; kk < S::BK; kk += 16) {
+            unsigned int bh[2][S::NT][2], bbh[S::NT][2], bbl[S::NT][2];
+#pragma unroll
+            for (int j = 0; j < S::NT; j += 2) {
+                const int c = wc + j * 8 + lb / 2 * 8 + lr;
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const int kc = kk + h * 8 + lb % 2 * 4;
+                    cuda_tc_ldmatrix4(bh[h][j][0], bh[h][j][1], bh[h][j + 1][0], bh[h][j + 1][1],
+                                      &s.yh[c][kc]);
+                }
+                const int kb = kk + lb % 2 * 8;
+                cuda_tc_ldmatrix4(bbh[j][0], bbh[j][1], bbh[j + 1][0], bbh[j + 1][1],
+                                  (const float *)&s.yb[c][kb]);
+                cuda_tc_ldmatrix4(bbl[j][0], bbl[j][1], bbl[j + 1][0], bbl[j + 1][1],
+                                  (const float *)&s.yb[c][S::BK + kb]);
+            }
+#pragma unroll
+            for (int i = 0; i < S::MT; i++) {
+                unsigned int ah[2][4], abh[4], abl[4];
+                const int ar = wr + i * 16 + lb % 2 * 8 + lr;
+#pragma unroll
+                for (int h = 0; h < 2; h++)
+                    cuda_tc_ldmatrix4(ah[h][0], ah[h][1], ah[h][2], ah[h][3],
+                                      &s.xh[ar][kk + h * 8 + lb / 2 * 4]);
+                const int kb = kk + lb / 2 * 8;
+                cuda_tc_ldmatrix4(abh[0], abh[1], abh[2], abh[3], (const float *)&s.xb[ar][kb]);
+                cuda_tc_ldmatrix4(abl[0], abl[1], abl[2], abl[3],
+                                  (const float *)&s.xb[ar][S::BK + kb]);
+#pragma unroll
+                for (int j = 0; j < S::NT; j++) {
+                    cuda_tc_mma(hh[i][j], ah[0], bh[0][j]);
+                    cuda_tc_mma(hh[i][j], ah[1], bh[1][j]);
+                    cuda_tc_mma_bf16(cr[i][j], abh, bbl[j]);
+                    cuda_tc_mma_bf16(cr[i][j], abl, bbh[j]);
+                }
+            }
+        }
+    }
+    __device__ __forceinline__ void compute_tf32(const stage &s)
+    {
         const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
         const int g = lane / 4, q = lane % 4;
         const int wr = warp / S::WN * S::WTM, wc = warp % S::WN * 32;
@@ -444,9 +535,9 @@ __device__ __forceinline__ void cuda_tc_pipeline(Form &f, size_t t0, size_t nchu
 
 /* The fused kernel: persistent blocks (the grid is at most S::BLOCKS per SM), so that the next
  * tile's first operands are in flight during a tile's epilogue. Dynamic shared memory:
- * cuda_tc_mma_shape<BN, STAGES, FLY>::smem_bytes. */
-template <int BN, bool LDM, int STAGES, bool FLY>
-__global__ void __launch_bounds__(GK_CUDA_THREADS, cuda_tc_mma_shape<BN, STAGES, FLY>::BLOCKS)
+ * cuda_tc_mma_shape<BN, STAGES, OPS>::smem_bytes. */
+template <int BN, bool LDM, int STAGES, int OPS>
+__global__ void __launch_bounds__(GK_CUDA_THREADS, cuda_tc_mma_shape<BN, STAGES, OPS>::BLOCKS)
     cuda_tc_mma(cuda_tc_params p, size_t m, size_t dp, unsigned int tiles, unsigned int ntn,
                 const float *__restrict__ xs, const float *__restrict__ ys, float *__restrict__ k,
                 bool vec2, unsigned int *__restrict__ redo_tiles, unsigned int *redo_count,
@@ -454,11 +545,11 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, cuda_tc_mma_shape<BN, STAGES,
 {
     if (!gate.tensor_cores())
         return;
-    typedef cuda_tc_mma_shape<BN, STAGES, FLY> S;
+    typedef cuda_tc_mma_shape<BN, STAGES, OPS> S;
     extern __shared__ __align__(16) unsigned char cuda_tc_smem[];
     __shared__ unsigned int counts[GK_CUDA_THREADS / 32];
     typename S::stage *st = (typename S::stage *)cuda_tc_smem;
-    cuda_tc_mma_form<BN, LDM, STAGES, FLY> f{st, counts, p, m, dp, tiles, ntn, xs, ys, k, vec2, redo_tiles, redo_count, 0, 0, {}, {}};
+    cuda_tc_mma_form<BN, LDM, STAGES, OPS> f{st, counts, p, m, dp, tiles, ntn, xs, ys, k, vec2, redo_tiles, redo_count, 0, 0, {}, {}};
     cuda_tc_pipeline<STAGES, S::BK>(f, blockIdx.x, dp / S::BK);
 }
 
