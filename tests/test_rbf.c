@@ -577,8 +577,8 @@ static void test_matrix_inner_product_special(void **state)
 
 /* A float32 rbf_matrix large enough for the CUDA backend's tensor-core form (2^24 entries or
  * more), too large to check every entry against the reference at reasonable cost: the first
- * 16 rows, rows i with i % 32 in {0, 31} (the edges of any panel, whose heights are multiples
- * of 32), every 17th row and the last are checked, each in full. wide as in matrix_case;
+ * 16 rows, rows i with i % 128 in {0, 127} (the edges of the 128-row tiles), every 61st row
+ * (every position within a tile, over the rows) and the last are checked, each in full. wide as in matrix_case;
  * specials: NaN and infinities (put_specials); alias: rbf_matrix(x, x), one buffer as both
  * operands (n = m), whose diagonal is exactly 1. */
 static void tc_case(gk_context *ctx, size_t m, size_t n, size_t d, double gamma, double offset,
@@ -601,7 +601,7 @@ static void tc_case(gk_context *ctx, size_t m, size_t n, size_t d, double gamma,
     GK_CHECK_OK(gk_rbf_matrix(ctx, m, n, d, gamma, x, y, k));
     void *got = gk_test_read_all(k);
     for (size_t i = 0; i < m; i++) {
-        if (!(i < 16 || i % 32 == 0 || i % 32 == 31 || i % 17 == 0 || i == m - 1))
+        if (!(i < 16 || i % 128 == 0 || i % 128 == 127 || i % 61 == 0 || i == m - 1))
             continue;
         for (size_t j = 0; j < n; j++) {
             double g = gk_test_get(t, got, i * n + j);
