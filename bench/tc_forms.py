@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# tc_forms.py - rbf_matrix float32 in each CUDA form (GK_TC_FORM) on the issue-16 shapes, timed
+# tc_forms.py - CUDA float32 rbf_matrix with and without its tensor-core form (GK_RBF_TC), timed
 # and checked against float64 on sampled rows.
-"""Prints one line per (shape, gamma, data, form): median ms per call (gpu_libs.measure), the
+"""Prints one line per (shape, data, gamma, form): median ms per call (gpu_libs.measure), the
 host's time to return from one call, and the largest error of 24 sampled rows against a float64
-reference. GK_TC_FORM picks the form (off: the CUDA-core forms of cuda_rbf_matrix.cu)."""
+reference. Forms: on (the default choice), off (the CUDA-core forms of cuda_rbf_matrix.cu only),
+forced (the tensor-core form without its sample); GK_RBF_TC in README."""
 import argparse
 import ctypes
 import os
@@ -30,7 +31,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", default=os.environ.get("GPUKERN_LIBRARY"))
     ap.add_argument("--cases", default="16384:256,32768:64")
-    ap.add_argument("--forms", default="off,cublas,mma128,mma64")
+    ap.add_argument("--forms", default="on,off")
     ap.add_argument("--gammas", default="1/d,0.5")
     ap.add_argument("--data", default="uniform")
     ap.add_argument("--check", type=int, default=1)
@@ -53,18 +54,17 @@ def main():
             hy = read(o, y, nn * d).reshape(nn, d).astype(np.float64)
             rows = np.linspace(0, nn - 1, 24).astype(int)
             for gs in args.gammas.split(","):
-                g = 1.0 / d if gs == "1/d" else float(gs)
+                g = float(gs.split("/")[0]) / d if gs.endswith("/d") else float(gs)
                 ref = None
                 if args.check:
                     dist = ((hx[rows] ** 2).sum(1)[:, None] + (hy ** 2).sum(1)[None, :]
                             - 2.0 * hx[rows] @ hy.T)
                     ref = np.exp(-float(np.float32(g)) * dist)
                 for form in args.forms.split(","):
-                    os.environ["GK_TC_FORM"] = form.split(":")[0]
-                    os.environ["GK_TC_LDM"] = "0" if ":lds" in form else "1"
-                    os.environ["GK_TC_STAGES"] = "3" if ":s3" in form else "2"
-                    os.environ["GK_TC_FLY"] = "1" if ":fly" in form else "0"
-                    os.environ["GK_TC_BF16"] = "1" if ":bf" in form else "0"
+                    if form == "on":
+                        os.environ.pop("GK_RBF_TC", None)
+                    else:
+                        os.environ["GK_RBF_TC"] = form
                     fn = lambda i: o.chk(o.lib.gk_rbf_matrix(o.ctx, nn, nn, d, g, x, y, k))
                     if args.once:
                         fn(0)
@@ -85,12 +85,7 @@ def main():
                           f"{r['calls']}x{r['reps']}), host {host * 1e3:.3f} ms, "
                           f"err {err:.2e}", flush=True)
             o.free()
-    os.environ.pop("GK_TC_FORM", None)
-    os.environ.pop("GK_TC_LDM", None)
-    os.environ.pop("GK_TC_STAGES", None)
-    os.environ.pop("GK_TC_FLY", None)
-    os.environ.pop("GK_TC_BF16", None)
-
+    os.environ.pop("GK_RBF_TC", None)
 
 if __name__ == "__main__":
     main()

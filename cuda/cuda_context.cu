@@ -47,13 +47,6 @@ static void gk_cuda_state_free(gk_cuda_state *s)
         (void)cudaEventDestroy(s->staging_free);
     if (s->switched != NULL)
         (void)cudaEventDestroy(s->switched);
-    if (s->gemm_done != NULL)
-        (void)cudaEventDestroy(s->gemm_done);
-    for (int i = 0; i < 2; i++)
-        if (s->panel_done[i] != NULL)
-            (void)cudaEventDestroy(s->panel_done[i]);
-    if (s->side != NULL)
-        (void)cudaStreamDestroy(s->side);
     if (s->own_stream != NULL)
         (void)cudaStreamDestroy(s->own_stream);
     /* Memory still outstanding in the pool is released once it is freed. */

@@ -58,11 +58,6 @@ typedef struct gk_cuda_state {
     unsigned char *pinned;
     unsigned char *staging;
     cudaEvent_t staging_free; /* recorded after the last copy that reads `staging` */
-    /* rbf_matrix's tensor-core form (cuda_rbf_tc.cu): a second stream for the epilogues of its
-     * row panels, and the events that order it against `stream`; made at first use. */
-    cudaStream_t side;
-    cudaEvent_t gemm_done;
-    cudaEvent_t panel_done[2];
     char name[256];
 } gk_cuda_state;
 

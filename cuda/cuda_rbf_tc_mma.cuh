@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_rbf_tc_mma.cuh - rbf_matrix's tensor-core form as one kernel: 3xTF32 products on
+/* cuda_rbf_tc_mma.cuh - rbf_matrix's tensor-core form as one kernel: the split products on
  * mma.sync with the bound-checked exponential epilogue fused, persistent blocks over the tiles. */
 #ifndef GK_CUDA_RBF_TC_MMA_CUH
 #define GK_CUDA_RBF_TC_MMA_CUH
@@ -9,82 +9,10 @@
 #include "cuda_rbf_tc_bound.cuh"
 #include "cuda_rbf_tile.cuh"
 
-/* The fallback's tile: differences of the raw rows on the CUDA cores, 128 x 128. */
-typedef cuda_rbf_tile<float, 8, 8, GK_RBF_BK> cuda_tc_tile;
-
 /* A tile with more than this fraction (1 / GK_RBF_TC_TILE_SHARE) of its entries failing the
- * bound is computed from differences as a whole (the tiled CUDA-core loop), cheaper than one
- * warp per entry. */
+ * bound is computed from differences as a whole (the tiled CUDA-core loop of
+ * cuda_tc_differences), cheaper than one warp per entry. */
 #define GK_RBF_TC_TILE_SHARE 16
-
-/* A tile from differences of the raw rows, as a single-tile form of cuda_rbf_steps. */
-struct cuda_tc_diff_form {
-    typedef cuda_tc_tile Tile;
-    Tile::smem &sm;
-    float (&acc)[8][8];
-    size_t row0, row_end, col0, n, d;
-    const float *__restrict__ x;
-    const float *__restrict__ y;
-
-    __device__ bool has(size_t t) const
-    {
-        return t == 0;
-    }
-    __device__ size_t next(size_t) const
-    {
-        return 1;
-    }
-    __device__ void issue(int b, size_t, size_t l0, bool)
-    {
-        Tile::issue<Tile::XPER>(sm.xs[b], x, row0, row_end, d, l0);
-        Tile::issue<Tile::YPER>(sm.ys[b], y, col0, n, d, l0);
-    }
-    __device__ void compute(int b, int lmax, bool init)
-    {
-        Tile::accumulate(acc, sm.xs[b], sm.ys[b], lmax, Tile::tx(), Tile::ty(), init);
-    }
-    __device__ void finish(int, size_t)
-    {
-    }
-};
-
-/* Rows [row0, min(row0 + 128, m)) by columns [col0, col_end) of K from differences, stored
- * (streaming) into k; float4 stores where vec4 (n % 4 == 0, k 16-byte aligned). */
-static __device__ __forceinline__ void cuda_tc_tile_differences(cuda_tc_tile::smem &sm, size_t row0,
-                                                             size_t m, size_t col0, size_t col_end,
-                                                             const cuda_tc_params &p,
-                                                             float *__restrict__ k, bool vec4)
-{
-    typedef cuda_tc_tile Tile;
-    const int W = Tile::W;
-    float acc[8][8];
-    cuda_tc_diff_form f{sm, acc, row0, m, col0, col_end, p.d, p.x, p.y};
-    cuda_rbf_steps<GK_RBF_BK>(f, 0, p.d);
-    const int tx = Tile::tx(), ty = Tile::ty();
-#pragma unroll
-    for (int i = 0; i < 8; i++) {
-        size_t row = row0 + Tile::lane_index(i, ty);
-        if (row >= m)
-            continue;
-#pragma unroll
-        for (int g = 0; g < 8 / W; g++) {
-            size_t col = col0 + Tile::lane_index(g * W, tx);
-            float v[W];
-#pragma unroll
-            for (int e = 0; e < W; e++)
-                v[e] = cuda_rbf_value<false>(acc[i][g * W + e], p.c);
-            float *dst = k + row * p.n + col;
-            if (vec4 && col + W <= col_end) {
-                __stcs((float4 *)dst, Tile::V::pack(v));
-            } else {
-#pragma unroll
-                for (int e = 0; e < W; e++)
-                    if (col + e < col_end)
-                        __stcs(dst + e, v[e]);
-            }
-        }
-    }
-}
 
 /* D += A B on the tensor cores: A 16 x 8 and B 8 x 8 tf32 fragments, D 16 x 8 float32. */
 __device__ __forceinline__ void cuda_tc_mma(float (&acc)[4], const unsigned int (&a)[4],
@@ -137,14 +65,17 @@ __device__ __forceinline__ void cuda_tc_cp16(float *dst, const float *src, bool 
                  : "memory");
 }
 
+/* The operands of the products: the centered values, split into hi and lo in registers, all
+ * three products on tf32 (GK_TC_OPS_FLY; rows of dp floats), or hi as tf32 for hi.hi and hi
+ * and lo as bf16 for the cross terms (GK_TC_OPS_BF16; rows of dp floats, then dp bf16 of hi and
+ * dp of lo; the bound then adds the bf16 rounding, cuda_rbf_tc.cu). */
+enum { GK_TC_OPS_FLY, GK_TC_OPS_BF16 };
+
 /* The tile shapes: BM = 128 rows by BN = 128 (one block per SM, the lower operand traffic) or
  * 64 columns (two blocks per SM, so one block's epilogue overlaps the other's products); eight
  * warps of WTM x 32, each thread holding MT x 4 fragments of 16 x 8 twice (hi.hi and the cross
  * terms, kept apart so that each sum's error scales with its own magnitude). A staged row is
- * BK features plus 4 floats of padding, which makes the fragment loads conflict-free. */
-/* The operands a stage holds: hi and lo as tf32 (OPS_SPLIT), the centered values split in
- * registers (OPS_FLY), or hi as tf32 and hi and lo as bf16 for the cross terms (OPS_BF16). */
-enum { GK_TC_OPS_SPLIT, GK_TC_OPS_FLY, GK_TC_OPS_BF16 };
+ * BK features plus 16 bytes of padding, which makes the fragment loads conflict-free. */
 
 template <int BN, int STAGES, int OPS> struct cuda_tc_mma_shape {
     enum {
@@ -162,20 +93,18 @@ template <int BN, int STAGES, int OPS> struct cuda_tc_mma_shape {
         BF = OPS == GK_TC_OPS_BF16,
         BLOCKS = BN == 128 ? 1 : 2
     };
-    /* FLY: the centered values alone (xh, yh), split into hi and lo in registers. */
     struct stage {
-        float xh[BM][LDS], xl[OPS == GK_TC_OPS_SPLIT ? BM : 1][LDS];
-        float yh[BN][LDS], yl[OPS == GK_TC_OPS_SPLIT ? BN : 1][LDS];
+        float xh[BM][LDS], yh[BN][LDS];
         __nv_bfloat16 xb[BF ? BM : 1][BLD], yb[BF ? BN : 1][BLD];
     };
     static constexpr size_t smem_bytes = STAGES * sizeof(stage);
 };
 
-/* The fused form as a form of cuda_rbf_steps: block b takes tiles b, b + gridDim.x, ... in
- * row-major order; a step stages BK features of the split rows (hi and lo of x and y, row
- * stride 2 dp) and runs the three products of each 8-feature slice; the epilogue turns the
- * tile into kernel values under the bound and recomputes what fails it from differences. */
-template <int BN, bool LDM, int STAGES, int OPS> struct cuda_tc_mma_form {
+/* The fused form, stepped by cuda_tc_pipeline: block b takes tiles b, b + gridDim.x, ... in
+ * row-major order; a step stages BK features of the operands of x's and y's rows and runs the
+ * products; the epilogue turns the tile into kernel values under the bound, recomputes single
+ * failing entries from differences, and leaves tiles with many for cuda_tc_differences. */
+template <int BN, int STAGES, int OPS> struct cuda_tc_mma_form {
     typedef cuda_tc_mma_shape<BN, STAGES, OPS> S;
     enum { FLY = S::FLY, BF = S::BF };
     typedef typename S::stage stage;
@@ -224,8 +153,6 @@ template <int BN, bool LDM, int STAGES, int OPS> struct cuda_tc_mma_form {
                     (const __nv_bfloat16 *)(ok ? xs + (irow0 + r) * ld + dp : xs) + part * dp +
                     (ok ? l0 + cb : 0);
                 cuda_tc_cp16((float *)&s.xb[r][part * S::BK + cb], (const float *)bsrc, ok);
-            } else if (!FLY) {
-                cuda_tc_cp16(&s.xl[r][c], ok ? src + dp : xs, ok);
             }
         }
 #pragma unroll
@@ -240,8 +167,6 @@ template <int BN, bool LDM, int STAGES, int OPS> struct cuda_tc_mma_form {
                     (const __nv_bfloat16 *)(ok ? ys + (icol0 + r) * ld + dp : ys) + part * dp +
                     (ok ? l0 + cb : 0);
                 cuda_tc_cp16((float *)&s.yb[r][part * S::BK + cb], (const float *)bsrc, ok);
-            } else if (!FLY) {
-                cuda_tc_cp16(&s.yl[r][c], ok ? src + dp : ys, ok);
             }
         }
     }
@@ -259,10 +184,10 @@ template <int BN, bool LDM, int STAGES, int OPS> struct cuda_tc_mma_form {
         if (BF)
             compute_bf16(st[b]);
         else
-            compute_tf32(st[b]);
+            compute_fly(st[b]);
     }
-    /* hi.hi on tf32 as in compute_tf32; the cross terms on bf16 m16n8k16, in the natural
-     * feature order (ldmatrix gives the bf16 fragments directly). */
+    /* hi.hi on tf32 (two 8-feature slices), the cross terms on bf16 m16n8k16 over the same 16
+     * features (ldmatrix gives the bf16 fragments directly). */
     __device__ __forceinline__ void compute_bf16(const stage &s)
     {
         const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
@@ -308,70 +233,36 @@ template <int BN, bool LDM, int STAGES, int OPS> struct cuda_tc_mma_form {
             }
         }
     }
-    __device__ __forceinline__ void compute_tf32(const stage &s)
+    /* The 3xTF32 products from centered values split in registers. ldmatrix: an 8 x 8 matrix of
+     * 16-bit halves is an 8 x 4 block of tf32 words, lane l getting word l % 4 of row l / 4,
+     * which is the fragments' layout; lanes 8i..8i+7 name the rows of block i. B's fragments
+     * for the whole warp tile, A's one row block at a time: fewer live registers beside the two
+     * accumulator sets. */
+    __device__ __forceinline__ void compute_fly(const stage &s)
     {
         const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
-        const int g = lane / 4, q = lane % 4;
+        const int lr = lane % 8, lb = lane / 8;
         const int wr = warp / S::WN * S::WTM, wc = warp % S::WN * 32;
 #pragma unroll
         for (int kk = 0; kk < S::BK; kk += 8) {
-            /* B's fragments for the whole warp tile, A's one row block at a time: fewer
-             * live registers beside the two accumulator sets. */
             unsigned int bh[S::NT][2], bl[S::NT][2];
-            if (LDM) {
-                /* ldmatrix: an 8 x 8 matrix of 16-bit halves is an 8 x 4 block of tf32 words,
-                 * lane l getting word l % 4 of row l / 4, which is the fragments' layout; lanes
-                 * 8i..8i+7 name the rows of block i. */
-                const int lr = lane % 8, lb = lane / 8;
 #pragma unroll
-                for (int j = 0; j < S::NT; j += 2) {
-                    const int c = wc + j * 8 + lb / 2 * 8 + lr, kc = kk + lb % 2 * 4;
-                    cuda_tc_ldmatrix4(bh[j][0], bh[j][1], bh[j + 1][0], bh[j + 1][1], &s.yh[c][kc]);
-                    if (FLY) {
-                        cuda_tc_split_tf32(bh[j][0], bl[j][0]);
-                        cuda_tc_split_tf32(bh[j][1], bl[j][1]);
-                        cuda_tc_split_tf32(bh[j + 1][0], bl[j + 1][0]);
-                        cuda_tc_split_tf32(bh[j + 1][1], bl[j + 1][1]);
-                    } else {
-                        cuda_tc_ldmatrix4(bl[j][0], bl[j][1], bl[j + 1][0], bl[j + 1][1],
-                                          &s.yl[c][kc]);
-                    }
-                }
-            } else {
-#pragma unroll
-                for (int j = 0; j < S::NT; j++) {
-                    const int c = wc + j * 8 + g;
-                    bh[j][0] = __float_as_uint(s.yh[c][kk + q]);
-                    bh[j][1] = __float_as_uint(s.yh[c][kk + q + 4]);
-                    bl[j][0] = __float_as_uint(s.yl[c][kk + q]);
-                    bl[j][1] = __float_as_uint(s.yl[c][kk + q + 4]);
-                }
+            for (int j = 0; j < S::NT; j += 2) {
+                const int c = wc + j * 8 + lb / 2 * 8 + lr, kc = kk + lb % 2 * 4;
+                cuda_tc_ldmatrix4(bh[j][0], bh[j][1], bh[j + 1][0], bh[j + 1][1], &s.yh[c][kc]);
+                cuda_tc_split_tf32(bh[j][0], bl[j][0]);
+                cuda_tc_split_tf32(bh[j][1], bl[j][1]);
+                cuda_tc_split_tf32(bh[j + 1][0], bl[j + 1][0]);
+                cuda_tc_split_tf32(bh[j + 1][1], bl[j + 1][1]);
             }
 #pragma unroll
             for (int i = 0; i < S::MT; i++) {
-                const int r = wr + i * 16 + g;
                 unsigned int ah[4], al[4];
-                if (LDM) {
-                    const int lr = lane % 8, lb = lane / 8;
-                    const int ar = wr + i * 16 + lb % 2 * 8 + lr, kc = kk + lb / 2 * 4;
-                    cuda_tc_ldmatrix4(ah[0], ah[1], ah[2], ah[3], &s.xh[ar][kc]);
-                    if (FLY) {
+                const int ar = wr + i * 16 + lb % 2 * 8 + lr, kc = kk + lb / 2 * 4;
+                cuda_tc_ldmatrix4(ah[0], ah[1], ah[2], ah[3], &s.xh[ar][kc]);
 #pragma unroll
-                        for (int e = 0; e < 4; e++)
-                            cuda_tc_split_tf32(ah[e], al[e]);
-                    } else {
-                        cuda_tc_ldmatrix4(al[0], al[1], al[2], al[3], &s.xl[ar][kc]);
-                    }
-                } else {
-                    ah[0] = __float_as_uint(s.xh[r][kk + q]);
-                    ah[1] = __float_as_uint(s.xh[r + 8][kk + q]);
-                    ah[2] = __float_as_uint(s.xh[r][kk + q + 4]);
-                    ah[3] = __float_as_uint(s.xh[r + 8][kk + q + 4]);
-                    al[0] = __float_as_uint(s.xl[r][kk + q]);
-                    al[1] = __float_as_uint(s.xl[r + 8][kk + q]);
-                    al[2] = __float_as_uint(s.xl[r][kk + q + 4]);
-                    al[3] = __float_as_uint(s.xl[r + 8][kk + q + 4]);
-                }
+                for (int e = 0; e < 4; e++)
+                    cuda_tc_split_tf32(ah[e], al[e]);
 #pragma unroll
                 for (int j = 0; j < S::NT; j++) {
                     cuda_tc_mma(hh[i][j], ah, bh[j]);
@@ -536,7 +427,7 @@ __device__ __forceinline__ void cuda_tc_pipeline(Form &f, size_t t0, size_t nchu
 /* The fused kernel: persistent blocks (the grid is at most S::BLOCKS per SM), so that the next
  * tile's first operands are in flight during a tile's epilogue. Dynamic shared memory:
  * cuda_tc_mma_shape<BN, STAGES, OPS>::smem_bytes. */
-template <int BN, bool LDM, int STAGES, int OPS>
+template <int BN, int STAGES, int OPS>
 __global__ void __launch_bounds__(GK_CUDA_THREADS, cuda_tc_mma_shape<BN, STAGES, OPS>::BLOCKS)
     cuda_tc_mma(cuda_tc_params p, size_t m, size_t dp, unsigned int tiles, unsigned int ntn,
                 const float *__restrict__ xs, const float *__restrict__ ys, float *__restrict__ k,
@@ -549,7 +440,7 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, cuda_tc_mma_shape<BN, STAGES,
     extern __shared__ __align__(16) unsigned char cuda_tc_smem[];
     __shared__ unsigned int counts[GK_CUDA_THREADS / 32];
     typename S::stage *st = (typename S::stage *)cuda_tc_smem;
-    cuda_tc_mma_form<BN, LDM, STAGES, OPS> f{st, counts, p, m, dp, tiles, ntn, xs, ys, k, vec2, redo_tiles, redo_count, 0, 0, {}, {}};
+    cuda_tc_mma_form<BN, STAGES, OPS> f{st, counts, p, m, dp, tiles, ntn, xs, ys, k, vec2, redo_tiles, redo_count, 0, 0, {}, {}};
     cuda_tc_pipeline<STAGES, S::BK>(f, blockIdx.x, dp / S::BK);
 }
 

@@ -639,11 +639,13 @@ static void tc_case(gk_context *ctx, size_t m, size_t n, size_t d, double gamma,
  * y (identical rows) one warp each; pairs across the clusters pass (K near 0), as do pairs within
  * the large one. Shapes are no multiples of the 128 x 128 tiles, n % 4 != 0 takes the scalar
  * loads and stores (n odd: no float2 stores either), d = 257 the padding, and 6000 x 4500 spans
- * many tiles per block; the d = 64 cases (offset data, NaN and inf, rbf_matrix(x, x)) run the
- * tensor-core form where GK_RBF_TC_MIN_D allows, the CUDA-core forms otherwise. Setting
- * GK_TC_PREDICT=0 (a measurement switch) skips the sample, so that the fused kernel and its
- * fallbacks take the 4 / d case too. Not run on the CPU backend: its own GEMM form is covered
- * above, and at these sizes the references would take valgrind minutes. */
+ * many tiles per block; the d = 64 and 100 cases (offset data, NaN and inf, rbf_matrix(x, x))
+ * run the CUDA-core forms (below 2^28 entries at d < 128). ctest runs this case again with
+ * GK_RBF_TC=forced (no sample and no size limit but 2^24 entries: the 128 x 64 configuration
+ * takes the d = 64 and 100 cases, the fused kernel and its fallbacks the 4 / d case, every tile
+ * of it going to cuda_tc_differences from the fused kernel's list). Not run on the CPU
+ * backend: its own GEMM form is covered above, and at these sizes the references would take
+ * valgrind minutes. */
 static void test_matrix_tensor_core(void **state)
 {
     gk_context *ctx = gk_test_context(state);
@@ -658,6 +660,7 @@ static void test_matrix_tensor_core(void **state)
     tc_case(ctx, 4100, 4098, 64, 0.5, 1e3, 0, 0, 0);
     tc_case(ctx, 4100, 4097, 64, 0.5, 0.0, 0, 1, 0);
     tc_case(ctx, 4100, 0, 64, 1.0 / 64, 0.0, 0, 0, 1);
+    tc_case(ctx, 4100, 4097, 100, 1.0 / 100, 0.0, 0, 1, 0);
 }
 
 /* Rows too wide to pack (over 4096 float32 or 2048 float64 features): rbf_matrix and rbf_matvec
