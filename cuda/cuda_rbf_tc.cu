@@ -306,10 +306,9 @@ struct cuda_tc_diff_form {
 
 /* Rows [row0, min(row0 + 128, m)) by columns [col0, col_end) of K from differences, stored
  * (streaming) into k; float4 stores where vec4 (n % 4 == 0, k 16-byte aligned). */
-static __device__ __forceinline__ void cuda_tc_tile_differences(cuda_tc_tile::smem &sm, size_t row0,
-                                                             size_t m, size_t col0, size_t col_end,
-                                                             const cuda_tc_params &p,
-                                                             float *__restrict__ k, bool vec4)
+static __device__ __forceinline__ void
+cuda_tc_tile_differences(cuda_tc_tile::smem &sm, size_t row0, size_t m, size_t col0, size_t col_end,
+                         const cuda_tc_params &p, float *__restrict__ k, bool vec4)
 {
     typedef cuda_tc_tile Tile;
     const int W = Tile::W;
@@ -509,7 +508,7 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
         return 1;
     if (mode == 1) {
         cuda_tc_sample<<<samples, GK_CUDA_THREADS, 0, st>>>(p, m, center, (unsigned int)mt,
-                                                           (unsigned int)nt, samples, flags);
+                                                            (unsigned int)nt, samples, flags);
         if ((*r = gk__cuda_launched("cuda_tc_sample")) != GK_OK)
             return 1;
     }

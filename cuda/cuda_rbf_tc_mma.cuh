@@ -440,7 +440,8 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, cuda_tc_mma_shape<BN, STAGES,
     extern __shared__ __align__(16) unsigned char cuda_tc_smem[];
     __shared__ unsigned int counts[GK_CUDA_THREADS / 32];
     typename S::stage *st = (typename S::stage *)cuda_tc_smem;
-    cuda_tc_mma_form<BN, STAGES, OPS> f{st, counts, p, m, dp, tiles, ntn, xs, ys, k, vec2, redo_tiles, redo_count, 0, 0, {}, {}};
+    cuda_tc_mma_form<BN, STAGES, OPS> f{st, counts, p,          m,          dp, tiles, ntn, xs, ys,
+                                        k,  vec2,   redo_tiles, redo_count, 0,  0,     {},  {}};
     cuda_tc_pipeline<STAGES, S::BK>(f, blockIdx.x, dp / S::BK);
 }
 

@@ -578,9 +578,9 @@ static void test_matrix_inner_product_special(void **state)
 /* A float32 rbf_matrix large enough for the CUDA backend's tensor-core form (2^24 entries or
  * more), too large to check every entry against the reference at reasonable cost: the first
  * 16 rows, rows i with i % 128 in {0, 127} (the edges of the 128-row tiles), every 61st row
- * (every position within a tile, over the rows) and the last are checked, each in full. wide as in matrix_case;
- * specials: NaN and infinities (put_specials); alias: rbf_matrix(x, x), one buffer as both
- * operands (n = m), whose diagonal is exactly 1. */
+ * (every position within a tile, over the rows) and the last are checked, each in full. wide
+ * as in matrix_case; specials: NaN and infinities (put_specials); alias: rbf_matrix(x, x), one
+ * buffer as both operands (n = m), whose diagonal is exactly 1. */
 static void tc_case(gk_context *ctx, size_t m, size_t n, size_t d, double gamma, double offset,
                     int wide, int specials, int alias)
 {
