@@ -74,22 +74,24 @@
  * cuda_tc_differences computes every tile from differences. The count stays on the device (the
  * call does not wait, as the API says).
  *
- * Where it pays (H200, 2026-12-02, bench/RESULTS.md, helper tcform): 16384^2 x 256 in 2.80 ms
- * (kernel 2.70 ms; cuBLAS panels 2.91, differences 5.75); 16384^2 x 128 in 1.71 (2.84);
- * 4096^2 x 256 in 0.235 (0.372); 32768^2 x 64 in 4.20 ms at gamma = 0.5 and 4.22 at 1 / d (the
- * CUDA-core forms 5.81 and 4.26); 4096^2 x 64 in 0.113 against 0.086 to 0.107, slower: the
- * passes before the products cost some 60 us. The kernels are far from the tensor cores' rate:
- * ncu at 16384^2 x 256 (clocks free) has the tensor pipe active 32 % (bf16) to 44 % (tf32) of
- * the time at an IPC of 0.26 per scheduler: one 128 x 128 tile's two accumulator sets take
- * 254 registers a thread, so a multiprocessor holds 8 warps, too few to hide the fragment
- * loads and barriers, and a tile's epilogue (exp2, bound, 64 KiB of stores) does not overlap
- * its products. wgmma (operands from shared memory, accumulators of one warpgroup) would lift
- * that; not done.
+ * Where it pays (H200, 2026-12-02, bench/RESULTS.md, helper tcform): 16384^2 x 256 in 2.78 ms
+ * (the kernel 2.67; main's cuBLAS panels 2.85 to 2.91, differences 5.75); 16384^2 x 128 in 1.71
+ * (2.84); 4096^2 x 256 in 0.235 (0.372); 32768^2 x 64 in 4.19 ms at gamma = 1 / d and 0.5 (the
+ * CUDA-core forms 4.26 and 5.81), 16384^2 x 64 in 1.085 (1.085 and 1.47); 4096^2 x 64 in 0.113
+ * against 0.086 to 0.107, slower (hence GK_RBF_TC_MIN_ENTRIES_NARROW). Where the sample
+ * rejects the products the call costs the difference form plus some 75 us (5.79 against 5.71
+ * ms). The kernels are far from the tensor cores' rate: ncu at 16384^2 x 256 (clocks free) has
+ * the tensor pipe active 32 % (bf16) to 44 % (tf32) of the time at an IPC of 0.26 per
+ * scheduler: one 128 x 128 tile's two accumulator sets take 248 registers a thread, so a
+ * multiprocessor holds 8 warps, too few to hide the fragment loads and barriers, and a tile's
+ * epilogue (exp2, bound, 64 KiB of stores) does not overlap its products. wgmma (operands from
+ * shared memory, accumulators of one warpgroup) would lift that; not done.
  * ---------------------------------------------------------------------------------------- */
-/* Where the form applies: from this many features (below, the CUDA-core inner-product form is
- * as fast), for outputs of at least GK_RBF_TC_MIN_ENTRIES entries, and at least
+/* Where the form applies: from this many features (fewer not measured against the CUDA-core
+ * forms), for outputs of at least GK_RBF_TC_MIN_ENTRIES entries, and at least
  * GK_RBF_TC_MIN_ENTRIES_NARROW below 128 features, where the passes before the products weigh
- * more (4096^2 x 64 measured slower, 32768^2 x 64 faster). */
+ * more (4096^2 x 64 measured slower, 16384^2 x 64 as fast at gamma = 1 / d and faster at 0.5,
+ * 32768^2 x 64 faster). */
 #define GK_RBF_TC_MIN_D 64
 #define GK_RBF_TC_MIN_ENTRIES ((double)(1u << 24))
 #define GK_RBF_TC_MIN_ENTRIES_NARROW ((double)(1u << 28))
