@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* cuda_rbf_matvec.cu - out[i] = sum_j exp(-gamma ||x_i - y_j||^2) w[j], never forming K. */
 #include <cmath>
+#include <cstdlib>
 #include <type_traits>
 
 #include "cuda_rbf_matvec_dot.cuh"
 #include "cuda_rbf_matvec_fact.cuh"
 #include "cuda_rbf_matvec_small.cuh"
+#include "cuda_rbf_matvec_tc.h"
 #include "cuda_rbf_matvec_tiled.cuh"
 
 /* Blocks per multiprocessor the split heuristic aims for (two resident, two waves). */
@@ -64,8 +66,24 @@ static void cuda_matvec_small_launch(cudaStream_t st, const cuda_matvec_plan &p,
     if constexpr (std::is_same<T, float>::value && D >= 1) {
         if (fact) {
             const float ecoef = (float)((3.0 * D + 8.0) * 0x1p-24 * (double)(float)gamma);
-            cuda_rbf_matvec_fact<D><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
-                m, n, c, -c, ecoef, x, y, w, sc, p.per_split, out, part);
+            /* EXPERIMENT (round 1 only): GK_MATVEC_FACT_VARIANT picks the d = 3 variant. */
+            static const char *ev = getenv("GK_MATVEC_FACT_VARIANT");
+            const int var = D == 3 && ev ? atoi(ev) : 0;
+            if (var == 1)
+                cuda_rbf_matvec_fact<D, 2, false><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
+                    m, n, c, -c, ecoef, x, y, w, sc, p.per_split, out, part);
+            else if (var == 2)
+                cuda_rbf_matvec_fact<D, 1, true><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
+                    m, n, c, -c, ecoef, x, y, w, sc, p.per_split, out, part);
+            else if (var == 3)
+                cuda_rbf_matvec_fact<D, 2, true><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
+                    m, n, c, -c, ecoef, x, y, w, sc, p.per_split, out, part);
+            else if (var == 4)
+                cuda_rbf_matvec_fact<D, 0, true><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
+                    m, n, c, -c, ecoef, x, y, w, sc, p.per_split, out, part);
+            else
+                cuda_rbf_matvec_fact<D, 1, false><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
+                    m, n, c, -c, ecoef, x, y, w, sc, p.per_split, out, part);
             return;
         }
     }
@@ -139,19 +157,42 @@ static bool cuda_matvec_dot_applies(size_t m, size_t n, size_t d, double gamma, 
            gk__cuda_matvec_center_floats(m, n, d) <= GK_MATVEC_DOT_MAX_FLOATS;
 }
 
-/* Centers the rows into fwork and launches the inner-product kernel. */
+/* Floats of workspace for the tensor-core form's operands where it applies (d <= its
+ * largest), else 0. */
+static size_t cuda_matvec_tc_floats(size_t m, size_t n, size_t d)
+{
+    return d <= GK_MATVEC_TC_MAX_D ? gk__cuda_matvec_tc_floats(m, n, d) : 0;
+}
+
+/* Centers the rows into fwork and launches the inner-product kernels: for d <= 64 the
+ * tensor-core form (operands at the start of fwork) on the tiles its bound allows, into the
+ * first p.splits slots of part, and cuda_rbf_matvec_dot on the others, into the next
+ * p.splits (the combine kernel sums both); for larger d cuda_rbf_matvec_dot alone. */
 static gk_status cuda_matvec_dot_launch(gk_cuda_state *s, const cuda_matvec_plan &p, size_t m,
                                         size_t n, size_t d, double gamma, float c, const float *x,
                                         const float *y, const float *w, float *out, double *part,
                                         float *fwork)
 {
+    static const char *tcev = getenv("GK_MATVEC_TC"); /* EXPERIMENT (round 1 only) */
+    const size_t tcf = tcev && tcev[0] == '0' ? 0 : cuda_matvec_tc_floats(m, n, d);
     cuda_matvec_centered ctr;
-    gk_status r = gk__cuda_matvec_center(s, m, n, d, -c, x, y, fwork, &ctr);
+    gk_status r = gk__cuda_matvec_center(s, m, n, d, -c, x, y, fwork + tcf, &ctr);
     if (r != GK_OK)
         return r;
-    const float ecoef = (float)((2.0 * (double)d + 11.0) * 0x1p-24 * (double)(float)gamma);
+    const double g = (double)(float)gamma;
+    const float ecoef = (float)((2.0 * (double)d + 11.0) * 0x1p-24 * g);
+    float tc_ecoef = 0.0f;
+    unsigned int sc = (unsigned int)p.splits;
+    if (tcf > 0) {
+        tc_ecoef = (float)(gk__cuda_matvec_tc_coef(d) * g);
+        r = gk__cuda_matvec_tc(s, m, n, d, c, tc_ecoef, x, y, w, ctr, fwork, sc, p.per_split,
+                               part);
+        if (r != GK_OK)
+            return r;
+        part += p.splits * m;
+    }
     cuda_rbf_matvec_dot<GK_MATVEC_TILED_BK><<<p.blocks, GK_CUDA_THREADS, 0, s->stream>>>(
-        m, n, d, c, -2.0f * c, ecoef, x, y, w, ctr, (unsigned int)p.splits, p.per_split, out, part);
+        m, n, d, c, -2.0f * c, ecoef, tc_ecoef, x, y, w, ctr, sc, p.per_split, out, part);
     return gk__cuda_launched("cuda_rbf_matvec_dot");
 }
 
@@ -174,10 +215,17 @@ static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_
         return gk__cuda_error(GK_E_UNSUPPORTED, "m (%zu) exceeds the grid's limit", m);
     T c = cuda_rbf_constant(gamma, T(0));
     const bool dot = sizeof(T) == 4 && cuda_matvec_dot_applies(m, n, d, gamma, (double)c);
-    /* One workspace: the split partials, then the centered rows. */
-    const size_t part_bytes = p.splits > 1 ? p.splits * m * sizeof(double) : 0;
+    /* The tensor-core form and the inner-product kernel each fill p.splits partial slots. */
+    static const char *tcev = getenv("GK_MATVEC_TC"); /* EXPERIMENT (round 1 only) */
+    const bool tc = dot && d <= GK_MATVEC_TC_MAX_D && !(tcev && tcev[0] == '0');
+    const size_t slots = tc ? 2 * p.splits : p.splits;
+    /* One workspace: the split partials (16-byte aligned after them), then the tensor-core
+     * operands and the centered rows. */
+    const size_t part_bytes = slots > 1 ? (slots * m * sizeof(double) + 15) / 16 * 16 : 0;
     const size_t bytes =
-        part_bytes + (dot ? gk__cuda_matvec_center_floats(m, n, d) * sizeof(float) : 0);
+        part_bytes + (dot ? (cuda_matvec_tc_floats(m, n, d) +
+                             gk__cuda_matvec_center_floats(m, n, d)) * sizeof(float)
+                          : 0);
     double *part = NULL;
     float *fwork = NULL;
     if (bytes > 0) {
@@ -185,7 +233,7 @@ static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_
         r = gk__cuda_workspace(s, bytes, &work);
         if (r != GK_OK)
             return r;
-        part = p.splits > 1 ? (double *)work : NULL;
+        part = slots > 1 ? (double *)work : NULL;
         fwork = (float *)((char *)work + part_bytes);
     }
     /* The identical-rows test costs two instructions per pair in a kernel bound by instruction
@@ -199,11 +247,11 @@ static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_
     } else {
         r = cuda_matvec_forms_launch<T>(st, p, check, fact, m, n, d, gamma, c, x, y, w, out, part);
     }
-    if (r != GK_OK || p.splits == 1)
+    if (r != GK_OK || slots == 1)
         return r;
     cuda_rbf_matvec_combine<T>
         <<<gk__cuda_blocks(m, GK_CUDA_THREADS, (size_t)s->sm_count * 8), GK_CUDA_THREADS, 0, st>>>(
-            m, (unsigned int)p.splits, part, out);
+            m, (unsigned int)slots, part, out);
     return gk__cuda_launched("cuda_rbf_matvec_combine");
 }
 

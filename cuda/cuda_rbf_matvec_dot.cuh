@@ -68,7 +68,9 @@ template <int BK> struct cuda_matvec_dot_form {
     float (&ws)[2][Tile::BN];
     float (&bs)[2][Tile::BN];
     size_t m, n, d, row0, jt0, jt1;
-    float c, k2, ecoef, gxr;
+    /* tc_ecoef > 0: the tiles where the tensor-core form's bound (that coefficient) holds are
+     * cuda_rbf_matvec_tc's, and this kernel takes only the others. */
+    float c, k2, ecoef, tc_ecoef, gxr;
     const float *__restrict__ x;
     const float *__restrict__ y;
     const float *__restrict__ w;
@@ -76,6 +78,8 @@ template <int BK> struct cuda_matvec_dot_form {
     /* The form of the tile being computed, and of the next (set by next(), before the
      * barrier, so the load of its bound overlaps the wait). */
     bool dot, next_dot;
+    /* Tiles summed since the last flush. */
+    int pending;
     Acc acc;
     float dist[S::TM][S::TN];
 
@@ -87,10 +91,22 @@ template <int BK> struct cuda_matvec_dot_form {
     {
         return jt < jt1;
     }
+    __device__ bool tc_tile(size_t jt) const
+    {
+        return tc_ecoef > 0.0f && tc_ecoef * (gxr + ctr.gy[jt]) <= GK_MATVEC_DOT_MAX_ERROR;
+    }
+    /* The first of this kernel's tiles from jt on. */
+    __device__ size_t own(size_t jt) const
+    {
+        while (jt < jt1 && tc_tile(jt))
+            jt++;
+        return jt;
+    }
     __device__ size_t next(size_t jt)
     {
-        next_dot = jt + 1 < jt1 && dot_tile(jt + 1);
-        return jt + 1;
+        jt = own(jt + 1);
+        next_dot = jt < jt1 && dot_tile(jt);
+        return jt;
     }
     __device__ void issue(int b, size_t jt, size_t l0, bool)
     {
@@ -167,18 +183,22 @@ template <int BK> struct cuda_matvec_dot_form {
                 acc.add(i, p);
             }
         }
-        if ((jt - jt0) % GK_MATVEC_TILED_FLUSH == GK_MATVEC_TILED_FLUSH - 1)
+        if (++pending == GK_MATVEC_TILED_FLUSH) {
             acc.flush();
+            pending = 0;
+        }
         dot = next_dot;
     }
 };
 
 /* Block b: row tile b / splits against column tiles [sp * tps, (sp + 1) * tps), as
- * cuda_rbf_matvec_tiled. c = -gamma log2(e), k2 = -2c, ecoef = (2d + 11) u gamma. */
+ * cuda_rbf_matvec_tiled, less those of the tensor-core form where tc_ecoef > 0 (see the form).
+ * Outputs: out[] where partial is NULL (one split, no tensor-core form), else a double per row
+ * in partial[sp * m + row]. c = -gamma log2(e), k2 = -2c, ecoef = (2d + 11) u gamma. */
 template <int BK>
 __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
     cuda_rbf_matvec_dot(size_t m, size_t n, size_t d, float c, float k2, float ecoef,
-                        const float *__restrict__ x, const float *__restrict__ y,
+                        float tc_ecoef, const float *__restrict__ x, const float *__restrict__ y,
                         const float *__restrict__ w, cuda_matvec_centered ctr, unsigned int splits,
                         size_t tps, float *__restrict__ out, double *__restrict__ partial)
 {
@@ -194,11 +214,12 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
     const size_t ntiles = (n + Tile::BN - 1) / Tile::BN;
     const size_t jt0 = (size_t)sp * tps;
     const size_t jt1 = jt0 + tps < ntiles ? jt0 + tps : ntiles;
-    Form f{sm,    ws,         bs, m, n, d,   rt * Tile::BM, jt0,   jt1, c, k2,
-           ecoef, ctr.gx[rt], x,  y, w, ctr, false,         false, {},  {}};
-    f.dot = f.next_dot = jt0 < jt1 && f.dot_tile(jt0);
+    Form f{sm, ws, bs, m, n, d, rt * Tile::BM, jt0, jt1, c, k2, ecoef, tc_ecoef, ctr.gx[rt],
+           x,  y,  w,  ctr, false, false, 0, {}, {}};
+    const size_t first = f.own(jt0);
+    f.dot = f.next_dot = first < jt1 && f.dot_tile(first);
     f.acc.init(accsh);
-    cuda_rbf_steps<BK>(f, jt0, d);
+    cuda_rbf_steps<BK>(f, first, d);
     f.acc.flush();
 
 #pragma unroll
@@ -206,7 +227,7 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
         double v = f.acc.total(i);
         size_t row = f.row0 + Tile::lane_index(i, Tile::ty());
         if (Tile::tx() == 0 && row < m) {
-            if (splits == 1)
+            if (partial == nullptr)
                 out[row] = (float)v;
             else
                 partial[(size_t)sp * m + row] = v;

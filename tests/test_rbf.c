@@ -380,6 +380,44 @@ static void test_matvec_factorized_identical(void **state)
     }
 }
 
+/* Rows of x copied into y at other positions (chunk and group starts and ends, the last partial
+ * chunk), one with -0 where the copy has +0 (equal values), and one copied twice into one group:
+ * with w nonzero only at the copies, out_i must be exactly their sum (each entry exactly 1). */
+static void test_matvec_factorized_duplicates(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    const size_t m = FORM_M, n = FORM_N;
+    static const size_t pairs[][2] = {{0, 0}, {5, 1500}, {2084, 2052}, {1000, 31}, {1001, 32},
+                                      {7, 700}, {9, 900}};
+    for (size_t d = 1; d <= 4; d++) {
+        void *hx, *hy;
+        make_xy(GK_FLOAT32, m, n, d, 0.0, 0, 0, &hx, &hy);
+        gk_test_set(GK_FLOAT32, hx, 7 * d, -0.0);
+        for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++)
+            copy_row(GK_FLOAT32, hy, pairs[p][1], hx, pairs[p][0], d);
+        gk_test_set(GK_FLOAT32, hy, 700 * d, 0.0);
+        copy_row(GK_FLOAT32, hy, 901, hx, 9, d);
+        for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++) {
+            const size_t i = pairs[p][0], j = pairs[p][1];
+            void *hw = gk_test_const_array(GK_FLOAT32, n, 0.0);
+            gk_test_set(GK_FLOAT32, hw, j, 0.375);
+            if (j == 900)
+                gk_test_set(GK_FLOAT32, hw, 901, 0.25);
+            const float want = j == 900 ? 0.625f : 0.375f;
+            float *got = matvec_check(ctx, GK_FLOAT32, m, n, d, 1.0 / (double)d, hx, hy, hw, 97,
+                                      "rbf_matvec (duplicates)");
+            if (got[i] != want)
+                GK_FAIL("rbf_matvec float32 d %zu: x_%zu copied to y_%zu: out[%zu] is %.9g, not "
+                        "exactly %g",
+                        d, i, j, i, (double)got[i], (double)want);
+            free(got);
+            free(hw);
+        }
+        free(hx);
+        free(hy);
+    }
+}
+
 /* --------------------------------------------------------------------------------------------
  * rbf_matvec float32 for 4 < d <= 128 on CUDA with 2^20 pairs or more: the inner-product form on
  * rows centered on the mean of x's first 1024 rows, tile (128 x 128) by tile under its bound
@@ -876,6 +914,7 @@ int main(void)
         GK_TEST_BOTH(test_matvec_factorized_bound),
         GK_TEST_BOTH(test_matvec_factorized_special),
         GK_TEST_BOTH(test_matvec_factorized_identical),
+        GK_TEST_BOTH(test_matvec_factorized_duplicates),
         GK_TEST_BOTH(test_matvec_inner_product_tiles),
         GK_TEST_BOTH(test_matvec_inner_product_tiles_special),
         GK_TEST_BOTH(test_matvec_inner_product_tiles_identical),
