@@ -6,6 +6,7 @@
 
 #include "cuda_rbf_matvec_dot.cuh"
 #include "cuda_rbf_matvec_fact.cuh"
+#include "cuda_rbf_matvec_facttc.cuh"
 #include "cuda_rbf_matvec_small.cuh"
 #include "cuda_rbf_matvec_tc.h"
 #include "cuda_rbf_matvec_tiled.cuh"
@@ -206,8 +207,14 @@ static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_
     /* d <= 4: x rows in registers, y streamed through shared memory; otherwise the tiled
      * distance block. */
     const bool small = d <= 4;
-    const size_t rows = small ? (size_t)GK_CUDA_THREADS * cuda_matvec_small_shape<T>::R
-                              : (size_t)cuda_rbf_shape<T>::BM;
+    /* EXPERIMENT (round 1 only): GK_MATVEC_FACT_VARIANT=5, the tensor-core d = 3 kernel. */
+    static const char *fev = getenv("GK_MATVEC_FACT_VARIANT");
+    const double cc = (double)cuda_rbf_constant(gamma, T(0));
+    const bool ftc = sizeof(T) == 4 && d == 3 && fev && atoi(fev) == 5 && std::isfinite(cc) &&
+                     cc < 0.0;
+    const size_t rows = ftc     ? (size_t)GK_FTC_ROWS
+                        : small ? (size_t)GK_CUDA_THREADS * cuda_matvec_small_shape<T>::R
+                                : (size_t)cuda_rbf_shape<T>::BM;
     const size_t cols =
         small ? (size_t)cuda_matvec_small_shape<T>::CHUNK : (size_t)cuda_rbf_shape<T>::BN;
     cuda_matvec_plan p = cuda_matvec_split(s, m, n, rows, cols);
@@ -241,7 +248,14 @@ static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_
     bool check = gk__rbf_needs_zero_test(c);
     bool fact = sizeof(T) == 4 && std::isfinite((double)c) && c < T(0);
     cudaStream_t st = s->stream;
-    if (dot) {
+    if (ftc) {
+        if constexpr (std::is_same<T, float>::value) {
+            const float ecoef = (float)((3.0 * 3 + 8.0) * 0x1p-24 * (double)(float)gamma);
+            cuda_rbf_matvec_fact_tc3<1><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
+                m, n, c, -c, ecoef, x, y, w, (unsigned int)p.splits, p.per_split, out, part);
+            r = gk__cuda_launched("cuda_rbf_matvec_fact_tc3");
+        }
+    } else if (dot) {
         if constexpr (std::is_same<T, float>::value)
             r = cuda_matvec_dot_launch(s, p, m, n, d, gamma, c, x, y, w, out, part, fwork);
     } else {
