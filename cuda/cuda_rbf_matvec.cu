@@ -250,10 +250,13 @@ static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_
     cudaStream_t st = s->stream;
     if (ftc) {
         if constexpr (std::is_same<T, float>::value) {
-            const float ecoef = (float)((3.0 * 3 + 8.0) * 0x1p-24 * (double)(float)gamma);
-            cuda_rbf_matvec_fact_tc3<1><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
-                m, n, c, -c, ecoef, x, y, w, (unsigned int)p.splits, p.per_split, out, part);
-            r = gk__cuda_launched("cuda_rbf_matvec_fact_tc3");
+            const double g = (double)(float)gamma;
+            const float ecoef = (float)((3.0 * 3 + 8.0) * 0x1p-24 * g);
+            const float tcoef = (float)(GK_FTC_COEF(3) * g);
+            cuda_rbf_matvec_fact_tc<<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
+                m, n, c, -c, tcoef, ecoef, x, y, w, (unsigned int)p.splits, p.per_split, out,
+                part);
+            r = gk__cuda_launched("cuda_rbf_matvec_fact_tc");
         }
     } else if (dot) {
         if constexpr (std::is_same<T, float>::value)
