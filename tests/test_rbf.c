@@ -421,18 +421,23 @@ static void test_matvec_factorized_duplicates(void **state)
 
 /* --------------------------------------------------------------------------------------------
  * rbf_matvec float32 for 4 < d <= 128 on CUDA with 2^20 pairs or more: the inner-product form on
- * rows centered on the mean of x's first 1024 rows, tile (128 x 128) by tile under its bound
- * (2d + 11) u gamma N <= 4e-6, N the largest ||x~||^2 + ||y~||^2 of the tile's groups
- * (cuda/cuda_rbf_matvec_dot.cuh); differences elsewhere.
+ * rows centered on the mean of x's first 1024 rows, tile (128 x 128) by tile, N the largest
+ * ||x~||^2 + ||y~||^2 of the tile's groups: for d <= 64 the inner products on TF32 tensor cores
+ * under 1.001 (d + 11 + 2 (23.2 + 0.51 ceil(d / 8))) u gamma N <= 4e-6
+ * (cuda/cuda_rbf_matvec_tc.cu), the tiles that fail it on the CUDA cores under
+ * (2d + 11) u gamma N <= 4e-6 (cuda/cuda_rbf_matvec_dot.cuh); differences elsewhere.
  * ------------------------------------------------------------------------------------------ */
 
 #define DOT_M 1100
 #define DOT_N 1030
 
-/* For U[0,1)^64 around its mean, N is about 14 (group maxima), so the bound holds to gamma
- * 0.034: 1/64 keeps every tile, 0.03 is near the boundary and 0.045 past it. Rows 1024.. of x
- * (the last row group, outside the rows the center is the mean of) spread 16 times wider fail
- * it at 1/64, so their tiles take differences beside the others' inner products. */
+/* For U[0,1)^64 around its mean, N is about 14 (group maxima), so the bounds hold to gamma
+ * 0.037 (tensor cores) and 0.034 (CUDA cores): 1/64 keeps every tile, 0.03 is near the
+ * boundaries and 0.045 past them. At d = 20 (N about 6) the tensor-core bound, the larger
+ * there, holds to gamma 0.14 and the other to 0.22: at 0.17 tiles fail the first and take the
+ * second. Rows 1024.. of x (the last row group, outside the rows the center is the mean of)
+ * spread 16 times wider fail both at 1/64, so their tiles take differences beside the others'
+ * inner products. */
 static void test_matvec_inner_product_tiles(void **state)
 {
     gk_context *ctx = gk_test_context(state);
@@ -442,6 +447,7 @@ static void test_matvec_inner_product_tiles(void **state)
     matvec_case_every(ctx, GK_FLOAT32, m, n, 64, 0.03, 0.0, 1, 4);
     matvec_case_every(ctx, GK_FLOAT32, m, n, 64, 0.045, 1e3, 1, 4);
     matvec_case_every(ctx, GK_FLOAT32, m, n, 20, 1.0 / 20, 1e3, 1, 4);
+    matvec_case_every(ctx, GK_FLOAT32, m, n, 20, 0.17, 0.0, 1, 4);
     matvec_case_every(ctx, GK_FLOAT32, m, n, 100, 1.0 / 100, 0.0, 1, 4);
     for (int off = 0; off < 2; off++) {
         double o = off ? 1e3 : 0.0;
