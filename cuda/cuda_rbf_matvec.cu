@@ -6,7 +6,6 @@
 
 #include "cuda_rbf_matvec_dot.cuh"
 #include "cuda_rbf_matvec_fact.cuh"
-#include "cuda_rbf_matvec_facttc.cuh"
 #include "cuda_rbf_matvec_small.cuh"
 #include "cuda_rbf_matvec_tc.h"
 #include "cuda_rbf_matvec_tiled.cuh"
@@ -67,7 +66,7 @@ static void cuda_matvec_small_launch(cudaStream_t st, const cuda_matvec_plan &p,
     if constexpr (std::is_same<T, float>::value && D >= 1) {
         if (fact) {
             const float ecoef = (float)((3.0 * D + 8.0) * 0x1p-24 * (double)(float)gamma);
-            /* EXPERIMENT (round 1 only): GK_MATVEC_FACT_VARIANT picks the d = 3 variant. */
+            /* EXPERIMENT (round 2 only): GK_MATVEC_FACT_VARIANT picks the d = 3 variant. */
             static const char *ev = getenv("GK_MATVEC_FACT_VARIANT");
             const int var = D == 3 && ev ? atoi(ev) : 0;
             if (var == 1)
@@ -80,7 +79,16 @@ static void cuda_matvec_small_launch(cudaStream_t st, const cuda_matvec_plan &p,
                 cuda_rbf_matvec_fact<D, 2, true><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
                     m, n, c, -c, ecoef, x, y, w, sc, p.per_split, out, part);
             else if (var == 4)
-                cuda_rbf_matvec_fact<D, 0, true><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
+                cuda_rbf_matvec_fact<D, 1, false, 3><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
+                    m, n, c, -c, ecoef, x, y, w, sc, p.per_split, out, part);
+            else if (var == 6)
+                cuda_rbf_matvec_fact<D, 1, true, 3><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
+                    m, n, c, -c, ecoef, x, y, w, sc, p.per_split, out, part);
+            else if (var == 8)
+                cuda_rbf_matvec_fact<D, 1, false, 4><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
+                    m, n, c, -c, ecoef, x, y, w, sc, p.per_split, out, part);
+            else if (var == 7)
+                cuda_rbf_matvec_fact<D, 2, true, 3><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
                     m, n, c, -c, ecoef, x, y, w, sc, p.per_split, out, part);
             else
                 cuda_rbf_matvec_fact<D, 1, false><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
@@ -174,8 +182,7 @@ static gk_status cuda_matvec_dot_launch(gk_cuda_state *s, const cuda_matvec_plan
                                         const float *y, const float *w, float *out, double *part,
                                         float *fwork)
 {
-    static const char *tcev = getenv("GK_MATVEC_TC"); /* EXPERIMENT (round 1 only) */
-    const size_t tcf = tcev && tcev[0] == '0' ? 0 : cuda_matvec_tc_floats(m, n, d);
+    const size_t tcf = cuda_matvec_tc_floats(m, n, d);
     cuda_matvec_centered ctr;
     gk_status r = gk__cuda_matvec_center(s, m, n, d, -c, x, y, fwork + tcf, &ctr);
     if (r != GK_OK)
@@ -207,14 +214,8 @@ static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_
     /* d <= 4: x rows in registers, y streamed through shared memory; otherwise the tiled
      * distance block. */
     const bool small = d <= 4;
-    /* EXPERIMENT (round 1 only): GK_MATVEC_FACT_VARIANT=5, the tensor-core d = 3 kernel. */
-    static const char *fev = getenv("GK_MATVEC_FACT_VARIANT");
-    const double cc = (double)cuda_rbf_constant(gamma, T(0));
-    const bool ftc = sizeof(T) == 4 && d == 3 && fev && atoi(fev) == 5 && std::isfinite(cc) &&
-                     cc < 0.0;
-    const size_t rows = ftc     ? (size_t)GK_FTC_ROWS
-                        : small ? (size_t)GK_CUDA_THREADS * cuda_matvec_small_shape<T>::R
-                                : (size_t)cuda_rbf_shape<T>::BM;
+    const size_t rows = small ? (size_t)GK_CUDA_THREADS * cuda_matvec_small_shape<T>::R
+                              : (size_t)cuda_rbf_shape<T>::BM;
     const size_t cols =
         small ? (size_t)cuda_matvec_small_shape<T>::CHUNK : (size_t)cuda_rbf_shape<T>::BN;
     cuda_matvec_plan p = cuda_matvec_split(s, m, n, rows, cols);
@@ -223,8 +224,7 @@ static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_
     T c = cuda_rbf_constant(gamma, T(0));
     const bool dot = sizeof(T) == 4 && cuda_matvec_dot_applies(m, n, d, gamma, (double)c);
     /* The tensor-core form and the inner-product kernel each fill p.splits partial slots. */
-    static const char *tcev = getenv("GK_MATVEC_TC"); /* EXPERIMENT (round 1 only) */
-    const bool tc = dot && d <= GK_MATVEC_TC_MAX_D && !(tcev && tcev[0] == '0');
+    const bool tc = dot && d <= GK_MATVEC_TC_MAX_D;
     const size_t slots = tc ? 2 * p.splits : p.splits;
     /* One workspace: the split partials (16-byte aligned after them), then the tensor-core
      * operands and the centered rows. */
@@ -248,17 +248,7 @@ static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_
     bool check = gk__rbf_needs_zero_test(c);
     bool fact = sizeof(T) == 4 && std::isfinite((double)c) && c < T(0);
     cudaStream_t st = s->stream;
-    if (ftc) {
-        if constexpr (std::is_same<T, float>::value) {
-            const double g = (double)(float)gamma;
-            const float ecoef = (float)((3.0 * 3 + 8.0) * 0x1p-24 * g);
-            const float tcoef = (float)(GK_FTC_COEF(3) * g);
-            cuda_rbf_matvec_fact_tc<<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
-                m, n, c, -c, tcoef, ecoef, x, y, w, (unsigned int)p.splits, p.per_split, out,
-                part);
-            r = gk__cuda_launched("cuda_rbf_matvec_fact_tc");
-        }
-    } else if (dot) {
+    if (dot) {
         if constexpr (std::is_same<T, float>::value)
             r = cuda_matvec_dot_launch(s, p, m, n, d, gamma, c, x, y, w, out, part, fwork);
     } else {

@@ -216,8 +216,8 @@ cuda_matvec_fact_rows(float (&xr)[cuda_matvec_small_shape<float>::R][D],
  * (which see), each chunk of y in the factorized form where the bound above allows, else
  * restaged raw and summed from differences. c = -gamma log2(e), k = -c (finite, > 0), ecoef =
  * (3D + 8) u gamma. */
-template <int D, int NPOLY, bool HASH>
-__global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
+template <int D, int NPOLY, bool HASH, int MINB = 2>
+__global__ void __launch_bounds__(GK_CUDA_THREADS, MINB)
     cuda_rbf_matvec_fact(size_t m, size_t n, float c, float k, float ecoef,
                          const float *__restrict__ x, const float *__restrict__ y,
                          const float *__restrict__ w, unsigned int splits, size_t cps,

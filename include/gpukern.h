@@ -299,9 +299,10 @@ GK_API gk_status gk_rbf_matrix(gk_context *c, size_t m, size_t n, size_t d, doub
 
 /* out[i] = sum_j exp(-gamma * ||x_i - y_j||^2) * w[j]; x holds m x d, y n x d, w n, out m.
  * Never materializes the m x n matrix. On CUDA, float32 with a finite gamma > 0 takes the
- * inner product per 128 x 128 tile for 4 < d <= 128 (2^20 pairs or more), and for d <= 4
- * factors the exponent, 2^(a_i) * 2^(b_j + x~_i.y~_j) on centered rows, each under its
- * rounding bound (checked per tile, or per block of rows and chunk of y). */
+ * inner product per 128 x 128 tile for 4 < d <= 128 (2^20 pairs or more; on TF32 tensor cores
+ * with split operands for d <= 64), and for d <= 4 factors the exponent,
+ * 2^(a_i) * 2^(b_j + x~_i.y~_j) on centered rows, each under its rounding bound (checked per
+ * tile, or per block of rows and chunk of y). */
 GK_API gk_status gk_rbf_matvec(gk_context *c, size_t m, size_t n, size_t d, double gamma,
                                const gk_buffer *x, const gk_buffer *y, const gk_buffer *w,
                                gk_buffer *out);

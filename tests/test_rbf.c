@@ -301,34 +301,33 @@ static void test_matvec_factorized(void **state)
     matvec_case_every(ctx, GK_FLOAT32, 1081349, 7, 3, 1.0 / 3, 1e3, 1, 7);
 }
 
-/* The bounds' boundaries. Rows and points in [o, o + 1)^3 (o = 0 or 1e3), centered on their
- * block's midrange, have nx, ny <= 0.75, so N = nx + ny <= 1.5: the tensor-core form's bound
- * (d = 3: 1.001 (d + 72.2) u gamma N <= 4e-6, cuda/cuda_rbf_matvec_facttc.cuh) holds up to
- * gamma = 0.59, 0.55 just inside, 0.65 outside (the FMA form); the FMA form's (3d + 8) u gamma N
- * <= 4e-6 up to 2.6, 2.5 just inside, 2.7 outside (differences). Then x's first 2048 rows
- * (one row block of the FMA form, four of the tensor-core form's 512) and chunk 1 of y spread
- * 16 times wider: at gamma = 0.5 those blocks take differences throughout and the last one a
- * form on chunks 0 and 2 only; at 0.004 every chunk of every block takes the form. */
+/* The bound's boundary. Rows and points in [o, o + 1)^3 (o = 0 or 1e3), centered on their
+ * block's midrange, have nx, ny <= 0.75, so N = nx + ny <= 1.5 and the bound
+ * (3d + 8) u gamma N <= 4e-6 holds up to gamma = 2.6: 2.5 is just inside, 2.7 just outside
+ * (differences). Then row block 0 and chunk 1 of y spread 16 times wider: at gamma = 0.5 block
+ * 0 takes differences throughout and block 1 takes the form on chunks 0 and 2 only; at 0.004
+ * every chunk of both blocks takes the form. */
 static void test_matvec_factorized_bound(void **state)
 {
     gk_context *ctx = gk_test_context(state);
     const size_t m = FORM_M, n = FORM_N, d = 3;
-    static const double gammas[] = {0.55, 0.65, 2.5, 2.7, 0.5, 0.004};
-    for (int gi = 0; gi < 6; gi++) {
-        double o = gi % 2 ? 1e3 : 0.0;
-        void *hx, *hy;
-        make_xy(GK_FLOAT32, m, n, d, o, 1, 0, &hx, &hy);
-        if (gi >= 4) {
-            spread_rows(GK_FLOAT32, hx, 0, 2048, d, o, 16.0);
-            spread_rows(GK_FLOAT32, hy, 1024, 2048, d, o, 16.0);
+    static const double narrow[] = {2.5, 2.7}, wide[] = {0.5, 0.004};
+    for (int wi = 0; wi < 2; wi++)
+        for (int gi = 0; gi < 2; gi++) {
+            double o = (wi + gi) % 2 ? 1e3 : 0.0;
+            void *hx, *hy;
+            make_xy(GK_FLOAT32, m, n, d, o, 1, 0, &hx, &hy);
+            if (wi) {
+                spread_rows(GK_FLOAT32, hx, 0, 2048, d, o, 16.0);
+                spread_rows(GK_FLOAT32, hy, 1024, 2048, d, o, 16.0);
+            }
+            void *hw = gk_test_random_array(GK_FLOAT32, n, -1, 1);
+            free(matvec_check(ctx, GK_FLOAT32, m, n, d, wi ? wide[gi] : narrow[gi], hx, hy, hw, 3,
+                              "rbf_matvec (factorized bound)"));
+            free(hx);
+            free(hy);
+            free(hw);
         }
-        void *hw = gk_test_random_array(GK_FLOAT32, n, -1, 1);
-        free(matvec_check(ctx, GK_FLOAT32, m, n, d, gammas[gi], hx, hy, hw, 3,
-                          "rbf_matvec (factorized bound)"));
-        free(hx);
-        free(hy);
-        free(hw);
-    }
 }
 
 /* NaN and infinities in x (row block 0), in y (chunk 1) and in w: the rows and chunks they
