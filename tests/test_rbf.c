@@ -934,10 +934,5 @@ int main(void)
         GK_TEST_BOTH(test_views_and_host),
         GK_TEST_BOTH(test_errors),
     };
-    /* GK_TEST_FILTER (a cmocka pattern, e.g. "test_matvec*cuda") runs the matching cases only:
-     * on a GPU host with little time, the CUDA forms' cases without the rest. */
-    const char *filter = getenv("GK_TEST_FILTER");
-    if (filter != NULL)
-        cmocka_set_test_filter(filter);
     return cmocka_run_group_tests_name("rbf", tests, gk_test_group_setup, NULL);
 }
