@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* cuda_rbf_matvec.cu - out[i] = sum_j exp(-gamma ||x_i - y_j||^2) w[j], never forming K. */
 #include <cmath>
-#include <cstdlib>
 #include <type_traits>
 
 #include "cuda_rbf_matvec_dot.cuh"
@@ -66,33 +65,8 @@ static void cuda_matvec_small_launch(cudaStream_t st, const cuda_matvec_plan &p,
     if constexpr (std::is_same<T, float>::value && D >= 1) {
         if (fact) {
             const float ecoef = (float)((3.0 * D + 8.0) * 0x1p-24 * (double)(float)gamma);
-            /* EXPERIMENT (round 2 only): GK_MATVEC_FACT_VARIANT picks the d = 3 variant. */
-            static const char *ev = getenv("GK_MATVEC_FACT_VARIANT");
-            const int var = D == 3 && ev ? atoi(ev) : 0;
-            if (var == 1)
-                cuda_rbf_matvec_fact<D, 2, false><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
-                    m, n, c, -c, ecoef, x, y, w, sc, p.per_split, out, part);
-            else if (var == 2)
-                cuda_rbf_matvec_fact<D, 1, true><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
-                    m, n, c, -c, ecoef, x, y, w, sc, p.per_split, out, part);
-            else if (var == 3)
-                cuda_rbf_matvec_fact<D, 2, true><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
-                    m, n, c, -c, ecoef, x, y, w, sc, p.per_split, out, part);
-            else if (var == 4)
-                cuda_rbf_matvec_fact<D, 1, false, 3><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
-                    m, n, c, -c, ecoef, x, y, w, sc, p.per_split, out, part);
-            else if (var == 6)
-                cuda_rbf_matvec_fact<D, 1, true, 3><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
-                    m, n, c, -c, ecoef, x, y, w, sc, p.per_split, out, part);
-            else if (var == 8)
-                cuda_rbf_matvec_fact<D, 1, false, 4><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
-                    m, n, c, -c, ecoef, x, y, w, sc, p.per_split, out, part);
-            else if (var == 7)
-                cuda_rbf_matvec_fact<D, 2, true, 3><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
-                    m, n, c, -c, ecoef, x, y, w, sc, p.per_split, out, part);
-            else
-                cuda_rbf_matvec_fact<D, 1, false><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
-                    m, n, c, -c, ecoef, x, y, w, sc, p.per_split, out, part);
+            cuda_rbf_matvec_fact<D><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
+                m, n, c, -c, ecoef, x, y, w, sc, p.per_split, out, part);
             return;
         }
     }

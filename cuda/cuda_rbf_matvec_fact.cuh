@@ -82,68 +82,14 @@ __device__ __forceinline__ float cuda_matvec_block_max(float v, float *slot)
     return v;
 }
 
-/* Exact duplicates. The form's values are within its bound but not exactly 1 for identical
- * rows, so a group of points that holds a row's duplicate is summed again from differences for
- * that row. Each chunk's points go into a shared-memory hash table (open addressing, linear
- * probing) of GK_MATVEC_DUP_SLOTS entries, each the point's hash with its low 5 bits replaced by
- * its group in the chunk (bit 5 set, so no entry is 0, the empty slot); a row's probe ORs the
- * groups of the entries whose hash bits match into a mask. Points equal as floats have equal
- * centered values (+0 for -0), so equal hashes: a duplicate is never missed, and a hash
- * collision only costs a redo. */
-#define GK_MATVEC_DUP_SLOTS 1536
-static_assert(cuda_matvec_small_shape<float>::CHUNK <= GK_MATVEC_DUP_SLOTS &&
-                  cuda_matvec_small_shape<float>::CHUNK / cuda_matvec_small_shape<float>::GROUP <=
-                      32,
-              "a chunk's points fit the table, its groups a mask");
-
-template <int D> __device__ __forceinline__ unsigned int cuda_matvec_dup_hash(const float (&v)[D])
-{
-    unsigned int h = 0x811c9dc5u;
-#pragma unroll
-    for (int l = 0; l < D; l++)
-        h = (h ^ __float_as_uint(__fadd_rn(v[l], 0.0f))) * 0x01000193u;
-    h ^= h >> 16;
-    h *= 0x7feb352du;
-    h ^= h >> 15;
-    h *= 0x846ca68bu;
-    return h ^ (h >> 16);
-}
-
-__device__ __forceinline__ unsigned int cuda_matvec_dup_next(unsigned int slot)
-{
-    return slot + 1 == GK_MATVEC_DUP_SLOTS ? 0 : slot + 1;
-}
-
-__device__ __forceinline__ void cuda_matvec_dup_insert(unsigned int *table, unsigned int h,
-                                                       int group)
-{
-    const unsigned int e = (h & ~63u) | 32u | (unsigned int)group;
-    unsigned int slot = __umulhi(h, GK_MATVEC_DUP_SLOTS);
-    while (atomicCAS(&table[slot], 0u, e) != 0u)
-        slot = cuda_matvec_dup_next(slot);
-}
-
-__device__ __forceinline__ unsigned int cuda_matvec_dup_groups(const unsigned int *table,
-                                                               unsigned int h)
-{
-    const unsigned int key = (h & ~63u) | 32u;
-    unsigned int slot = __umulhi(h, GK_MATVEC_DUP_SLOTS), mask = 0u;
-    for (unsigned int e = table[slot]; e != 0u; e = table[slot]) {
-        if ((e & ~31u) == key)
-            mask |= 1u << (e & 31u);
-        slot = cuda_matvec_dup_next(slot);
-    }
-    return mask;
-}
-
 /* Packs points [j0, j0 + jn) of y as (y~_0 .. y~_{D-1}, b, w) into P vectors each and returns,
  * reduced over the block, the largest ny of the chunk and the largest |w| (through the slots
  * ny_slot and w_slot, GK_CUDA_THREADS / 32 floats each). */
-template <int D, int P, bool HASH>
+template <int D, int P>
 __device__ __forceinline__ void
 cuda_matvec_fact_stage(float4 (*pts)[P], const float *__restrict__ y, const float *__restrict__ w,
                        size_t j0, int jn, const float (&ctr)[D], float k, float *ny_slot,
-                       float *w_slot, float &ny_max, float &w_max, unsigned int *table)
+                       float *w_slot, float &ny_max, float &w_max)
 {
     float nyb = 0.0f, wb = 0.0f;
     for (int j = threadIdx.x; j < jn; j += GK_CUDA_THREADS) {
@@ -151,15 +97,12 @@ cuda_matvec_fact_stage(float4 (*pts)[P], const float *__restrict__ y, const floa
 #pragma unroll
         for (int l = 0; l < P * 4; l++)
             v[l] = 0.0f;
-        float ny = 0.0f, yc[D];
+        float ny = 0.0f;
 #pragma unroll
         for (int l = 0; l < D; l++) {
-            v[l] = yc[l] = __fsub_rn(__ldg(y + (j0 + j) * D + l), ctr[l]);
+            v[l] = __fsub_rn(__ldg(y + (j0 + j) * D + l), ctr[l]);
             ny = fmaf(v[l], v[l], ny);
         }
-        if (HASH)
-            cuda_matvec_dup_insert(table, cuda_matvec_dup_hash<D>(yc),
-                                   j / cuda_matvec_small_shape<float>::GROUP);
         const float wj = __ldg(w + j0 + j);
         v[D] = __fmul_rn(-k, ny);
         v[D + 1] = wj;
@@ -216,8 +159,8 @@ cuda_matvec_fact_rows(float (&xr)[cuda_matvec_small_shape<float>::R][D],
  * (which see), each chunk of y in the factorized form where the bound above allows, else
  * restaged raw and summed from differences. c = -gamma log2(e), k = -c (finite, > 0), ecoef =
  * (3D + 8) u gamma. */
-template <int D, int NPOLY, bool HASH, int MINB = 2>
-__global__ void __launch_bounds__(GK_CUDA_THREADS, MINB)
+template <int D>
+__global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
     cuda_rbf_matvec_fact(size_t m, size_t n, float c, float k, float ecoef,
                          const float *__restrict__ x, const float *__restrict__ y,
                          const float *__restrict__ w, unsigned int splits, size_t cps,
@@ -230,7 +173,6 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, MINB)
     static_assert(1 <= D && D <= 4 && PR <= PF, "points in space");
     __shared__ float4 pts[S::CHUNK][PF];
     __shared__ float slots[3][GK_CUDA_THREADS / 32];
-    __shared__ unsigned int dup[HASH ? GK_MATVEC_DUP_SLOTS : 1];
     float4(*raw)[PR] = reinterpret_cast<float4(*)[PR]>(&pts[0][0]);
 
     const int tid = threadIdx.x;
@@ -294,46 +236,20 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, MINB)
     for (int r = 0; r < R; r++)
         s[r] = comp[r] = 0.0;
 
-    if (HASH)
-        for (int i = tid; i < GK_MATVEC_DUP_SLOTS; i += GK_CUDA_THREADS)
-            dup[i] = 0u;
-
     const size_t nchunks = (n + S::CHUNK - 1) / S::CHUNK;
     const size_t ch0 = sp * cps, ch1 = ch0 + cps < nchunks ? ch0 + cps : nchunks;
     for (size_t ch = ch0; ch < ch1; ch++) {
         const size_t j0 = ch * S::CHUNK;
         const int jn = n - j0 < (size_t)S::CHUNK ? (int)(n - j0) : S::CHUNK;
-        /* Everyone is done with the previous chunk (and the slots) before they are rewritten,
-         * and the table is clear; the reductions in the staging order its writes (and the
-         * table's) before the reads below. */
+        /* Everyone is done with the previous chunk (and the slots) before they are rewritten;
+         * the reductions in the staging order its writes before the reads below. */
         __syncthreads();
         float ny_max, w_max;
-        cuda_matvec_fact_stage<D, PF, HASH>(pts, y, w, j0, jn, ctr, k, slots[0], slots[1], ny_max,
-                                            w_max, dup);
+        cuda_matvec_fact_stage<D, PF>(pts, y, w, j0, jn, ctr, k, slots[0], slots[1], ny_max, w_max);
         /* The same values in every thread, so the choice is uniform. NaN fails every test. */
         const float nsum = nx_max + ny_max;
         const bool fact = ecoef * nsum <= GK_MATVEC_FACT_MAX_ERROR &&
                           2.0f * k * nsum <= GK_MATVEC_FACT_MAX_EXPONENT && w_max <= fact_cap;
-        /* The groups of this chunk that hold a duplicate of each row. */
-        unsigned int dmask[R];
-        if (HASH) {
-            if (fact) {
-                float xr[R][D];
-                cuda_matvec_fact_rows<D>(xr, x, m, row0);
-#pragma unroll
-                for (int r = 0; r < R; r++) {
-                    float xc[D];
-#pragma unroll
-                    for (int l = 0; l < D; l++)
-                        xc[l] = __fsub_rn(xr[r][l], ctr[l]);
-                    dmask[r] = cuda_matvec_dup_groups(dup, cuda_matvec_dup_hash<D>(xc));
-                }
-            }
-            /* Every probe is done before the table is cleared for the next chunk. */
-            __syncthreads();
-            for (int i = tid; i < GK_MATVEC_DUP_SLOTS; i += GK_CUDA_THREADS)
-                dup[i] = 0u;
-        }
         if (!fact) {
             cuda_matvec_small_stage<float, D, PR>(raw, y, w, j0, jn);
             float xr[R][D];
@@ -365,16 +281,15 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, MINB)
 #pragma unroll
                     for (int l = D - 1; l >= 0; l--)
                         t = fmaf(xp[r][l], v[l], t);
-                    const float e = r >= R - NPOLY ? cuda_exp2_poly(t) : cuda_ex2(t);
-                    if (!HASH)
-                        e_max[r] = fmaxf(e_max[r], e);
+                    const float e = r == R - 1 ? cuda_exp2_poly(t) : cuda_ex2(t);
+                    e_max[r] = fmaxf(e_max[r], e);
                     p[r] = fmaf(e, v[D + 1], p[r]);
                 }
             }
 #pragma unroll
             for (int r = 0; r < R; r++) {
                 float v = p[r] * fa[r];
-                if (HASH ? (dmask[r] >> (g / S::GROUP)) & 1u : e_max[r] * fa[r] >= GK_MATVEC_FACT_REDO) {
+                if (e_max[r] * fa[r] >= GK_MATVEC_FACT_REDO) {
                     const size_t row = row0 + (size_t)r * GK_CUDA_THREADS;
                     v = row < m ? cuda_matvec_fact_redo<D>(x + row * D, y, w, j0 + g, gn, c) : 0.0f;
                 }
