@@ -7,7 +7,7 @@
 #include "cuda_internal.h"
 
 /* Offset of the staging area inside the pinned block; the bytes before it take the reduction
- * result, and 256 keeps the staging area aligned for the DMA engines. */
+ * result slot, and 256 keeps the staging area aligned for the DMA engines. */
 #define GK_CUDA_PINNED_HEAD 256
 
 gk_status gk__cuda_device_count(int *count)
@@ -116,11 +116,19 @@ static gk_status gk_cuda_make_scratch(gk_cuda_state *s)
     e = gk__cuda_fault()
             ? cudaErrorMemoryAllocation
             : cudaHostAlloc((void **)&s->pinned, GK_CUDA_PINNED_HEAD + GK_CUDA_STAGING_BYTES,
-                            cudaHostAllocDefault);
+                            cudaHostAllocMapped);
     r = gk__cuda_check(e, "cudaHostAlloc(staging)");
     if (r != GK_OK)
         return r;
     s->staging = s->pinned + GK_CUDA_PINNED_HEAD;
+    /* Reductions' last blocks write the result straight into host memory, which saves a
+     * copy and lets the host see it before the kernel has retired. */
+    s->slot = (volatile gk_cuda_result_slot *)s->pinned;
+    s->slot->seq = 0;
+    r = gk__cuda_check(cudaHostGetDevicePointer((void **)&s->slot_dev, s->pinned, 0),
+                       "cudaHostGetDevicePointer(result slot)");
+    if (r != GK_OK)
+        return r;
     r = gk__cuda_check(cudaEventCreateWithFlags(&s->staging_free, cudaEventDisableTiming),
                        "cudaEventCreateWithFlags");
     if (r != GK_OK)

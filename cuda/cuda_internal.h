@@ -28,6 +28,13 @@
  * without waiting for the stream (cuda_memory.cu). */
 #define GK_CUDA_STAGING_BYTES ((size_t)1 << 20)
 
+/* Where a reduction's last block leaves the result for the host: value first, then (after a
+ * system-wide fence) seq, so a host that reads the seq it waits for also reads its value. */
+typedef struct gk_cuda_result_slot {
+    double value;
+    unsigned long long seq;
+} gk_cuda_result_slot;
+
 /* Everything one context owns. Created by context_create, used by one thread at a time. */
 typedef struct gk_cuda_state {
     int device;
@@ -54,8 +61,14 @@ typedef struct gk_cuda_state {
      * partial sums); stream-ordered, so growing it never waits. */
     void *work;
     size_t work_bytes;
-    /* Pinned host memory: [0, 64) receives reduction results, the rest stages small copies. */
+    /* Pinned host memory, mapped into the device's address space: the head holds the
+     * reduction result slot, the rest stages small copies. */
     unsigned char *pinned;
+    /* The result slot as the host and as kernels see it, and the number of the last reduction
+     * launched, which the slot's seq matches once that reduction's result is in it. */
+    volatile gk_cuda_result_slot *slot;
+    gk_cuda_result_slot *slot_dev;
+    uint64_t reduce_seq;
     unsigned char *staging;
     cudaEvent_t staging_free; /* recorded after the last copy that reads `staging` */
     char name[256];

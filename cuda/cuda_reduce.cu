@@ -3,6 +3,9 @@
 #include "backend_math.h"
 #include "cuda_internal.h"
 
+#include <stdlib.h>
+#include <time.h>
+
 /* An accumulator is K doubles, so one warp-shuffle and shared-memory tree serves every
  * reduction; each reducer says how two accumulators merge. */
 template <int K> struct cuda_acc {
@@ -23,7 +26,7 @@ __device__ __forceinline__ void cuda_comp_add(double &s, double &c, double x)
  * significant bits), so a plain double sum is far inside the 1e-6 contract. */
 struct cuda_sum_f32 {
     typedef float T;
-    enum { K = 1 };
+    enum { K = 1, ACC = 8 };
     static __device__ void add(cuda_acc<1> &a, float x, float)
     {
         a.v[0] += (double)x;
@@ -39,7 +42,7 @@ struct cuda_sum_f32 {
 };
 struct cuda_dot_f32 {
     typedef float T;
-    enum { K = 1 };
+    enum { K = 1, ACC = 4 };
     static __device__ void add(cuda_acc<1> &a, float x, float y)
     {
         a.v[0] = fma((double)x, (double)y, a.v[0]);
@@ -56,7 +59,7 @@ struct cuda_dot_f32 {
 /* A float32 square is at most 1.2e77 and at least 2e-90 in double: no scaling needed. */
 struct cuda_nrm2_f32 {
     typedef float T;
-    enum { K = 1 };
+    enum { K = 1, ACC = 8 };
     static __device__ void add(cuda_acc<1> &a, float x, float)
     {
         a.v[0] = fma((double)x, (double)x, a.v[0]);
@@ -80,7 +83,7 @@ __device__ __forceinline__ void cuda_comp_merge(cuda_acc<2> &a, const cuda_acc<2
 }
 struct cuda_sum_f64 {
     typedef double T;
-    enum { K = 2 };
+    enum { K = 2, ACC = 2 };
     static __device__ void add(cuda_acc<2> &a, double x, double)
     {
         cuda_comp_add(a.v[0], a.v[1], x);
@@ -96,7 +99,7 @@ struct cuda_sum_f64 {
 };
 struct cuda_dot_f64 {
     typedef double T;
-    enum { K = 2 };
+    enum { K = 2, ACC = 2 };
     static __device__ void add(cuda_acc<2> &a, double x, double y)
     {
         /* TwoProduct: p + e == x * y exactly (Ogita, Rump, Oishi's Dot2). */
@@ -121,7 +124,7 @@ struct cuda_dot_f64 {
  * nearly all data lands, is compensated. v = {small, med, med_c, big}. */
 struct cuda_nrm2_f64 {
     typedef double T;
-    enum { K = 4 };
+    enum { K = 4, ACC = 1 };
     static __device__ void add(cuda_acc<4> &a, double x, double)
     {
         double ax = fabs(x);
@@ -153,9 +156,12 @@ struct cuda_nrm2_f64 {
     }
 };
 
-/* Vectors per thread and grid-stride step, all loaded before the first use: 8 for one input,
- * 4 for two, so every thread keeps about 128 bytes of loads in flight. */
+/* Vectors per thread and round, all loaded before the first use: 8 for one input, 4 for two,
+ * so every thread keeps 128 bytes of loads in flight. */
 #define GK_CUDA_REDUCE_UNROLL(nin) ((nin) >= 2 ? 4 : 8)
+/* Blocks resident per multiprocessor (the register budget says at most 64 per thread): the
+ * grid is one wave of them, so no block waits for another to leave. */
+#define GK_CUDA_REDUCE_BLOCKS_PER_SM 4
 
 /* Block-wide merge in a fixed order (shuffle tree, then warp 0 over the warp totals), so the
  * result depends only on the data and the launch shape; thread 0 gets the total. */
@@ -190,13 +196,61 @@ template <typename R> __device__ cuda_acc<R::K> cuda_block_merge(cuda_acc<R::K> 
     return a;
 }
 
-/* One pass: each block reduces its grid-stride share and writes a partial; the block that
- * finishes last (ticket counter, after a release fence) merges the partials in block order and
- * writes the double result, then re-arms the counter for the context's next reduction. */
+/* The last block's part (ticket counter taken after a release fence, so it sees every other
+ * block's partial): merges the partials in block order, writes the double result into the
+ * host's slot (then, after a system-wide fence, the reduction's number, which the host waits
+ * for) and re-arms the counter for the context's next reduction. Returns in every block. */
+template <typename R>
+__device__ __forceinline__ void cuda_reduce_finish(cuda_acc<R::K> a, double *partials,
+                                                   unsigned int *ticket, double *result,
+                                                   gk_cuda_result_slot *slot,
+                                                   unsigned long long seq)
+{
+    a = cuda_block_merge<R>(a);
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+#pragma unroll
+        for (int q = 0; q < R::K; q++)
+            partials[(size_t)blockIdx.x * R::K + q] = a.v[q];
+        __threadfence();
+        last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last)
+        return;
+    __threadfence();
+    cuda_acc<R::K> b;
+#pragma unroll
+    for (int q = 0; q < R::K; q++)
+        b.v[q] = 0.0;
+    for (unsigned int blk = threadIdx.x; blk < gridDim.x; blk += blockDim.x) {
+        cuda_acc<R::K> p;
+        /* __ldcg: read through L2, where the other blocks' partials are, never a stale L1. */
+#pragma unroll
+        for (int q = 0; q < R::K; q++)
+            p.v[q] = __ldcg(partials + (size_t)blk * R::K + q);
+        R::merge(b, p);
+    }
+    b = cuda_block_merge<R>(b);
+    if (threadIdx.x == 0) {
+        double v = R::finish(b);
+        *ticket = 0;
+        if (slot != NULL) {
+            slot->value = v;
+            __threadfence_system();
+            *(volatile unsigned long long *)&slot->seq = seq;
+        } else {
+            *result = v;
+        }
+    }
+}
+
+/* EXPERIMENT (round 1 only): the kernel as it was, for the A/B. */
 template <typename R, int NIN>
 __global__ void __launch_bounds__(GK_CUDA_THREADS)
-    cuda_reduce(size_t n, size_t head, size_t nvec, const typename R::T *x, const typename R::T *y,
-                double *partials, unsigned int *ticket, double *result)
+    cuda_reduce_v0(size_t n, size_t head, size_t nvec, const typename R::T *x,
+                   const typename R::T *y, double *partials, unsigned int *ticket,
+                   double *result, gk_cuda_result_slot *slot, unsigned long long seq)
 {
     typedef typename R::T T;
     typedef gk_cuda_vec<T> V;
@@ -241,37 +295,179 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
             }
         }
     }
+    cuda_reduce_finish<R>(a, partials, ticket, result, slot, seq);
+}
 
-    a = cuda_block_merge<R>(a);
-    __shared__ bool last;
-    if (threadIdx.x == 0) {
+/* EXPERIMENT (round 1 only): a load with an L2 prefetch hint of 256 bytes and no L1 allocation,
+ * for variant K2. */
+__device__ __forceinline__ float4 cuda_ld_hint(const float4 *p)
+{
+    float4 v;
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.f32 {%0,%1,%2,%3}, [%4];"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "l"(p));
+    return v;
+}
+__device__ __forceinline__ double2 cuda_ld_hint(const double2 *p)
+{
+    double2 v;
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v2.f64 {%0,%1}, [%2];"
+                 : "=d"(v.x), "=d"(v.y)
+                 : "l"(p));
+    return v;
+}
+template <bool HINT, typename VT> __device__ __forceinline__ VT cuda_ld(const VT *p)
+{
+    return HINT ? cuda_ld_hint(p) : __ldg(p);
+}
+
+/* U vectors of each input per thread, loaded together, then added into R::ACC independent
+ * accumulators, so neither the loads nor the additions wait on one dependent chain. */
+template <typename R, int NIN, int U, bool HINT>
+__device__ __forceinline__ void cuda_reduce_batch(cuda_acc<R::K> (&a)[R::ACC],
+                                                  const typename gk_cuda_vec<typename R::T>::type *xv,
+                                                  const typename gk_cuda_vec<typename R::T>::type *yv,
+                                                  size_t i, size_t stride, size_t nvec, bool check)
+{
+    typedef typename R::T T;
+    typedef gk_cuda_vec<T> V;
+    const int W = V::width;
+    T xs[U][W], ys[U][W];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        size_t k = i + (size_t)u * stride;
+        /* A missing vector reads as zeros, which add nothing to any of the sums. */
+        typename V::type vx = {}, vy = {};
+        if (!check || k < nvec) {
+            vx = cuda_ld<HINT>(xv + k);
+            if (NIN >= 2)
+                vy = cuda_ld<HINT>(yv + k);
+        }
+        V::unpack(vx, xs[u]);
+        V::unpack(vy, ys[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++)
+#pragma unroll
+        for (int w = 0; w < W; w++)
+            R::add(a[u % R::ACC], xs[u][w], NIN >= 2 ? ys[u][w] : T(0));
+}
+
+/* One pass over n elements: a scalar head and tail (misaligned ends), then 16-byte vectors,
+ * vector k to thread k mod (grid threads), so every thread's share differs by at most one
+ * vector. A thread takes U of them a round while U remain, then the last few at once. */
+template <typename R, int NIN, int U, bool HINT>
+__global__ void __launch_bounds__(GK_CUDA_THREADS, GK_CUDA_REDUCE_BLOCKS_PER_SM)
+    cuda_reduce(size_t n, size_t head, size_t nvec, const typename R::T *x,
+                const typename R::T *y, double *partials, unsigned int *ticket, double *result,
+                gk_cuda_result_slot *slot, unsigned long long seq)
+{
+    typedef typename R::T T;
+    typedef gk_cuda_vec<T> V;
+    const int W = V::width;
+    const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const size_t nthreads = (size_t)gridDim.x * blockDim.x;
+
+    cuda_acc<R::K> a[R::ACC];
+#pragma unroll
+    for (int c = 0; c < R::ACC; c++)
 #pragma unroll
         for (int q = 0; q < R::K; q++)
-            partials[(size_t)blockIdx.x * R::K + q] = a.v[q];
-        __threadfence();
-        last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+            a[c].v[q] = 0.0;
+
+    const size_t body_end = head + nvec * W;
+    const size_t nscalar = head + (n - body_end);
+    for (size_t s = tid; s < nscalar; s += nthreads) {
+        size_t i = s < head ? s : body_end + (s - head);
+        R::add(a[0], x[i], NIN >= 2 ? y[i] : T(0));
     }
-    __syncthreads();
-    if (!last)
+
+    const typename V::type *xv = (const typename V::type *)(x + head);
+    const typename V::type *yv = NIN >= 2 ? (const typename V::type *)(y + head) : NULL;
+    const size_t round = nthreads * U;
+    size_t i = tid;
+    /* Below `full`, all U vectors of a round exist: no bounds checks in the main loop. */
+    const size_t full = nvec >= round ? nvec - (round - nthreads) : 0;
+    for (; i < full; i += round)
+        cuda_reduce_batch<R, NIN, U, HINT>(a, xv, yv, i, nthreads, nvec, false);
+    if (i < nvec)
+        cuda_reduce_batch<R, NIN, U, HINT>(a, xv, yv, i, nthreads, nvec, true);
+
+#pragma unroll
+    for (int c = 1; c < R::ACC; c++)
+        R::merge(a[0], a[c]);
+    cuda_reduce_finish<R>(a[0], partials, ticket, result, slot, seq);
+}
+
+/* EXPERIMENT (round 1 only): GK_RX_KERNEL (0 the old kernel, 1 the new, 2 the new with load hints), GK_RX_BPS (blocks
+ * per multiprocessor), GK_RX_WAIT (0 device result + copy + stream sync, 1 result in the host
+ * slot + stream sync, 2 host slot + spin on its seq). Read once. */
+static int cuda_rx_env(const char *name, int dflt)
+{
+    const char *v = getenv(name);
+    return v != NULL && *v != 0 ? atoi(v) : dflt;
+}
+static int rx_kernel = -1, rx_bps = -1, rx_wait = -1;
+static void cuda_rx_init(void)
+{
+    if (rx_kernel >= 0)
         return;
-    __threadfence();
-    cuda_acc<R::K> b;
-#pragma unroll
-    for (int q = 0; q < R::K; q++)
-        b.v[q] = 0.0;
-    for (unsigned int blk = threadIdx.x; blk < gridDim.x; blk += blockDim.x) {
-        cuda_acc<R::K> p;
-        /* __ldcg: read through L2, where the other blocks' partials are, never a stale L1. */
-#pragma unroll
-        for (int q = 0; q < R::K; q++)
-            p.v[q] = __ldcg(partials + (size_t)blk * R::K + q);
-        R::merge(b, p);
+    rx_kernel = cuda_rx_env("GK_RX_KERNEL", 1);
+    rx_bps = cuda_rx_env("GK_RX_BPS", rx_kernel == 0 ? 8 : GK_CUDA_REDUCE_BLOCKS_PER_SM);
+    rx_wait = cuda_rx_env("GK_RX_WAIT", 2);
+}
+
+/* Polls between two looks at the stream while spinning on the slot. */
+#define GK_CUDA_SLOT_POLLS 256
+/* How long the host spins on the slot before it leaves the wait to the runtime. */
+#define GK_CUDA_SLOT_SPIN_NS 20000000LL
+
+static long long cuda_now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* Waits for reduction `seq` and reads its result. The last block writes the slot before the
+ * kernel retires, so spinning on it saves the wait for the kernel's end to be signalled; the
+ * stream is asked every GK_CUDA_SLOT_POLLS polls, so a fault (the kernel never writes the
+ * slot) ends the wait with the stream's error. A wait longer than GK_CUDA_SLOT_SPIN_NS is the
+ * queued work's, not the signal's: cudaStreamSynchronize takes over, with the runtime's own
+ * spin-or-yield policy. */
+static gk_status cuda_reduce_wait(gk_cuda_state *s, unsigned long long seq, double *out)
+{
+    long long start = -1;
+    for (;;) {
+        for (int p = 0; p < GK_CUDA_SLOT_POLLS; p++) {
+            if (__atomic_load_n(&s->slot->seq, __ATOMIC_ACQUIRE) == seq) {
+                *out = s->slot->value;
+                return GK_OK;
+            }
+        }
+        cudaError_t e = cudaStreamQuery(s->stream);
+        if (e != cudaErrorNotReady) {
+            gk_status r = gk__cuda_check(e, "cudaStreamQuery");
+            if (r != GK_OK)
+                return r;
+            break;
+        }
+        long long now = cuda_now_ns();
+        if (start < 0)
+            start = now;
+        else if (now - start > GK_CUDA_SLOT_SPIN_NS) {
+            gk_status r =
+                gk__cuda_check(cudaStreamSynchronize(s->stream), "cudaStreamSynchronize");
+            if (r != GK_OK)
+                return r;
+            break;
+        }
     }
-    b = cuda_block_merge<R>(b);
-    if (threadIdx.x == 0) {
-        *result = R::finish(b);
-        *ticket = 0;
-    }
+    /* The stream is done, so the kernel's writes to host memory are visible. */
+    if (__atomic_load_n(&s->slot->seq, __ATOMIC_ACQUIRE) != seq)
+        return gk__cuda_error(GK_E_INTERNAL, "reduction %llu finished without its result", seq);
+    *out = s->slot->value;
+    return GK_OK;
 }
 
 template <typename R, int NIN>
@@ -283,27 +479,42 @@ static gk_status cuda_reduce_run(gk_cuda_state *s, size_t n, const typename R::T
     gk_status r = gk__cuda_enter(s);
     if (r != GK_OK)
         return r;
+    cuda_rx_init();
     gk_cuda_split sp = gk__cuda_split(n, sizeof(T), x, NIN >= 2 ? y : NULL, NULL);
     size_t work = sp.nvec > 0 ? sp.nvec : n;
     size_t per_block =
         sp.nvec > 0 ? (size_t)GK_CUDA_THREADS * GK_CUDA_REDUCE_UNROLL(NIN) : GK_CUDA_THREADS;
-    size_t cap = (size_t)s->sm_count * 8;
+    size_t cap = (size_t)s->sm_count * rx_bps;
     if (cap > GK_CUDA_MAX_PARTIALS)
         cap = GK_CUDA_MAX_PARTIALS;
     unsigned int blocks = gk__cuda_blocks(work, per_block, cap);
-    cuda_reduce<R, NIN><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(
-        n, sp.head, sp.nvec, x, y, s->partials, s->ticket, s->result);
+    unsigned long long seq = ++s->reduce_seq;
+    gk_cuda_result_slot *slot = rx_wait == 0 ? NULL : s->slot_dev;
+    if (rx_kernel == 0)
+        cuda_reduce_v0<R, NIN><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(
+            n, sp.head, sp.nvec, x, y, s->partials, s->ticket, s->result, slot, seq);
+    else if (rx_kernel == 2)
+        cuda_reduce<R, NIN, GK_CUDA_REDUCE_UNROLL(NIN), true>
+            <<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(n, sp.head, sp.nvec, x, y, s->partials,
+                                                        s->ticket, s->result, slot, seq);
+    else
+        cuda_reduce<R, NIN, GK_CUDA_REDUCE_UNROLL(NIN), false>
+            <<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(n, sp.head, sp.nvec, x, y, s->partials,
+                                                        s->ticket, s->result, slot, seq);
     r = gk__cuda_launched("cuda_reduce");
     if (r != GK_OK)
         return r;
+    if (rx_wait == 2)
+        return cuda_reduce_wait(s, seq, result);
     double *host = (double *)s->pinned;
-    r = gk__cuda_check(
-        cudaMemcpyAsync(host, s->result, sizeof(double), cudaMemcpyDeviceToHost, s->stream),
-        "cudaMemcpyAsync(result)");
+    if (rx_wait == 0)
+        r = gk__cuda_check(
+            cudaMemcpyAsync(host, s->result, sizeof(double), cudaMemcpyDeviceToHost, s->stream),
+            "cudaMemcpyAsync(result)");
     if (r == GK_OK)
         r = gk__cuda_check(cudaStreamSynchronize(s->stream), "cudaStreamSynchronize");
     if (r == GK_OK)
-        *result = *host;
+        *result = rx_wait == 0 ? *host : s->slot->value;
     return r;
 }
 

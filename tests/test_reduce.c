@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* test_reduce.c - sum, dot and nrm2 against long double references; range, empty input, errors. */
+/* test_reduce.c - sum, dot and nrm2 against long double references; range, NaN and inf,
+ * repeatability, empty input, errors. */
 #include "gk_test.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const gk_dtype dtypes[] = {GK_FLOAT32, GK_FLOAT64};
 static const size_t sizes[] = {0, 1, 7, 1000, 1025, 1000003};
@@ -185,6 +187,100 @@ static void test_views_and_host(void **state)
     }
 }
 
+/* Sets x[i] = v in both the buffer and its host copy. */
+static void put(gk_buffer *b, void *host, gk_dtype t, size_t i, double v)
+{
+    gk_test_set(t, host, i, v);
+    GK_CHECK_OK(gk_buffer_write(b, i, 1, (const char *)host + i * gk_test_esize(t)));
+}
+
+/* NaN and infinities reach the result from wherever they sit: a misaligned head, the vector
+ * body, the last partial round of vectors, the scalar tail. */
+static void test_nonfinite(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    const double inf = INFINITY;
+    for (size_t di = 0; di < 2; di++) {
+        gk_dtype t = dtypes[di];
+        size_t n = 1000003;
+        const size_t where[] = {0, 1, 5, n / 2, n - 500, n - 2, n - 1};
+        void *hx = NULL, *hy = NULL;
+        gk_buffer *p = gk_test_buffer_random(ctx, t, n + 1, -1, 1, &hx);
+        gk_buffer *y = gk_test_buffer_random(ctx, t, n, 0.5, 2, &hy);
+        /* x is p from its second element: vectors start after a scalar head */
+        gk_buffer *x = gk_test_view(p, 1, n);
+        for (size_t wi = 0; wi < sizeof where / sizeof where[0]; wi++) {
+            size_t i = where[wi], j = where[(wi + 3) % (sizeof where / sizeof where[0])];
+            double old_i = gk_test_get(t, hx, i + 1), old_j = gk_test_get(t, hx, j + 1);
+            double got[3];
+            put(p, hx, t, i + 1, NAN);
+            for (int r = RED_SUM; r <= RED_NRM2; r++) {
+                GK_CHECK_OK(run_red(ctx, (enum red)r, x, y, &got[r]));
+                if (!isnan(got[r]))
+                    GK_FAIL("%s %s: NaN at %zu of %zu gave %g", red_names[r],
+                            gk_test_dtype_name(t), i, n, got[r]);
+            }
+            put(p, hx, t, i + 1, inf);
+            for (int r = RED_SUM; r <= RED_NRM2; r++) {
+                GK_CHECK_OK(run_red(ctx, (enum red)r, x, y, &got[r]));
+                if (got[r] != inf)
+                    GK_FAIL("%s %s: +inf at %zu of %zu gave %g", red_names[r],
+                            gk_test_dtype_name(t), i, n, got[r]);
+            }
+            put(p, hx, t, j + 1, -inf);
+            for (int r = RED_SUM; r <= RED_NRM2; r++) {
+                GK_CHECK_OK(run_red(ctx, (enum red)r, x, y, &got[r]));
+                /* inf - inf is NaN in a sum; a norm's squares are both +inf */
+                if (r == RED_NRM2 ? got[r] != inf : !isnan(got[r]))
+                    GK_FAIL("%s %s: +inf at %zu and -inf at %zu of %zu gave %g", red_names[r],
+                            gk_test_dtype_name(t), i, j, n, got[r]);
+            }
+            put(p, hx, t, j + 1, old_j);
+            put(p, hx, t, i + 1, old_i);
+        }
+        /* restored: finite again */
+        double got = GK_TEST_SENTINEL;
+        GK_CHECK_OK(gk_sum(ctx, x, &got));
+        check_red(t, RED_SUM, (char *)hx + gk_test_esize(t), NULL, n, got, "restored");
+        gk_buffer_destroy(x);
+        gk_buffer_destroy(y);
+        gk_buffer_destroy(p);
+        free(hx);
+        free(hy);
+    }
+}
+
+/* The same data gives the same bits, call after call (no atomics decide the order of the
+ * additions on either backend). */
+static void test_repeatable(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    for (size_t di = 0; di < 2; di++) {
+        gk_dtype t = dtypes[di];
+        const size_t ns[] = {1025, 1000003, 4000037};
+        for (size_t si = 0; si < sizeof ns / sizeof ns[0]; si++) {
+            void *hx = NULL, *hy = NULL;
+            gk_buffer *x = gk_test_buffer_random(ctx, t, ns[si], -1, 1, &hx);
+            gk_buffer *y = gk_test_buffer_random(ctx, t, ns[si], -1, 1, &hy);
+            for (int r = RED_SUM; r <= RED_NRM2; r++) {
+                double first = GK_TEST_SENTINEL;
+                GK_CHECK_OK(run_red(ctx, (enum red)r, x, y, &first));
+                for (int k = 0; k < 3; k++) {
+                    double again = GK_TEST_SENTINEL;
+                    GK_CHECK_OK(run_red(ctx, (enum red)r, x, y, &again));
+                    if (memcmp(&first, &again, sizeof first) != 0)
+                        GK_FAIL("%s %s n=%zu: %.17g, then %.17g", red_names[r],
+                                gk_test_dtype_name(t), ns[si], first, again);
+                }
+            }
+            gk_buffer_destroy(x);
+            gk_buffer_destroy(y);
+            free(hx);
+            free(hy);
+        }
+    }
+}
+
 static void test_errors(void **state)
 {
     gk_context *ctx = gk_test_context(state);
@@ -222,6 +318,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         GK_TEST_BOTH(test_reductions), GK_TEST_BOTH(test_empty_gives_zero),
         GK_TEST_BOTH(test_nrm2_range), GK_TEST_BOTH(test_views_and_host),
+        GK_TEST_BOTH(test_nonfinite),  GK_TEST_BOTH(test_repeatable),
         GK_TEST_BOTH(test_errors),
     };
     return cmocka_run_group_tests_name("reduce", tests, gk_test_group_setup, NULL);
