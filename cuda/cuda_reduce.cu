@@ -3,6 +3,7 @@
 #include "backend_math.h"
 #include "cuda_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -407,7 +408,18 @@ static int cuda_rx_env(const char *name, int dflt)
     const char *v = getenv(name);
     return v != NULL && *v != 0 ? atoi(v) : dflt;
 }
-static int rx_kernel = -1, rx_bps = -1, rx_wait = -1;
+static int rx_kernel = -1, rx_bps = -1, rx_wait = -1, rx_trace = 0;
+/* GK_RX_TRACE=1: host time before the launch, of the launch, and of the wait, summed over calls
+ * and printed at exit, per size class (log10 of n). */
+static double rx_t[12][3];
+static long rx_calls[12];
+static void cuda_rx_report(void)
+{
+    for (int c = 0; c < 12; c++)
+        if (rx_calls[c] > 0)
+            fprintf(stderr, "rx_trace n~1e%d: %ld calls, launch %.2f us, wait %.2f us\n", c,
+                    rx_calls[c], rx_t[c][1] / rx_calls[c] * 1e6, rx_t[c][2] / rx_calls[c] * 1e6);
+}
 static void cuda_rx_init(void)
 {
     if (rx_kernel >= 0)
@@ -415,6 +427,9 @@ static void cuda_rx_init(void)
     rx_kernel = cuda_rx_env("GK_RX_KERNEL", 1);
     rx_bps = cuda_rx_env("GK_RX_BPS", rx_kernel == 0 ? 8 : GK_CUDA_REDUCE_BLOCKS_PER_SM);
     rx_wait = cuda_rx_env("GK_RX_WAIT", 2);
+    rx_trace = cuda_rx_env("GK_RX_TRACE", 0);
+    if (rx_trace)
+        atexit(cuda_rx_report);
 }
 
 /* Polls between two looks at the stream while spinning on the slot. */
@@ -490,6 +505,10 @@ static gk_status cuda_reduce_run(gk_cuda_state *s, size_t n, const typename R::T
     unsigned int blocks = gk__cuda_blocks(work, per_block, cap);
     unsigned long long seq = ++s->reduce_seq;
     gk_cuda_result_slot *slot = rx_wait == 0 ? NULL : s->slot_dev;
+    int rc = 0;
+    for (size_t m = n; m >= 10 && rc < 11; m /= 10)
+        rc++;
+    long long t0 = rx_trace ? cuda_now_ns() : 0;
     if (rx_kernel == 0)
         cuda_reduce_v0<R, NIN><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(
             n, sp.head, sp.nvec, x, y, s->partials, s->ticket, s->result, slot, seq);
@@ -504,8 +523,16 @@ static gk_status cuda_reduce_run(gk_cuda_state *s, size_t n, const typename R::T
     r = gk__cuda_launched("cuda_reduce");
     if (r != GK_OK)
         return r;
-    if (rx_wait == 2)
-        return cuda_reduce_wait(s, seq, result);
+    long long t1 = rx_trace ? cuda_now_ns() : 0;
+    if (rx_wait == 2) {
+        r = cuda_reduce_wait(s, seq, result);
+        if (rx_trace) {
+            rx_t[rc][1] += (t1 - t0) * 1e-9;
+            rx_t[rc][2] += (cuda_now_ns() - t1) * 1e-9;
+            rx_calls[rc]++;
+        }
+        return r;
+    }
     double *host = (double *)s->pinned;
     if (rx_wait == 0)
         r = gk__cuda_check(
