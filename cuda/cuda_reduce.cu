@@ -432,9 +432,9 @@ static void cuda_rx_init(void)
         atexit(cuda_rx_report);
 }
 
-/* Polls between two looks at the stream while spinning on the slot. */
-#define GK_CUDA_SLOT_POLLS 256
-/* How long the host spins on the slot before it leaves the wait to the runtime. */
+/* While the host spins on the result slot it asks the stream every GK_CUDA_SLOT_QUERY_NS
+ * whether the work failed; past GK_CUDA_SLOT_SPIN_NS it stops spinning. */
+#define GK_CUDA_SLOT_QUERY_NS 20000LL
 #define GK_CUDA_SLOT_SPIN_NS 20000000LL
 
 static long long cuda_now_ns(void)
@@ -445,21 +445,26 @@ static long long cuda_now_ns(void)
 }
 
 /* Waits for reduction `seq` and reads its result. The last block writes the slot before the
- * kernel retires, so spinning on it saves the wait for the kernel's end to be signalled; the
- * stream is asked every GK_CUDA_SLOT_POLLS polls, so a fault (the kernel never writes the
- * slot) ends the wait with the stream's error. A wait longer than GK_CUDA_SLOT_SPIN_NS is the
- * queued work's, not the signal's: cudaStreamSynchronize takes over, with the runtime's own
- * spin-or-yield policy. */
+ * kernel retires, so spinning on it saves the wait for the kernel's end to be signalled, and
+ * the stream is asked only now and then: a fault (the kernel never writes the slot) ends the
+ * wait with the stream's error within GK_CUDA_SLOT_QUERY_NS. A wait longer than
+ * GK_CUDA_SLOT_SPIN_NS is the queued work's, not the signal's: cudaStreamSynchronize takes
+ * over, with the runtime's own spin-or-yield policy. */
 static gk_status cuda_reduce_wait(gk_cuda_state *s, unsigned long long seq, double *out)
 {
-    long long start = -1;
+    const long long start = cuda_now_ns();
+    long long asked = start;
     for (;;) {
-        for (int p = 0; p < GK_CUDA_SLOT_POLLS; p++) {
+        for (int p = 0; p < 64; p++) {
             if (__atomic_load_n(&s->slot->seq, __ATOMIC_ACQUIRE) == seq) {
                 *out = s->slot->value;
                 return GK_OK;
             }
         }
+        long long now = cuda_now_ns();
+        if (now - asked < GK_CUDA_SLOT_QUERY_NS)
+            continue;
+        asked = now;
         cudaError_t e = cudaStreamQuery(s->stream);
         if (e != cudaErrorNotReady) {
             gk_status r = gk__cuda_check(e, "cudaStreamQuery");
@@ -467,10 +472,7 @@ static gk_status cuda_reduce_wait(gk_cuda_state *s, unsigned long long seq, doub
                 return r;
             break;
         }
-        long long now = cuda_now_ns();
-        if (start < 0)
-            start = now;
-        else if (now - start > GK_CUDA_SLOT_SPIN_NS) {
+        if (now - start > GK_CUDA_SLOT_SPIN_NS) {
             gk_status r =
                 gk__cuda_check(cudaStreamSynchronize(s->stream), "cudaStreamSynchronize");
             if (r != GK_OK)
