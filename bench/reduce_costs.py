@@ -3,8 +3,9 @@
 # reduce_costs.py - where a CUDA reduction call's time goes: its fixed cost, and its rate.
 """Times gk_sum, gk_dot and gk_nrm2 on a CUDA context through ctypes (as gpu_targets.py calls
 them: every call waits for its result), and beside them the pieces a call's fixed cost is made
-of: a ctypes call that does nothing on the device, a 1-element fill followed by
-gk_context_synchronize (one launch and one wait), and a reduction of one element. Operands of
+of: a ctypes call that does nothing on the device, 1-element fills queued without waiting (the
+host's cost of a launch), a 1-element fill followed by gk_context_synchronize (one launch and
+one wait), and a reduction of one element. Operands of
 1e4 and 1e6 elements stay in L2 across calls; they measure the fixed cost, not memory.
 
     GPUKERN_LIBRARY=build/lib/libgpukern.so python3 bench/reduce_costs.py [--label L]
@@ -87,6 +88,7 @@ def main():
     if not a.once:
         one = buf(F32, 1, 1)
         rows = [("ctypes gk_context_last_backend", lambda: lib.gk_context_last_backend(ctx)),
+                ("fill 1 (queued, no wait)", lambda: chk(lib.gk_fill(ctx, 1.0, one))),
                 ("fill 1 + synchronize", lambda: (chk(lib.gk_fill(ctx, 1.0, one)),
                                                   chk(lib.gk_context_synchronize(ctx)))),
                 ("sum f32 1", lambda: chk(lib.gk_sum(ctx, one, pr)))]

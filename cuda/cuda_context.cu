@@ -99,16 +99,15 @@ static gk_status gk_cuda_make_blas(gk_cuda_state *s)
 static gk_status gk_cuda_make_scratch(gk_cuda_state *s)
 {
     /* One allocation for the context's life, so reductions never allocate per call:
-     * partials | result (8 doubles) | ticket (8 doubles' room). */
+     * partials | ticket (8 doubles' room). */
     size_t partials = (size_t)GK_CUDA_MAX_PARTIALS * GK_CUDA_PARTIAL_DOUBLES;
-    size_t total = partials + 16;
+    size_t total = partials + 8;
     cudaError_t e = gk__cuda_fault() ? cudaErrorMemoryAllocation
                                      : cudaMalloc((void **)&s->partials, total * sizeof(double));
     gk_status r = gk__cuda_check(e, "cudaMalloc(reduction scratch)");
     if (r != GK_OK)
         return r;
-    s->result = s->partials + partials;
-    s->ticket = (unsigned int *)(s->result + 8);
+    s->ticket = (unsigned int *)(s->partials + partials);
     r = gk__cuda_check(cudaMemsetAsync(s->ticket, 0, sizeof(unsigned int), s->stream),
                        "cudaMemsetAsync(reduction ticket)");
     if (r != GK_OK)
@@ -125,6 +124,7 @@ static gk_status gk_cuda_make_scratch(gk_cuda_state *s)
      * copy and lets the host see it before the kernel has retired. */
     s->slot = (volatile gk_cuda_result_slot *)s->pinned;
     s->slot->seq = 0;
+    s->slot->bits = 0;
     r = gk__cuda_check(cudaHostGetDevicePointer((void **)&s->slot_dev, s->pinned, 0),
                        "cudaHostGetDevicePointer(result slot)");
     if (r != GK_OK)

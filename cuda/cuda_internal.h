@@ -28,10 +28,11 @@
  * without waiting for the stream (cuda_memory.cu). */
 #define GK_CUDA_STAGING_BYTES ((size_t)1 << 20)
 
-/* Where a reduction's last block leaves the result for the host: value first, then (after a
- * system-wide fence) seq, so a host that reads the seq it waits for also reads its value. */
+/* Where a reduction's last block leaves the result for the host, in host memory mapped into
+ * the device's address space: the bits of a double, which the host sets to a sentinel before
+ * each launch and waits to see replaced (cuda_reduce.cu). */
 typedef struct gk_cuda_result_slot {
-    double value;
+    unsigned long long bits;
     unsigned long long seq;
 } gk_cuda_result_slot;
 
@@ -52,11 +53,9 @@ typedef struct gk_cuda_state {
     cudaMemPool_t pool;
     /* Small blocks freed by mem_free, kept for the next mem_alloc of their size class. */
     gk_cuda_block_cache cache;
-    /* Device scratch, allocated once: reduction partials, the reduction ticket counter and
-     * the reduction result. */
+    /* Device scratch, allocated once: reduction partials and the reduction ticket counter. */
     double *partials;
     unsigned int *ticket;
-    double *result;
     /* Grow-only device workspace for kernels that need temporary memory (rbf_matvec's split
      * partial sums); stream-ordered, so growing it never waits. */
     void *work;
@@ -64,11 +63,10 @@ typedef struct gk_cuda_state {
     /* Pinned host memory, mapped into the device's address space: the head holds the
      * reduction result slot, the rest stages small copies. */
     unsigned char *pinned;
-    /* The result slot as the host and as kernels see it, and the number of the last reduction
-     * launched, which the slot's seq matches once that reduction's result is in it. */
+    /* The result slot as the host and as kernels see it. */
     volatile gk_cuda_result_slot *slot;
     gk_cuda_result_slot *slot_dev;
-    uint64_t reduce_seq;
+    uint64_t reduce_seq; /* EXPERIMENT (round 2 only), for GK_RX_SEQ */
     unsigned char *staging;
     cudaEvent_t staging_free; /* recorded after the last copy that reads `staging` */
     char name[256];

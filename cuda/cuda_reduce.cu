@@ -3,8 +3,8 @@
 #include "backend_math.h"
 #include "cuda_internal.h"
 
-#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /* An accumulator is K doubles, so one warp-shuffle and shared-memory tree serves every
@@ -198,12 +198,12 @@ template <typename R> __device__ cuda_acc<R::K> cuda_block_merge(cuda_acc<R::K> 
 }
 
 /* The last block's part (ticket counter taken after a release fence, so it sees every other
- * block's partial): merges the partials in block order, writes the double result into the
- * host's slot (then, after a system-wide fence, the reduction's number, which the host waits
- * for) and re-arms the counter for the context's next reduction. Returns in every block. */
+ * block's partial): merges the partials in block order, re-arms the counter for the context's
+ * next reduction and stores the double result into the host's slot, over the sentinel the
+ * host left there. Returns in every block. */
 template <typename R>
 __device__ __forceinline__ void cuda_reduce_finish(cuda_acc<R::K> a, double *partials,
-                                                   unsigned int *ticket, double *result,
+                                                   unsigned int *ticket,
                                                    gk_cuda_result_slot *slot,
                                                    unsigned long long seq)
 {
@@ -234,101 +234,24 @@ __device__ __forceinline__ void cuda_reduce_finish(cuda_acc<R::K> a, double *par
     }
     b = cuda_block_merge<R>(b);
     if (threadIdx.x == 0) {
-        double v = R::finish(b);
         *ticket = 0;
-        if (slot != NULL) {
-            slot->value = v;
+        /* One 8-byte store: the host sees the old bits or the new ones, never a mix. */
+        *(volatile unsigned long long *)&slot->bits = __double_as_longlong(R::finish(b));
+        if (seq != 0) {
+            /* EXPERIMENT (round 2 only): the fenced sequence number of round 1, for the A/B. */
             __threadfence_system();
             *(volatile unsigned long long *)&slot->seq = seq;
-        } else {
-            *result = v;
         }
     }
-}
-
-/* EXPERIMENT (round 1 only): the kernel as it was, for the A/B. */
-template <typename R, int NIN>
-__global__ void __launch_bounds__(GK_CUDA_THREADS)
-    cuda_reduce_v0(size_t n, size_t head, size_t nvec, const typename R::T *x,
-                   const typename R::T *y, double *partials, unsigned int *ticket,
-                   double *result, gk_cuda_result_slot *slot, unsigned long long seq)
-{
-    typedef typename R::T T;
-    typedef gk_cuda_vec<T> V;
-    const int W = V::width, U = GK_CUDA_REDUCE_UNROLL(NIN);
-    const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    const size_t nthreads = (size_t)gridDim.x * blockDim.x;
-
-    cuda_acc<R::K> a;
-#pragma unroll
-    for (int q = 0; q < R::K; q++)
-        a.v[q] = 0.0;
-
-    const size_t body_end = head + nvec * W;
-    const size_t nscalar = head + (n - body_end);
-    for (size_t s = tid; s < nscalar; s += nthreads) {
-        size_t i = s < head ? s : body_end + (s - head);
-        R::add(a, x[i], NIN >= 2 ? y[i] : T(0));
-    }
-
-    const typename V::type *xv = (const typename V::type *)(x + head);
-    const typename V::type *yv = NIN >= 2 ? (const typename V::type *)(y + head) : NULL;
-    const size_t step = nthreads * U;
-    for (size_t base = (size_t)blockIdx.x * blockDim.x * U + threadIdx.x; base < nvec;
-         base += step) {
-        T xs[U][W], ys[U][W];
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            size_t i = base + (size_t)u * blockDim.x;
-            if (i < nvec) {
-                V::unpack(__ldg(xv + i), xs[u]);
-                if (NIN >= 2)
-                    V::unpack(__ldg(yv + i), ys[u]);
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < U; u++) {
-            size_t i = base + (size_t)u * blockDim.x;
-            if (i < nvec) {
-#pragma unroll
-                for (int w = 0; w < W; w++)
-                    R::add(a, xs[u][w], NIN >= 2 ? ys[u][w] : T(0));
-            }
-        }
-    }
-    cuda_reduce_finish<R>(a, partials, ticket, result, slot, seq);
-}
-
-/* EXPERIMENT (round 1 only): a load with an L2 prefetch hint of 256 bytes and no L1 allocation,
- * for variant K2. */
-__device__ __forceinline__ float4 cuda_ld_hint(const float4 *p)
-{
-    float4 v;
-    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.f32 {%0,%1,%2,%3}, [%4];"
-                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-                 : "l"(p));
-    return v;
-}
-__device__ __forceinline__ double2 cuda_ld_hint(const double2 *p)
-{
-    double2 v;
-    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v2.f64 {%0,%1}, [%2];"
-                 : "=d"(v.x), "=d"(v.y)
-                 : "l"(p));
-    return v;
-}
-template <bool HINT, typename VT> __device__ __forceinline__ VT cuda_ld(const VT *p)
-{
-    return HINT ? cuda_ld_hint(p) : __ldg(p);
 }
 
 /* U vectors of each input per thread, loaded together, then added into R::ACC independent
  * accumulators, so neither the loads nor the additions wait on one dependent chain. */
-template <typename R, int NIN, int U, bool HINT>
-__device__ __forceinline__ void cuda_reduce_batch(cuda_acc<R::K> (&a)[R::ACC],
-                                                  const typename gk_cuda_vec<typename R::T>::type *xv,
-                                                  const typename gk_cuda_vec<typename R::T>::type *yv,
-                                                  size_t i, size_t stride, size_t nvec, bool check)
+template <typename R, int NIN, int U>
+__device__ __forceinline__ void
+cuda_reduce_batch(cuda_acc<R::K> (&a)[R::ACC], const typename gk_cuda_vec<typename R::T>::type *xv,
+                  const typename gk_cuda_vec<typename R::T>::type *yv, size_t i, size_t stride,
+                  size_t nvec, bool check)
 {
     typedef typename R::T T;
     typedef gk_cuda_vec<T> V;
@@ -340,9 +263,9 @@ __device__ __forceinline__ void cuda_reduce_batch(cuda_acc<R::K> (&a)[R::ACC],
         /* A missing vector reads as zeros, which add nothing to any of the sums. */
         typename V::type vx = {}, vy = {};
         if (!check || k < nvec) {
-            vx = cuda_ld<HINT>(xv + k);
+            vx = __ldg(xv + k);
             if (NIN >= 2)
-                vy = cuda_ld<HINT>(yv + k);
+                vy = __ldg(yv + k);
         }
         V::unpack(vx, xs[u]);
         V::unpack(vy, ys[u]);
@@ -356,11 +279,13 @@ __device__ __forceinline__ void cuda_reduce_batch(cuda_acc<R::K> (&a)[R::ACC],
 
 /* One pass over n elements: a scalar head and tail (misaligned ends), then 16-byte vectors,
  * vector k to thread k mod (grid threads), so every thread's share differs by at most one
- * vector. A thread takes U of them a round while U remain, then the last few at once. */
-template <typename R, int NIN, int U, bool HINT>
+ * vector. A thread takes U of them a round while U remain, then the last few at once. The
+ * grid is one wave (GK_CUDA_REDUCE_BLOCKS_PER_SM per multiprocessor), so no block waits for
+ * another to leave before it starts. */
+template <typename R, int NIN, int U>
 __global__ void __launch_bounds__(GK_CUDA_THREADS, GK_CUDA_REDUCE_BLOCKS_PER_SM)
     cuda_reduce(size_t n, size_t head, size_t nvec, const typename R::T *x,
-                const typename R::T *y, double *partials, unsigned int *ticket, double *result,
+                const typename R::T *y, double *partials, unsigned int *ticket,
                 gk_cuda_result_slot *slot, unsigned long long seq)
 {
     typedef typename R::T T;
@@ -390,47 +315,20 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, GK_CUDA_REDUCE_BLOCKS_PER_SM)
     /* Below `full`, all U vectors of a round exist: no bounds checks in the main loop. */
     const size_t full = nvec >= round ? nvec - (round - nthreads) : 0;
     for (; i < full; i += round)
-        cuda_reduce_batch<R, NIN, U, HINT>(a, xv, yv, i, nthreads, nvec, false);
+        cuda_reduce_batch<R, NIN, U>(a, xv, yv, i, nthreads, nvec, false);
     if (i < nvec)
-        cuda_reduce_batch<R, NIN, U, HINT>(a, xv, yv, i, nthreads, nvec, true);
+        cuda_reduce_batch<R, NIN, U>(a, xv, yv, i, nthreads, nvec, true);
 
 #pragma unroll
     for (int c = 1; c < R::ACC; c++)
         R::merge(a[0], a[c]);
-    cuda_reduce_finish<R>(a[0], partials, ticket, result, slot, seq);
+    cuda_reduce_finish<R>(a[0], partials, ticket, slot, seq);
 }
 
-/* EXPERIMENT (round 1 only): GK_RX_KERNEL (0 the old kernel, 1 the new, 2 the new with load hints), GK_RX_BPS (blocks
- * per multiprocessor), GK_RX_WAIT (0 device result + copy + stream sync, 1 result in the host
- * slot + stream sync, 2 host slot + spin on its seq). Read once. */
-static int cuda_rx_env(const char *name, int dflt)
-{
-    const char *v = getenv(name);
-    return v != NULL && *v != 0 ? atoi(v) : dflt;
-}
-static int rx_kernel = -1, rx_bps = -1, rx_wait = -1, rx_trace = 0;
-/* GK_RX_TRACE=1: host time before the launch, of the launch, and of the wait, summed over calls
- * and printed at exit, per size class (log10 of n). */
-static double rx_t[12][3];
-static long rx_calls[12];
-static void cuda_rx_report(void)
-{
-    for (int c = 0; c < 12; c++)
-        if (rx_calls[c] > 0)
-            fprintf(stderr, "rx_trace n~1e%d: %ld calls, launch %.2f us, wait %.2f us\n", c,
-                    rx_calls[c], rx_t[c][1] / rx_calls[c] * 1e6, rx_t[c][2] / rx_calls[c] * 1e6);
-}
-static void cuda_rx_init(void)
-{
-    if (rx_kernel >= 0)
-        return;
-    rx_kernel = cuda_rx_env("GK_RX_KERNEL", 1);
-    rx_bps = cuda_rx_env("GK_RX_BPS", rx_kernel == 0 ? 8 : GK_CUDA_REDUCE_BLOCKS_PER_SM);
-    rx_wait = cuda_rx_env("GK_RX_WAIT", 2);
-    rx_trace = cuda_rx_env("GK_RX_TRACE", 0);
-    if (rx_trace)
-        atexit(cuda_rx_report);
-}
+/* What the host leaves in the result slot before a launch: a signalling NaN, which no
+ * arithmetic produces (a NaN result is quiet), so the slot holding other bits means the result
+ * has arrived. Even a result with these bits is read correctly, only later (see the wait). */
+#define GK_CUDA_SLOT_EMPTY 0x7ff4dead5eed0001ULL
 
 /* While the host spins on the result slot it asks the stream every GK_CUDA_SLOT_QUERY_NS
  * whether the work failed; past GK_CUDA_SLOT_SPIN_NS it stops spinning. */
@@ -444,10 +342,22 @@ static long long cuda_now_ns(void)
     return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
-/* Waits for reduction `seq` and reads its result. The last block writes the slot before the
- * kernel retires, so spinning on it saves the wait for the kernel's end to be signalled, and
- * the stream is asked only now and then: a fault (the kernel never writes the slot) ends the
- * wait with the stream's error within GK_CUDA_SLOT_QUERY_NS. A wait longer than
+/* EXPERIMENT (round 2 only): GK_RX_SEQ=1 waits for round 1's fenced sequence number. */
+static int rx_seq = -1;
+
+/* 1 once the slot holds the launched reduction's result. */
+static int cuda_slot_ready(const gk_cuda_state *s, unsigned long long seq)
+{
+    if (seq != 0)
+        return __atomic_load_n(&s->slot->seq, __ATOMIC_ACQUIRE) == seq;
+    return __atomic_load_n(&s->slot->bits, __ATOMIC_ACQUIRE) != GK_CUDA_SLOT_EMPTY;
+}
+
+/* Waits for the reduction just launched and reads its result. The last block stores it before
+ * the kernel retires, so spinning on the slot saves the wait for the kernel's end to be
+ * signalled, and the stream is asked only now and then: a fault (the kernel never writes the
+ * slot) ends the wait with the stream's error within GK_CUDA_SLOT_QUERY_NS, and so does a
+ * finished stream, after which the slot holds the result whatever its bits. A wait longer than
  * GK_CUDA_SLOT_SPIN_NS is the queued work's, not the signal's: cudaStreamSynchronize takes
  * over, with the runtime's own spin-or-yield policy. */
 static gk_status cuda_reduce_wait(gk_cuda_state *s, unsigned long long seq, double *out)
@@ -455,35 +365,31 @@ static gk_status cuda_reduce_wait(gk_cuda_state *s, unsigned long long seq, doub
     const long long start = cuda_now_ns();
     long long asked = start;
     for (;;) {
-        for (int p = 0; p < 64; p++) {
-            if (__atomic_load_n(&s->slot->seq, __ATOMIC_ACQUIRE) == seq) {
-                *out = s->slot->value;
-                return GK_OK;
-            }
-        }
+        int ready = 0;
+        for (int p = 0; p < 64 && !(ready = cuda_slot_ready(s, seq)); p++)
+            ;
+        if (ready)
+            break;
         long long now = cuda_now_ns();
         if (now - asked < GK_CUDA_SLOT_QUERY_NS)
             continue;
         asked = now;
+        const char *what = "cudaStreamQuery";
         cudaError_t e = cudaStreamQuery(s->stream);
-        if (e != cudaErrorNotReady) {
-            gk_status r = gk__cuda_check(e, "cudaStreamQuery");
-            if (r != GK_OK)
-                return r;
-            break;
+        if (e == cudaErrorNotReady && now - start > GK_CUDA_SLOT_SPIN_NS) {
+            what = "cudaStreamSynchronize";
+            e = cudaStreamSynchronize(s->stream);
         }
-        if (now - start > GK_CUDA_SLOT_SPIN_NS) {
-            gk_status r =
-                gk__cuda_check(cudaStreamSynchronize(s->stream), "cudaStreamSynchronize");
+        if (e != cudaErrorNotReady) {
+            gk_status r = gk__cuda_check(e, what);
             if (r != GK_OK)
                 return r;
+            /* The stream is done, so the kernel's stores to host memory are visible. */
             break;
         }
     }
-    /* The stream is done, so the kernel's writes to host memory are visible. */
-    if (__atomic_load_n(&s->slot->seq, __ATOMIC_ACQUIRE) != seq)
-        return gk__cuda_error(GK_E_INTERNAL, "reduction %llu finished without its result", seq);
-    *out = s->slot->value;
+    unsigned long long bits = __atomic_load_n(&s->slot->bits, __ATOMIC_ACQUIRE);
+    memcpy(out, &bits, sizeof bits);
     return GK_OK;
 }
 
@@ -493,58 +399,30 @@ static gk_status cuda_reduce_run(gk_cuda_state *s, size_t n, const typename R::T
 {
     typedef typename R::T T;
     static_assert(R::K <= GK_CUDA_PARTIAL_DOUBLES, "scratch holds too few doubles per partial");
+    const int U = GK_CUDA_REDUCE_UNROLL(NIN);
     gk_status r = gk__cuda_enter(s);
     if (r != GK_OK)
         return r;
-    cuda_rx_init();
+    if (rx_seq < 0) {
+        const char *v = getenv("GK_RX_SEQ");
+        rx_seq = v != NULL && *v == '1';
+    }
     gk_cuda_split sp = gk__cuda_split(n, sizeof(T), x, NIN >= 2 ? y : NULL, NULL);
     size_t work = sp.nvec > 0 ? sp.nvec : n;
-    size_t per_block =
-        sp.nvec > 0 ? (size_t)GK_CUDA_THREADS * GK_CUDA_REDUCE_UNROLL(NIN) : GK_CUDA_THREADS;
-    size_t cap = (size_t)s->sm_count * rx_bps;
+    size_t per_block = sp.nvec > 0 ? (size_t)GK_CUDA_THREADS * U : GK_CUDA_THREADS;
+    size_t cap = (size_t)s->sm_count * GK_CUDA_REDUCE_BLOCKS_PER_SM;
     if (cap > GK_CUDA_MAX_PARTIALS)
         cap = GK_CUDA_MAX_PARTIALS;
     unsigned int blocks = gk__cuda_blocks(work, per_block, cap);
-    unsigned long long seq = ++s->reduce_seq;
-    gk_cuda_result_slot *slot = rx_wait == 0 ? NULL : s->slot_dev;
-    int rc = 0;
-    for (size_t m = n; m >= 10 && rc < 11; m /= 10)
-        rc++;
-    long long t0 = rx_trace ? cuda_now_ns() : 0;
-    if (rx_kernel == 0)
-        cuda_reduce_v0<R, NIN><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(
-            n, sp.head, sp.nvec, x, y, s->partials, s->ticket, s->result, slot, seq);
-    else if (rx_kernel == 2)
-        cuda_reduce<R, NIN, GK_CUDA_REDUCE_UNROLL(NIN), true>
-            <<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(n, sp.head, sp.nvec, x, y, s->partials,
-                                                        s->ticket, s->result, slot, seq);
-    else
-        cuda_reduce<R, NIN, GK_CUDA_REDUCE_UNROLL(NIN), false>
-            <<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(n, sp.head, sp.nvec, x, y, s->partials,
-                                                        s->ticket, s->result, slot, seq);
+    /* Before the launch, whose doorbell write the driver fences, so this store lands first. */
+    s->slot->bits = GK_CUDA_SLOT_EMPTY;
+    unsigned long long seq = rx_seq ? ++s->reduce_seq : 0;
+    cuda_reduce<R, NIN, U><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(
+        n, sp.head, sp.nvec, x, y, s->partials, s->ticket, s->slot_dev, seq);
     r = gk__cuda_launched("cuda_reduce");
     if (r != GK_OK)
         return r;
-    long long t1 = rx_trace ? cuda_now_ns() : 0;
-    if (rx_wait == 2) {
-        r = cuda_reduce_wait(s, seq, result);
-        if (rx_trace) {
-            rx_t[rc][1] += (t1 - t0) * 1e-9;
-            rx_t[rc][2] += (cuda_now_ns() - t1) * 1e-9;
-            rx_calls[rc]++;
-        }
-        return r;
-    }
-    double *host = (double *)s->pinned;
-    if (rx_wait == 0)
-        r = gk__cuda_check(
-            cudaMemcpyAsync(host, s->result, sizeof(double), cudaMemcpyDeviceToHost, s->stream),
-            "cudaMemcpyAsync(result)");
-    if (r == GK_OK)
-        r = gk__cuda_check(cudaStreamSynchronize(s->stream), "cudaStreamSynchronize");
-    if (r == GK_OK)
-        *result = rx_wait == 0 ? *host : s->slot->value;
-    return r;
+    return cuda_reduce_wait(s, seq, result);
 }
 
 template <typename R32, typename R64, int NIN>
