@@ -203,8 +203,7 @@ template <typename R> __device__ cuda_acc<R::K> cuda_block_merge(cuda_acc<R::K> 
  * host left there. Returns in every block. */
 template <typename R>
 __device__ __forceinline__ void cuda_reduce_finish(cuda_acc<R::K> a, double *partials,
-                                                   unsigned int *ticket,
-                                                   gk_cuda_result_slot *slot,
+                                                   unsigned int *ticket, gk_cuda_result_slot *slot,
                                                    unsigned long long seq)
 {
     a = cuda_block_merge<R>(a);
@@ -284,9 +283,9 @@ cuda_reduce_batch(cuda_acc<R::K> (&a)[R::ACC], const typename gk_cuda_vec<typena
  * another to leave before it starts. */
 template <typename R, int NIN, int U>
 __global__ void __launch_bounds__(GK_CUDA_THREADS, GK_CUDA_REDUCE_BLOCKS_PER_SM)
-    cuda_reduce(size_t n, size_t head, size_t nvec, const typename R::T *x,
-                const typename R::T *y, double *partials, unsigned int *ticket,
-                gk_cuda_result_slot *slot, unsigned long long seq)
+    cuda_reduce(size_t n, size_t head, size_t nvec, const typename R::T *x, const typename R::T *y,
+                double *partials, unsigned int *ticket, gk_cuda_result_slot *slot,
+                unsigned long long seq)
 {
     typedef typename R::T T;
     typedef gk_cuda_vec<T> V;

@@ -217,8 +217,8 @@ static void test_nonfinite(void **state)
             for (int r = RED_SUM; r <= RED_NRM2; r++) {
                 GK_CHECK_OK(run_red(ctx, (enum red)r, x, y, &got[r]));
                 if (!isnan(got[r]))
-                    GK_FAIL("%s %s: NaN at %zu of %zu gave %g", red_names[r],
-                            gk_test_dtype_name(t), i, n, got[r]);
+                    GK_FAIL("%s %s: NaN at %zu of %zu gave %g", red_names[r], gk_test_dtype_name(t),
+                            i, n, got[r]);
             }
             put(p, hx, t, i + 1, inf);
             for (int r = RED_SUM; r <= RED_NRM2; r++) {
