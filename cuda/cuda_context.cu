@@ -123,7 +123,6 @@ static gk_status gk_cuda_make_scratch(gk_cuda_state *s)
     /* Reductions' last blocks write the result straight into host memory, which saves a
      * copy and lets the host see it before the kernel has retired. */
     s->slot = (volatile gk_cuda_result_slot *)s->pinned;
-    s->slot->seq = 0;
     s->slot->bits = 0;
     r = gk__cuda_check(cudaHostGetDevicePointer((void **)&s->slot_dev, s->pinned, 0),
                        "cudaHostGetDevicePointer(result slot)");

@@ -33,7 +33,6 @@
  * each launch and waits to see replaced (cuda_reduce.cu). */
 typedef struct gk_cuda_result_slot {
     unsigned long long bits;
-    unsigned long long seq;
 } gk_cuda_result_slot;
 
 /* Everything one context owns. Created by context_create, used by one thread at a time. */
@@ -66,7 +65,6 @@ typedef struct gk_cuda_state {
     /* The result slot as the host and as kernels see it. */
     volatile gk_cuda_result_slot *slot;
     gk_cuda_result_slot *slot_dev;
-    uint64_t reduce_seq; /* EXPERIMENT (round 2 only), for GK_RX_SEQ */
     unsigned char *staging;
     cudaEvent_t staging_free; /* recorded after the last copy that reads `staging` */
     char name[256];

@@ -3,7 +3,6 @@
 #include "backend_math.h"
 #include "cuda_internal.h"
 
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -203,8 +202,7 @@ template <typename R> __device__ cuda_acc<R::K> cuda_block_merge(cuda_acc<R::K> 
  * host left there. Returns in every block. */
 template <typename R>
 __device__ __forceinline__ void cuda_reduce_finish(cuda_acc<R::K> a, double *partials,
-                                                   unsigned int *ticket, gk_cuda_result_slot *slot,
-                                                   unsigned long long seq)
+                                                   unsigned int *ticket, gk_cuda_result_slot *slot)
 {
     a = cuda_block_merge<R>(a);
     __shared__ bool last;
@@ -236,11 +234,6 @@ __device__ __forceinline__ void cuda_reduce_finish(cuda_acc<R::K> a, double *par
         *ticket = 0;
         /* One 8-byte store: the host sees the old bits or the new ones, never a mix. */
         *(volatile unsigned long long *)&slot->bits = __double_as_longlong(R::finish(b));
-        if (seq != 0) {
-            /* EXPERIMENT (round 2 only): the fenced sequence number of round 1, for the A/B. */
-            __threadfence_system();
-            *(volatile unsigned long long *)&slot->seq = seq;
-        }
     }
 }
 
@@ -284,8 +277,7 @@ cuda_reduce_batch(cuda_acc<R::K> (&a)[R::ACC], const typename gk_cuda_vec<typena
 template <typename R, int NIN, int U>
 __global__ void __launch_bounds__(GK_CUDA_THREADS, GK_CUDA_REDUCE_BLOCKS_PER_SM)
     cuda_reduce(size_t n, size_t head, size_t nvec, const typename R::T *x, const typename R::T *y,
-                double *partials, unsigned int *ticket, gk_cuda_result_slot *slot,
-                unsigned long long seq)
+                double *partials, unsigned int *ticket, gk_cuda_result_slot *slot)
 {
     typedef typename R::T T;
     typedef gk_cuda_vec<T> V;
@@ -321,7 +313,7 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, GK_CUDA_REDUCE_BLOCKS_PER_SM)
 #pragma unroll
     for (int c = 1; c < R::ACC; c++)
         R::merge(a[0], a[c]);
-    cuda_reduce_finish<R>(a[0], partials, ticket, slot, seq);
+    cuda_reduce_finish<R>(a[0], partials, ticket, slot);
 }
 
 /* What the host leaves in the result slot before a launch: a signalling NaN, which no
@@ -341,14 +333,9 @@ static long long cuda_now_ns(void)
     return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
-/* EXPERIMENT (round 2 only): GK_RX_SEQ=1 waits for round 1's fenced sequence number. */
-static int rx_seq = -1;
-
 /* 1 once the slot holds the launched reduction's result. */
-static int cuda_slot_ready(const gk_cuda_state *s, unsigned long long seq)
+static int cuda_slot_ready(const gk_cuda_state *s)
 {
-    if (seq != 0)
-        return __atomic_load_n(&s->slot->seq, __ATOMIC_ACQUIRE) == seq;
     return __atomic_load_n(&s->slot->bits, __ATOMIC_ACQUIRE) != GK_CUDA_SLOT_EMPTY;
 }
 
@@ -359,13 +346,13 @@ static int cuda_slot_ready(const gk_cuda_state *s, unsigned long long seq)
  * finished stream, after which the slot holds the result whatever its bits. A wait longer than
  * GK_CUDA_SLOT_SPIN_NS is the queued work's, not the signal's: cudaStreamSynchronize takes
  * over, with the runtime's own spin-or-yield policy. */
-static gk_status cuda_reduce_wait(gk_cuda_state *s, unsigned long long seq, double *out)
+static gk_status cuda_reduce_wait(gk_cuda_state *s, double *out)
 {
     const long long start = cuda_now_ns();
     long long asked = start;
     for (;;) {
         int ready = 0;
-        for (int p = 0; p < 64 && !(ready = cuda_slot_ready(s, seq)); p++)
+        for (int p = 0; p < 64 && !(ready = cuda_slot_ready(s)); p++)
             ;
         if (ready)
             break;
@@ -402,10 +389,6 @@ static gk_status cuda_reduce_run(gk_cuda_state *s, size_t n, const typename R::T
     gk_status r = gk__cuda_enter(s);
     if (r != GK_OK)
         return r;
-    if (rx_seq < 0) {
-        const char *v = getenv("GK_RX_SEQ");
-        rx_seq = v != NULL && *v == '1';
-    }
     gk_cuda_split sp = gk__cuda_split(n, sizeof(T), x, NIN >= 2 ? y : NULL, NULL);
     size_t work = sp.nvec > 0 ? sp.nvec : n;
     size_t per_block = sp.nvec > 0 ? (size_t)GK_CUDA_THREADS * U : GK_CUDA_THREADS;
@@ -415,13 +398,12 @@ static gk_status cuda_reduce_run(gk_cuda_state *s, size_t n, const typename R::T
     unsigned int blocks = gk__cuda_blocks(work, per_block, cap);
     /* Before the launch, whose doorbell write the driver fences, so this store lands first. */
     s->slot->bits = GK_CUDA_SLOT_EMPTY;
-    unsigned long long seq = rx_seq ? ++s->reduce_seq : 0;
     cuda_reduce<R, NIN, U><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(
-        n, sp.head, sp.nvec, x, y, s->partials, s->ticket, s->slot_dev, seq);
+        n, sp.head, sp.nvec, x, y, s->partials, s->ticket, s->slot_dev);
     r = gk__cuda_launched("cuda_reduce");
     if (r != GK_OK)
         return r;
-    return cuda_reduce_wait(s, seq, result);
+    return cuda_reduce_wait(s, result);
 }
 
 template <typename R32, typename R64, int NIN>
