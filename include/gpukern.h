@@ -383,7 +383,9 @@ GK_API void *gk_buffer_data(const gk_buffer *buf);
  *   stream, so memory the caller still uses on another stream must be waited for first;
  * - calls that wait (gk_buffer_read, reductions, gk_context_synchronize, operations with
  *   host-wrapped operands, gk_buffer_write of more than 1 MiB) wait for the whole stream,
- *   the caller's work queued on it included.
+ *   the caller's work queued on it included (a reduction returns once its result is in host
+ *   memory: everything queued before it has finished and its kernel has read its inputs,
+ *   though that kernel may take a few microseconds more to retire).
  * The stream must stay valid until the context is switched to another stream or destroyed:
  * gk_context_destroy waits for it and returns the context to its own stream, on which buffers
  * that outlive the handle are read, written and freed.
