@@ -2,14 +2,18 @@
 /* cuda_rng.cu - uniform and normal Philox4x32-10 streams, element for element as src/philox.h. */
 #include "cuda_internal.h"
 #include "normal_f32.h"
+#include "normal_f64.h"
 #include "philox.h"
+#include <stdlib.h>
 
 /* Every variant turns one Philox block (four 32-bit words) into exactly 16 bytes of output:
  * four float32 elements or two float64 elements. The arithmetic on the words is that of
  * src/philox.h (the same helpers where they exist), so uniform values are bit-identical to the
  * CPU backend. Normal values are evaluated in double as defined, except float32 with a finite
  * stddev: src/normal_f32.h's float32 arithmetic, within 2.8125 u |stddev z| + u |mean| of the
- * definition (u = 2^-24, proved there), in less than half the time (H200, 1e8 values). */
+ * definition (u = 2^-24, proved there), in less than half the time (H200, 1e8 values); and
+ * float64 with src/normal_f64.h's log, sqrt and sincos instead of CUDA's (its log table in
+ * shared memory, loaded by each thread block). */
 __device__ __forceinline__ void cuda_rng_uniform_block(float (&v)[4], const gk_philox_key &key,
                                                        uint64_t b)
 {
@@ -77,15 +81,43 @@ __device__ __forceinline__ void cuda_rng_normal_block(double (&v)[2], const gk_p
     cuda_rng_pair(u1, u2, mean, stddev, v[0], v[1]);
 }
 
-enum cuda_rng_kind { CUDA_RNG_UNIFORM, CUDA_RNG_NORMAL, CUDA_RNG_NORMAL_F32 };
+/* The same elements by normal_f64.h's arithmetic, its log table at tab. */
+__device__ __forceinline__ void cuda_rng_normal_f64_block(double (&v)[2], const gk_philox_key &key,
+                                                          uint64_t b, double mean, double stddev,
+                                                          const gk_log_entry *tab)
+{
+    gk_philox_words w = gk__philox4x32_10_keyed(&key, b);
+    gk__normal_pair_f64(w.x, mean, stddev, tab, &v[0], &v[1]);
+}
+
+static __device__ const gk_log_entry cuda_log_table[256] = {GK_LOG_TABLE};
+
+enum cuda_rng_kind { CUDA_RNG_UNIFORM, CUDA_RNG_NORMAL, CUDA_RNG_NORMAL_F32, CUDA_RNG_NORMAL_F64 };
+
+/* normal_f64.h's log table in shared memory, where the kind needs it: loaded by the whole block
+ * before any value (every thread reaches the barrier). */
+template <int KIND> struct cuda_rng_table {
+    static constexpr int size = KIND == CUDA_RNG_NORMAL_F64 ? 256 : 1;
+};
+
+template <int KIND> __device__ __forceinline__ void cuda_rng_load_table(gk_log_entry *tab)
+{
+    if constexpr (KIND == CUDA_RNG_NORMAL_F64) {
+        for (int i = threadIdx.x; i < 256; i += blockDim.x)
+            tab[i] = cuda_log_table[i];
+        __syncthreads();
+    }
+}
 
 /* The elements of Philox block b, by kind. */
 template <typename T, int KIND>
-__device__ __forceinline__ void cuda_rng_values(T (&v)[gk_cuda_vec<T>::width],
-                                                const gk_philox_key &key, uint64_t b, float meanf,
-                                                float stddevf, double mean, double stddev)
+__device__ __forceinline__ void
+cuda_rng_values(T (&v)[gk_cuda_vec<T>::width], const gk_philox_key &key, uint64_t b, float meanf,
+                float stddevf, double mean, double stddev, const gk_log_entry *tab)
 {
-    if constexpr (KIND == CUDA_RNG_NORMAL_F32)
+    if constexpr (KIND == CUDA_RNG_NORMAL_F64)
+        cuda_rng_normal_f64_block(v, key, b, mean, stddev, tab);
+    else if constexpr (KIND == CUDA_RNG_NORMAL_F32)
         cuda_rng_normal_f32_block(v, key, b, meanf, stddevf);
     else if constexpr (KIND == CUDA_RNG_NORMAL)
         cuda_rng_normal_block(v, key, b, mean, stddev);
@@ -103,13 +135,15 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
     cuda_rng(size_t n, gk_philox_key key, uint64_t offset, double mean, double stddev, T *x)
 {
     const int EPB = gk_cuda_vec<T>::width;
+    __shared__ gk_log_entry tab[cuda_rng_table<KIND>::size];
+    cuda_rng_load_table<KIND>(tab);
     const uint64_t b0 = offset / EPB;
     const uint64_t nblocks = (offset + n - 1) / EPB - b0 + 1;
     for (uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; t < nblocks;
          t += (uint64_t)gridDim.x * blockDim.x) {
         const uint64_t b = b0 + t, e0 = b * EPB;
         T v[EPB];
-        cuda_rng_values<T, KIND>(v, key, b, (float)mean, (float)stddev, mean, stddev);
+        cuda_rng_values<T, KIND>(v, key, b, (float)mean, (float)stddev, mean, stddev, tab);
 #pragma unroll
         for (int q = 0; q < EPB; q++) {
             uint64_t e = e0 + q;
@@ -139,23 +173,45 @@ template <typename T> struct cuda_rng_span {
 /* Thread t makes whole blocks t, t + stride, ...: the per-block work is Philox, the values and
  * one store, with no bounds or alignment tests (rng_normal float32 is limited by instruction
  * issue, bench/RESULTS.md). */
-template <typename T, int KIND>
+template <typename T, int KIND, int UNR = 1>
 __global__ void __launch_bounds__(GK_CUDA_THREADS) cuda_rng_aligned(cuda_rng_span<T> a)
 {
     typedef gk_cuda_vec<T> V;
+    __shared__ gk_log_entry tab[cuda_rng_table<KIND>::size];
+    cuda_rng_load_table<KIND>(tab);
     const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x, stride = gridDim.x * blockDim.x;
     const uint64_t hi = (uint64_t)a.b_hi << 32;
-    for (uint32_t i = t; i < a.count; i += stride) {
-        T v[V::width];
-        cuda_rng_values<T, KIND>(v, a.key, hi | (a.b_lo + i), a.meanf, a.stddevf, a.mean, a.stddev);
-        a.whole[i] = V::pack(v);
+    if constexpr (UNR == 1) {
+        for (uint32_t i = t; i < a.count; i += stride) {
+            T v[V::width];
+            cuda_rng_values<T, KIND>(v, a.key, hi | (a.b_lo + i), a.meanf, a.stddevf, a.mean,
+                                     a.stddev, tab);
+            a.whole[i] = V::pack(v);
+        }
+    } else {
+        uint32_t i = t;
+        for (; i + stride < a.count; i += 2 * stride) {
+            T v[V::width], w2[V::width];
+            cuda_rng_values<T, KIND>(v, a.key, hi | (a.b_lo + i), a.meanf, a.stddevf, a.mean,
+                                     a.stddev, tab);
+            cuda_rng_values<T, KIND>(w2, a.key, hi | (a.b_lo + i + stride), a.meanf, a.stddevf,
+                                     a.mean, a.stddev, tab);
+            a.whole[i] = V::pack(v);
+            a.whole[i + stride] = V::pack(w2);
+        }
+        if (i < a.count) {
+            T v[V::width];
+            cuda_rng_values<T, KIND>(v, a.key, hi | (a.b_lo + i), a.meanf, a.stddevf, a.mean,
+                                     a.stddev, tab);
+            a.whole[i] = V::pack(v);
+        }
     }
     const uint32_t len = t == 0 ? a.head_len : t == 1 ? a.tail_len : 0;
     if (len != 0) {
         const uint32_t i0 = t == 0 ? a.head_i0 : 0;
         T v[V::width], *p = t == 0 ? a.head : a.tail;
         cuda_rng_values<T, KIND>(v, a.key, t == 0 ? a.head_block : a.tail_block, a.meanf, a.stddevf,
-                                 a.mean, a.stddev);
+                                 a.mean, a.stddev, tab);
 #pragma unroll
         for (uint32_t q = 0; q < (uint32_t)V::width; q++)
             if (q >= i0 && q - i0 < len)
@@ -211,8 +267,12 @@ static gk_status cuda_rng_run(gk_cuda_state *s, size_t n, uint64_t seed, uint64_
         a.tail = x + (n - tail);
         a.tail_block = b;
         a.tail_len = left == 0 ? tail : 0;
-        unsigned int blocks = gk__cuda_blocks(count, GK_CUDA_THREADS, (size_t)s->sm_count * 32);
-        cuda_rng_aligned<T, KIND><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(a);
+        size_t bps = getenv("GK_RNG_BPS") ? (size_t)atoi(getenv("GK_RNG_BPS")) : 32;
+        unsigned int blocks = gk__cuda_blocks(count, GK_CUDA_THREADS, (size_t)s->sm_count * bps);
+        if (getenv("GK_RNG_UNROLL") && KIND != CUDA_RNG_UNIFORM)
+            cuda_rng_aligned<T, KIND, 2><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(a);
+        else
+            cuda_rng_aligned<T, KIND><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(a);
         r = gk__cuda_launched(name);
         if (r != GK_OK)
             return r;
@@ -245,7 +305,10 @@ gk_status gk__cuda_rng_normal(void *st, gk_dtype t, size_t n, uint64_t seed, uin
                                                         (float *)x);
     if (t == GK_FLOAT32)
         return cuda_rng_run<float, CUDA_RNG_NORMAL>(s, n, seed, offset, mean, stddev, (float *)x);
-    if (t == GK_FLOAT64)
+    if (t == GK_FLOAT64 && getenv("GK_RNG_F64_LIBM"))
         return cuda_rng_run<double, CUDA_RNG_NORMAL>(s, n, seed, offset, mean, stddev, (double *)x);
+    if (t == GK_FLOAT64)
+        return cuda_rng_run<double, CUDA_RNG_NORMAL_F64>(s, n, seed, offset, mean, stddev,
+                                                         (double *)x);
     return gk__cuda_bad_dtype(t);
 }
