@@ -174,14 +174,18 @@ template <typename T> struct cuda_rng_span {
  * one store, with no bounds or alignment tests (rng_normal float32 is limited by instruction
  * issue, bench/RESULTS.md). */
 template <typename T, int KIND, int UNR = 1>
-__global__ void __launch_bounds__(GK_CUDA_THREADS) cuda_rng_aligned(cuda_rng_span<T> a)
+__global__ void __launch_bounds__(GK_CUDA_THREADS,
+                                  (KIND == CUDA_RNG_NORMAL_F64 || KIND == CUDA_RNG_NORMAL_F32) &&
+                                          UNR <= 2
+                                      ? 2048 / GK_CUDA_THREADS
+                                      : 1) cuda_rng_aligned(cuda_rng_span<T> a)
 {
     typedef gk_cuda_vec<T> V;
     __shared__ gk_log_entry tab[cuda_rng_table<KIND>::size];
     cuda_rng_load_table<KIND>(tab);
     const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x, stride = gridDim.x * blockDim.x;
     const uint64_t hi = (uint64_t)a.b_hi << 32;
-    if constexpr (UNR == 1) {
+    if constexpr (UNR != 2 && UNR != 4) {
         for (uint32_t i = t; i < a.count; i += stride) {
             T v[V::width];
             cuda_rng_values<T, KIND>(v, a.key, hi | (a.b_lo + i), a.meanf, a.stddevf, a.mean,
@@ -269,7 +273,13 @@ static gk_status cuda_rng_run(gk_cuda_state *s, size_t n, uint64_t seed, uint64_
         a.tail_len = left == 0 ? tail : 0;
         size_t bps = getenv("GK_RNG_BPS") ? (size_t)atoi(getenv("GK_RNG_BPS")) : 32;
         unsigned int blocks = gk__cuda_blocks(count, GK_CUDA_THREADS, (size_t)s->sm_count * bps);
-        if (getenv("GK_RNG_UNROLL") && KIND != CUDA_RNG_UNIFORM)
+        if (getenv("GK_RNG_UNROLL") && atoi(getenv("GK_RNG_UNROLL")) == 3 &&
+            KIND != CUDA_RNG_UNIFORM)
+            cuda_rng_aligned<T, KIND, 3><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(a);
+        else if (getenv("GK_RNG_UNROLL") && atoi(getenv("GK_RNG_UNROLL")) == 4 &&
+                 KIND != CUDA_RNG_UNIFORM)
+            cuda_rng_aligned<T, KIND, 4><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(a);
+        else if (getenv("GK_RNG_UNROLL") && KIND != CUDA_RNG_UNIFORM)
             cuda_rng_aligned<T, KIND, 2><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(a);
         else
             cuda_rng_aligned<T, KIND><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(a);

@@ -4,6 +4,7 @@
 Run with mpmath installed (`python3 scripts/normal_f64_tables.py`); the header holds its output.
 Every figure it prints about the fits is in units of 2^-53 relative, as the header states them.
 """
+import struct
 from fractions import Fraction as Q
 
 import mpmath as mp
@@ -44,24 +45,18 @@ def r_of(j, lo, hi):
 
 entries = []
 tmax = Q(0)
-ratio = mp.mpf(0)
 for j in range(256):
     lo, hi = bucket(j)
     r = r_of(j, lo, hi)
     t = max(abs(lo * r - 1), abs(hi * r - 1))
     tmax = max(tmax, t)
-    if lo < 1 and j != 128:
-        # u1 = f itself (e = 53): T's rounding in m_ costs |T| / |x| of half an ulp
-        x_min = -2 * mp.log(mp.mpf(hi.numerator) / hi.denominator)
-        ratio = max(ratio, 2 * mp.mpf(t.numerator) / t.denominator / x_min)
-    # T = 2 - 2 r f must be exact: |t| < 2^-8 with f's and r's grids (header, gk__log_bucket)
+    # T = 2 - 2 r f is exact where |t| < 2^-8, with f's grid and r's (normal_f64.h)
     assert t < Q(1, 256), (j, float(t))
     a = 2 * mp.log(mp.mpf(r.numerator) / r.denominator)
     a_hi = dbl(a)
     a_lo = a - mp.mpf(a_hi)
     # a_lo kept to 21 bits (a double's high word): its error is below 2^-75
     a_lo_hw = mp.mpf(a_lo)
-    import struct
     bits = struct.unpack("<Q", struct.pack("<d", float(a_lo_hw)))[0]
     # round to nearest on the high word
     hw = (bits + 0x80000000) >> 32
@@ -71,8 +66,7 @@ for j in range(256):
     assert rbits & 0xFFFFFFFF == 0
     entries.append((a_hi, rbits >> 32, hw))
 
-print("/* max |t| over the buckets: 2^%.3f; max |T| / |x| where u1 = f: %.3f */"
-      % (mp.log(mp.mpf(tmax.numerator) / tmax.denominator, 2), ratio))
+print("/* max |t| over the buckets: 2^%.3f */" % mp.log(mp.mpf(tmax.numerator) / tmax.denominator, 2))
 print("#define GK_LOG_TABLE \\")
 for k, (a_hi, rh, lh) in enumerate(entries):
     print("    {%s, 0x%08xu, 0x%08xu}%s \\" % (hexd(a_hi), rh, lh, "," if k < 255 else ""))

@@ -61,7 +61,7 @@ typedef struct gk_log_entry {
     uint32_t r_hw, a_lo_hw;
 } gk_log_entry;
 
-/* max |t| over the buckets: 2^-8.415; max |T| / |x| where u1 = f: 2.999 */
+/* max |t| over the buckets: 2^-8.415 */
 #define GK_LOG_TABLE                                                                               \
     {0x1.2596010df763ap-1, 0x3ff55000u, 0xbc60f76cu},                                              \
         {0x1.22941fbcf7966p-1, 0x3ff54000u, 0xbc876f5fu},                                          \
