@@ -458,7 +458,8 @@ GK_HD uint32_t gk__bm_cossin_phi_f64(double k, double *c, double *s)
 
 /* Both elements of a float64 normal Philox block from its words: z for cos and for sin theta
  * (the quadrant by swapping cos phi and sin phi and by flipping z's sign bit), then
- * mean + stddev z as one fma. */
+ * mean + stddev z rounded as the definition rounds it (product, then sum: the same infinities,
+ * NaNs and overflows). */
 GK_HD void gk__normal_pair_f64(const uint32_t x[4], double mean, double stddev,
                                const gk_log_entry *tab, double *even, double *odd)
 {
@@ -473,8 +474,8 @@ GK_HD void gk__normal_pair_f64(const uint32_t x[4], double mean, double stddev,
     double zc = GK_DMUL(r, swap ? sp : cp), zs = GK_DMUL(r, swap ? cp : sp);
     zc = gk__f64_from(gk__f64_hi(zc) ^ nc, gk__f64_lo(zc));
     zs = gk__f64_from(gk__f64_hi(zs) ^ ns, gk__f64_lo(zs));
-    *even = fma(stddev, zc, mean);
-    *odd = fma(stddev, zs, mean);
+    *even = GK_DADD(mean, GK_DMUL(stddev, zc));
+    *odd = GK_DADD(mean, GK_DMUL(stddev, zs));
 }
 
 #endif /* GK_NORMAL_F64_H */

@@ -184,6 +184,52 @@ static void test_normal_values(void **state)
             }
 }
 
+/* Infinite and NaN parameters, and a stddev z that overflows before mean is added: what the
+ * definition's arithmetic (stddev z, then + mean, in double, rounded to the dtype) gives, NaN
+ * where it gives NaN and the same infinity where it overflows; finite values within 4 ulp. */
+static void test_normal_nonfinite(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    const double big = 1e308, bigf = 3e38;
+    static const double special[][2] = {{0.0, INFINITY}, {INFINITY, 1.0}, {-INFINITY, 2.0},
+                                        {NAN, 1.0},      {1.0, NAN},      {0.0, -INFINITY}};
+    const size_t n = 1001;
+    for (size_t di = 0; di < 2; di++) {
+        gk_dtype t = dtypes[di];
+        double params[8][2];
+        memcpy(params, special, sizeof special);
+        params[6][0] = t == GK_FLOAT64 ? -big : -bigf;
+        params[6][1] = t == GK_FLOAT64 ? big : bigf;
+        params[7][0] = t == GK_FLOAT64 ? big : bigf;
+        params[7][1] = t == GK_FLOAT64 ? big : bigf;
+        for (size_t pi = 0; pi < 8; pi++) {
+            double mean = params[pi][0], sd = params[pi][1];
+            uint64_t seed = gk_test_rand64(), offset = gk_test_rand64() >> 4;
+            gk_buffer *x = gk_test_buffer_const(ctx, t, n, GK_TEST_SENTINEL);
+            GK_CHECK_OK(gk_rng_normal(ctx, seed, offset, mean, sd, x));
+            void *h = gk_test_read_all(x);
+            for (size_t i = 0; i < n; i++) {
+                double z = ref_normal_z(t, seed, offset + i);
+                double want = gk_test_round(t, mean + sd * z), g = gk_test_get(t, h, i);
+                long double tol =
+                    4 * gk_test_ulp(t, fabsl((long double)mean) + fabsl(sd * (long double)z));
+                int ok =
+                    isnan(want) ? isnan(g)
+                    : isinf(want)
+                        ? g == want
+                        : fabsl((long double)g - ((long double)mean + (long double)sd * z)) <= tol;
+                if (!ok)
+                    GK_FAIL("%s normal(%g, %g) seed=%llu offset=%llu: element %zu is %.17g, the "
+                            "definition gives %.17g",
+                            gk_test_dtype_name(t), mean, sd, (unsigned long long)seed,
+                            (unsigned long long)offset, i, g, want);
+            }
+            free(h);
+            gk_buffer_destroy(x);
+        }
+    }
+}
+
 /* How many values differ from the host's double evaluation rounded once (gk__philox_normal_*
  * here; release 1.1.0's values on the CPU backend): none on a backend that evaluates in double
  * with this libm, some where the libm differs (CUDA's double log/sin/cos, in the last bit) or
@@ -391,17 +437,12 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_known_answer),
-        GK_TEST_BOTH(test_uniform_known_answer),
-        GK_TEST_BOTH(test_uniform),
-        GK_TEST_BOTH(test_uniform_edges),
-        GK_TEST_BOTH(test_split_invariance),
-        GK_TEST_BOTH(test_normal_values),
-        GK_TEST_BOTH(test_normal_statistics),
-        GK_TEST_BOTH(test_normal_vs_double),
-        GK_TEST_BOTH(test_normal_against_1_1_0),
-        GK_TEST_BOTH(test_views_and_host),
-        GK_TEST_BOTH(test_errors),
+        cmocka_unit_test(test_known_answer), GK_TEST_BOTH(test_uniform_known_answer),
+        GK_TEST_BOTH(test_uniform),          GK_TEST_BOTH(test_uniform_edges),
+        GK_TEST_BOTH(test_split_invariance), GK_TEST_BOTH(test_normal_values),
+        GK_TEST_BOTH(test_normal_nonfinite), GK_TEST_BOTH(test_normal_statistics),
+        GK_TEST_BOTH(test_normal_vs_double), GK_TEST_BOTH(test_normal_against_1_1_0),
+        GK_TEST_BOTH(test_views_and_host),   GK_TEST_BOTH(test_errors),
     };
     return cmocka_run_group_tests_name("rng", tests, gk_test_group_setup, NULL);
 }
