@@ -71,17 +71,7 @@ __device__ __forceinline__ void cuda_rng_normal_f32_block(float (&v)[4], const g
     gk__normal_pair_f32(w.x[2], w.x[3], mean, stddev, &v[2], &v[3]);
 }
 
-/* float64 normal: block e / 2, u1 from x0, x1 (shifted off zero), u2 from x2, x3. */
-__device__ __forceinline__ void cuda_rng_normal_block(double (&v)[2], const gk_philox_key &key,
-                                                      uint64_t b, double mean, double stddev)
-{
-    gk_philox_words w = gk__philox4x32_10_keyed(&key, b);
-    double u1 = gk__u53_to_double(w.x[0], w.x[1]) + 0x1p-53;
-    double u2 = gk__u53_to_double(w.x[2], w.x[3]);
-    cuda_rng_pair(u1, u2, mean, stddev, v[0], v[1]);
-}
-
-/* The same elements by normal_f64.h's arithmetic, its log table at tab. */
+/* float64 normal: block e / 2, by normal_f64.h's arithmetic (its log table at tab). */
 __device__ __forceinline__ void cuda_rng_normal_f64_block(double (&v)[2], const gk_philox_key &key,
                                                           uint64_t b, double mean, double stddev,
                                                           const gk_log_entry *tab)
@@ -170,45 +160,50 @@ template <typename T> struct cuda_rng_span {
     double mean, stddev;
 };
 
+/* How a kind's aligned kernel runs: Philox blocks per loop iteration (two independent ones give
+ * the scheduler more to choose from: float32 normals 0.191 ms against 0.198 with one, H200,
+ * bench/RESULTS.md) and the resident thread blocks per SM that its register budget must allow
+ * (8: full occupancy, 32 registers; float64 normals take 34 without the bound). */
+template <int KIND, int VARIANT> struct cuda_rng_shape {
+    static constexpr bool normal = KIND == CUDA_RNG_NORMAL_F32 || KIND == CUDA_RNG_NORMAL_F64;
+    static constexpr int per_iteration =
+        KIND == CUDA_RNG_NORMAL_F32 || VARIANT == 1 || VARIANT == 3 ? 2 : 1;
+    static constexpr int min_blocks = !normal        ? 1
+                                      : VARIANT == 0 ? 2048 / GK_CUDA_THREADS
+                                      : VARIANT == 2 ? 6
+                                      : VARIANT == 3 ? 4
+                                                     : 1;
+};
+
 /* Thread t makes whole blocks t, t + stride, ...: the per-block work is Philox, the values and
- * one store, with no bounds or alignment tests (rng_normal float32 is limited by instruction
- * issue, bench/RESULTS.md). */
-template <typename T, int KIND, int UNR = 1>
-__global__ void __launch_bounds__(GK_CUDA_THREADS,
-                                  (KIND == CUDA_RNG_NORMAL_F64 || KIND == CUDA_RNG_NORMAL_F32) &&
-                                          UNR <= 2
-                                      ? 2048 / GK_CUDA_THREADS
-                                      : 1) cuda_rng_aligned(cuda_rng_span<T> a)
+ * one store, with no bounds or alignment tests (rng_normal is limited by instruction issue,
+ * bench/RESULTS.md). */
+template <typename T, int KIND, int VARIANT = 0>
+__global__ void __launch_bounds__(GK_CUDA_THREADS, (cuda_rng_shape<KIND, VARIANT>::min_blocks))
+    cuda_rng_aligned(cuda_rng_span<T> a)
 {
     typedef gk_cuda_vec<T> V;
     __shared__ gk_log_entry tab[cuda_rng_table<KIND>::size];
     cuda_rng_load_table<KIND>(tab);
     const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x, stride = gridDim.x * blockDim.x;
     const uint64_t hi = (uint64_t)a.b_hi << 32;
-    if constexpr (UNR != 2 && UNR != 4) {
-        for (uint32_t i = t; i < a.count; i += stride) {
-            T v[V::width];
-            cuda_rng_values<T, KIND>(v, a.key, hi | (a.b_lo + i), a.meanf, a.stddevf, a.mean,
-                                     a.stddev, tab);
-            a.whole[i] = V::pack(v);
-        }
-    } else {
-        uint32_t i = t;
+    uint32_t i = t;
+    if constexpr (cuda_rng_shape<KIND, VARIANT>::per_iteration == 2) {
         for (; i + stride < a.count; i += 2 * stride) {
-            T v[V::width], w2[V::width];
+            T v[V::width], w[V::width];
             cuda_rng_values<T, KIND>(v, a.key, hi | (a.b_lo + i), a.meanf, a.stddevf, a.mean,
                                      a.stddev, tab);
-            cuda_rng_values<T, KIND>(w2, a.key, hi | (a.b_lo + i + stride), a.meanf, a.stddevf,
+            cuda_rng_values<T, KIND>(w, a.key, hi | (a.b_lo + i + stride), a.meanf, a.stddevf,
                                      a.mean, a.stddev, tab);
             a.whole[i] = V::pack(v);
-            a.whole[i + stride] = V::pack(w2);
+            a.whole[i + stride] = V::pack(w);
         }
-        if (i < a.count) {
-            T v[V::width];
-            cuda_rng_values<T, KIND>(v, a.key, hi | (a.b_lo + i), a.meanf, a.stddevf, a.mean,
-                                     a.stddev, tab);
-            a.whole[i] = V::pack(v);
-        }
+    }
+    for (; i < a.count; i += stride) {
+        T v[V::width];
+        cuda_rng_values<T, KIND>(v, a.key, hi | (a.b_lo + i), a.meanf, a.stddevf, a.mean, a.stddev,
+                                 tab);
+        a.whole[i] = V::pack(v);
     }
     const uint32_t len = t == 0 ? a.head_len : t == 1 ? a.tail_len : 0;
     if (len != 0) {
@@ -271,18 +266,21 @@ static gk_status cuda_rng_run(gk_cuda_state *s, size_t n, uint64_t seed, uint64_
         a.tail = x + (n - tail);
         a.tail_block = b;
         a.tail_len = left == 0 ? tail : 0;
-        size_t bps = getenv("GK_RNG_BPS") ? (size_t)atoi(getenv("GK_RNG_BPS")) : 32;
-        unsigned int blocks = gk__cuda_blocks(count, GK_CUDA_THREADS, (size_t)s->sm_count * bps);
-        if (getenv("GK_RNG_UNROLL") && atoi(getenv("GK_RNG_UNROLL")) == 3 &&
-            KIND != CUDA_RNG_UNIFORM)
-            cuda_rng_aligned<T, KIND, 3><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(a);
-        else if (getenv("GK_RNG_UNROLL") && atoi(getenv("GK_RNG_UNROLL")) == 4 &&
-                 KIND != CUDA_RNG_UNIFORM)
-            cuda_rng_aligned<T, KIND, 4><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(a);
-        else if (getenv("GK_RNG_UNROLL") && KIND != CUDA_RNG_UNIFORM)
-            cuda_rng_aligned<T, KIND, 2><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(a);
-        else
+        unsigned int blocks = gk__cuda_blocks(count, GK_CUDA_THREADS, (size_t)s->sm_count * 32);
+        if constexpr (KIND == CUDA_RNG_NORMAL_F64) {
+            const char *v = getenv("GK_RNG_F64_VARIANT");
+            int var = v ? atoi(v) : 0;
+            if (var == 1)
+                cuda_rng_aligned<T, KIND, 1><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(a);
+            else if (var == 2)
+                cuda_rng_aligned<T, KIND, 2><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(a);
+            else if (var == 3)
+                cuda_rng_aligned<T, KIND, 3><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(a);
+            else
+                cuda_rng_aligned<T, KIND><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(a);
+        } else {
             cuda_rng_aligned<T, KIND><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(a);
+        }
         r = gk__cuda_launched(name);
         if (r != GK_OK)
             return r;
@@ -315,8 +313,6 @@ gk_status gk__cuda_rng_normal(void *st, gk_dtype t, size_t n, uint64_t seed, uin
                                                         (float *)x);
     if (t == GK_FLOAT32)
         return cuda_rng_run<float, CUDA_RNG_NORMAL>(s, n, seed, offset, mean, stddev, (float *)x);
-    if (t == GK_FLOAT64 && getenv("GK_RNG_F64_LIBM"))
-        return cuda_rng_run<double, CUDA_RNG_NORMAL>(s, n, seed, offset, mean, stddev, (double *)x);
     if (t == GK_FLOAT64)
         return cuda_rng_run<double, CUDA_RNG_NORMAL_F64>(s, n, seed, offset, mean, stddev,
                                                          (double *)x);

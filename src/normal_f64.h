@@ -18,8 +18,9 @@
  *   - sqrt: a seed y ~ 1/sqrt(hi), one Goldschmidt step, then one Newton correction that takes
  *     lo in: r = g + (hi - g^2 + lo) h.
  *   - theta = fl(2 pi u2) exactly as defined (one product; k times fl(2 pi) 2^-53, exact scaling),
- *     then theta = q pi/2 + phi by a three-part Cody-Waite reduction (q in 0..4, the first step
- *     exact), sin phi and cos phi by polynomials on |phi| <= pi/4, cos with 1 - w/2 compensated.
+ *     then theta = q pi/2 + phi with q from k's bits (an integer rounding of 4 u2) by a
+ *     three-part Cody-Waite reduction (q in 0..4, the first step exact), carried as ph + pl;
+ *     sin phi and cos phi by polynomials on |phi| <= pi/4, cos with 1 - w/2 compensated.
  * The constants below come from scripts/normal_f64_tables.py (mpmath), which also checks that
  * every bucket's T is exact and prints the polynomials' errors: Q below 0.06 u of -2 ln u1, S
  * and C below 0.06 u of sin and cos (u = 2^-53). tests/test_normal_f64.c measures the whole
@@ -334,14 +335,13 @@ typedef struct gk_log_entry {
         -0x1.6c16c16c16967p-10, 0x1.5555555555555p-5
 
 /* Every 64-bit constant of the evaluation: the polynomials (highest degree first), -2 ln 2 in
- * two parts, fl(2 pi) 2^-53, 2/pi and pi/2 in three parts. On the device a __constant__ array
- * that is not const, so that nvcc cannot fold its values into immediates: a 64-bit immediate
- * does not fit an instruction, and nvcc builds each in registers (two moves per constant, per
- * use in the loop); from the constant bank, an fma reads it as an operand. */
+ * two parts (2 ln 2 itself: -2 times it), fl(2 pi) 2^-53 and pi/2 in three parts. On the device a
+ * __constant__ array that is not const, so that nvcc cannot fold its values into immediates: a
+ * 64-bit immediate does not fit an instruction, and nvcc builds each in registers (two moves per
+ * constant, per use in the loop); from the constant bank, an fma reads it as an operand. */
 #define GK_BM64_CONSTANTS                                                                          \
     GK_LOG_Q, GK_SIN_S, GK_COS_C, -0x1.62e42fefa3a00p+0, 0x1.0ca86c3898d00p-48,                    \
-        0x1.921fb54442d18p-51, 0x1.45f306dc9c883p-1, 0x1.921fb54442d18p+0, 0x1.1a62633145c00p-54,  \
-        0x1.b839a252049c1p-104
+        0x1.921fb54442d18p-51, 0x1.921fb54442d18p+0, 0x1.1a62633145c00p-54, 0x1.b839a252049c1p-104
 enum {
     GK_BM64_Q = 0,  /* 5 coefficients */
     GK_BM64_S = 5,  /* 7 */
@@ -349,7 +349,6 @@ enum {
     GK_BM64_LN2_HI = 18,
     GK_BM64_LN2_LO,
     GK_BM64_TWO_PI,
-    GK_BM64_TWO_OVER_PI,
     GK_BM64_PI2_1,
     GK_BM64_PI2_2,
     GK_BM64_PI2_3
@@ -432,12 +431,12 @@ GK_HD double gk__bm_radius_f64(double hi, double lo)
     return fma(d, h, g);
 }
 
-/* cos phi and sin phi with theta = fl(fl(2 pi) k 2^-53) = q pi/2 + phi; returns q (0..4). */
-GK_HD uint32_t gk__bm_cossin_phi_f64(double k, double *c, double *s)
+/* cos phi and sin phi with theta = fl(fl(2 pi) k 2^-53) = q pi/2 + phi, for the quadrant q of
+ * k (below). */
+GK_HD void gk__bm_cossin_phi_f64(double k, uint32_t q, double *c, double *s)
 {
     double theta = GK_DMUL(k, GK_BM64(GK_BM64_TWO_PI));
-    double qd = fma(theta, GK_BM64(GK_BM64_TWO_OVER_PI), 0x1.8p52);
-    double qf = GK_DSUB(qd, 0x1.8p52);
+    double qf = (double)q;
     /* phi = ph + pl: theta - q p1 is exact (q <= 4), so is its difference with ph = its sum
      * with -q p2 (p2 has 43 bits), whose rounding error e is then exact too. */
     double p1 = fma(-qf, GK_BM64(GK_BM64_PI2_1), theta);
@@ -453,7 +452,14 @@ GK_HD uint32_t gk__bm_cossin_phi_f64(double k, double *c, double *s)
     /* sin(ph + pl) = sin ph + pl cos ph, cos(ph + pl) = cos ph - pl sin ph, to first order */
     *s = GK_DADD(ph, fma(GK_DMUL(ph, w), ps, GK_DMUL(pl, hh)));
     *c = GK_DADD(hh, fma(w, GK_DMUL(w, pc), fma(-ph, pl, err)));
-    return gk__f64_lo(qd);
+}
+
+/* q = k / 2^51 rounded (half up) from k's top word alone (k = (x2 >> 5) 2^26 + (x3 >> 6)), in
+ * 0..4: theta differs from 2 pi k 2^-53 by its rounding only, so |theta - q pi/2| stays within
+ * pi/4 (1 + 2^-51), inside the polynomials' range. */
+GK_HD uint32_t gk__bm_quadrant_f64(uint32_t x2)
+{
+    return ((x2 >> 29) + 1u) >> 1;
 }
 
 /* Both elements of a float64 normal Philox block from its words: z for cos and for sin theta
@@ -468,7 +474,8 @@ GK_HD void gk__normal_pair_f64(const uint32_t x[4], double mean, double stddev,
     double xh, xl, cp, sp;
     gk__neg2ln_u53(m, tab, &xh, &xl);
     double r = gk__bm_radius_f64(xh, xl);
-    uint32_t qb = gk__bm_cossin_phi_f64(k, &cp, &sp);
+    uint32_t qb = gk__bm_quadrant_f64(x[2]);
+    gk__bm_cossin_phi_f64(k, qb, &cp, &sp);
     uint32_t nc = ((qb << 30) + 0x40000000u) & 0x80000000u, ns = (qb << 30) & 0x80000000u;
     uint32_t swap = qb & 1u;
     double zc = GK_DMUL(r, swap ? sp : cp), zs = GK_DMUL(r, swap ? cp : sp);
