@@ -71,28 +71,40 @@ __device__ __forceinline__ void cuda_rng_normal_f32_block(float (&v)[4], const g
     gk__normal_pair_f32(w.x[2], w.x[3], mean, stddev, &v[2], &v[3]);
 }
 
-/* float64 normal: block e / 2, by normal_f64.h's arithmetic (its log table at tab). */
+/* float64 normal: block e / 2, by normal_f64.h's arithmetic (its log table at tab; mean +
+ * stddev z as one fma where fused). */
 __device__ __forceinline__ void cuda_rng_normal_f64_block(double (&v)[2], const gk_philox_key &key,
                                                           uint64_t b, double mean, double stddev,
-                                                          const gk_log_entry *tab)
+                                                          const gk_log_entry *tab, int fused)
 {
     gk_philox_words w = gk__philox4x32_10_keyed(&key, b);
-    gk__normal_pair_f64(w.x, mean, stddev, tab, &v[0], &v[1]);
+    gk__normal_pair_f64(w.x, mean, stddev, tab, fused, &v[0], &v[1]);
 }
 
 static __device__ const gk_log_entry cuda_log_table[256] = {GK_LOG_TABLE};
 
-enum cuda_rng_kind { CUDA_RNG_UNIFORM, CUDA_RNG_NORMAL, CUDA_RNG_NORMAL_F32, CUDA_RNG_NORMAL_F64 };
+/* CUDA_RNG_NORMAL_F64_WIDE: float64 normals whose stddev z can overflow (normal_f64.h, fused = 0).
+ */
+enum cuda_rng_kind {
+    CUDA_RNG_UNIFORM,
+    CUDA_RNG_NORMAL,
+    CUDA_RNG_NORMAL_F32,
+    CUDA_RNG_NORMAL_F64,
+    CUDA_RNG_NORMAL_F64_WIDE
+};
+template <int KIND> struct cuda_rng_is_f64 {
+    static constexpr bool value = KIND == CUDA_RNG_NORMAL_F64 || KIND == CUDA_RNG_NORMAL_F64_WIDE;
+};
 
 /* normal_f64.h's log table in shared memory, where the kind needs it: loaded by the whole block
  * before any value (every thread reaches the barrier). */
 template <int KIND> struct cuda_rng_table {
-    static constexpr int size = KIND == CUDA_RNG_NORMAL_F64 ? 256 : 1;
+    static constexpr int size = cuda_rng_is_f64<KIND>::value ? 256 : 1;
 };
 
 template <int KIND> __device__ __forceinline__ void cuda_rng_load_table(gk_log_entry *tab)
 {
-    if constexpr (KIND == CUDA_RNG_NORMAL_F64) {
+    if constexpr (cuda_rng_is_f64<KIND>::value) {
         for (int i = threadIdx.x; i < 256; i += blockDim.x)
             tab[i] = cuda_log_table[i];
         __syncthreads();
@@ -105,8 +117,8 @@ __device__ __forceinline__ void
 cuda_rng_values(T (&v)[gk_cuda_vec<T>::width], const gk_philox_key &key, uint64_t b, float meanf,
                 float stddevf, double mean, double stddev, const gk_log_entry *tab)
 {
-    if constexpr (KIND == CUDA_RNG_NORMAL_F64)
-        cuda_rng_normal_f64_block(v, key, b, mean, stddev, tab);
+    if constexpr (cuda_rng_is_f64<KIND>::value)
+        cuda_rng_normal_f64_block(v, key, b, mean, stddev, tab, KIND == CUDA_RNG_NORMAL_F64);
     else if constexpr (KIND == CUDA_RNG_NORMAL_F32)
         cuda_rng_normal_f32_block(v, key, b, meanf, stddevf);
     else if constexpr (KIND == CUDA_RNG_NORMAL)
@@ -165,7 +177,7 @@ template <typename T> struct cuda_rng_span {
  * bench/RESULTS.md) and the resident thread blocks per SM that its register budget must allow
  * (8: full occupancy, 32 registers; float64 normals take 34 without the bound). */
 template <int KIND, int VARIANT> struct cuda_rng_shape {
-    static constexpr bool normal = KIND == CUDA_RNG_NORMAL_F32 || KIND == CUDA_RNG_NORMAL_F64;
+    static constexpr bool normal = KIND == CUDA_RNG_NORMAL_F32 || cuda_rng_is_f64<KIND>::value;
     static constexpr int per_iteration =
         KIND == CUDA_RNG_NORMAL_F32 || VARIANT == 1 || VARIANT == 3 ? 2 : 1;
     static constexpr int min_blocks = !normal        ? 1
@@ -314,7 +326,10 @@ gk_status gk__cuda_rng_normal(void *st, gk_dtype t, size_t n, uint64_t seed, uin
     if (t == GK_FLOAT32)
         return cuda_rng_run<float, CUDA_RNG_NORMAL>(s, n, seed, offset, mean, stddev, (float *)x);
     if (t == GK_FLOAT64)
-        return cuda_rng_run<double, CUDA_RNG_NORMAL_F64>(s, n, seed, offset, mean, stddev,
-                                                         (double *)x);
+        return fabs(stddev) > 0x1p1020
+                   ? cuda_rng_run<double, CUDA_RNG_NORMAL_F64_WIDE>(s, n, seed, offset, mean,
+                                                                    stddev, (double *)x)
+                   : cuda_rng_run<double, CUDA_RNG_NORMAL_F64>(s, n, seed, offset, mean, stddev,
+                                                               (double *)x);
     return gk__cuda_bad_dtype(t);
 }

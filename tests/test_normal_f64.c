@@ -29,7 +29,7 @@ static long double exact_z(const uint32_t x[4], int odd)
 static void check_words(const uint32_t x[4], long double *worst, size_t *differ, uint64_t *ulps)
 {
     double z[2];
-    gk__normal_pair_f64(x, 0.0, 1.0, log_table, &z[0], &z[1]);
+    gk__normal_pair_f64(x, 0.0, 1.0, log_table, 1, &z[0], &z[1]);
     double u1 = gk__u53_to_double(x[0], x[1]) + 0x1p-53;
     double u2 = gk__u53_to_double(x[2], x[3]);
     for (int odd = 0; odd < 2; odd++) {
