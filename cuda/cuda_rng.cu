@@ -4,7 +4,6 @@
 #include "normal_f32.h"
 #include "normal_f64.h"
 #include "philox.h"
-#include <stdlib.h>
 
 /* Every variant turns one Philox block (four 32-bit words) into exactly 16 bytes of output:
  * four float32 elements or two float64 elements. The arithmetic on the words is that of
@@ -173,25 +172,22 @@ template <typename T> struct cuda_rng_span {
 };
 
 /* How a kind's aligned kernel runs: Philox blocks per loop iteration (two independent ones give
- * the scheduler more to choose from: float32 normals 0.191 ms against 0.198 with one, H200,
- * bench/RESULTS.md) and the resident thread blocks per SM that its register budget must allow
- * (8: full occupancy, 32 registers; float64 normals take 34 without the bound). */
-template <int KIND, int VARIANT> struct cuda_rng_shape {
-    static constexpr bool normal = KIND == CUDA_RNG_NORMAL_F32 || cuda_rng_is_f64<KIND>::value;
-    static constexpr int per_iteration =
-        KIND == CUDA_RNG_NORMAL_F32 || VARIANT == 1 || VARIANT == 3 ? 2 : 1;
-    static constexpr int min_blocks = !normal        ? 1
-                                      : VARIANT == 0 ? 2048 / GK_CUDA_THREADS
-                                      : VARIANT == 2 ? 6
-                                      : VARIANT == 3 ? 4
-                                                     : 1;
+ * the scheduler more to choose from) and the resident thread blocks per SM that its register
+ * budget must allow (1: no bound). Float32 normals: two blocks at 32 registers (full occupancy),
+ * 0.192 ms against 0.198 with one block; float64 normals: two blocks, no bound (75 registers,
+ * 3 thread blocks per SM), 0.375-0.385 ms against 0.379-0.410 with one block at 32 registers
+ * (H200, 1e8 values, bench/RESULTS.md). */
+template <int KIND> struct cuda_rng_shape {
+    static constexpr bool f64 = cuda_rng_is_f64<KIND>::value;
+    static constexpr int per_iteration = KIND == CUDA_RNG_NORMAL_F32 || f64 ? 2 : 1;
+    static constexpr int min_blocks = KIND == CUDA_RNG_NORMAL_F32 ? 2048 / GK_CUDA_THREADS : 1;
 };
 
 /* Thread t makes whole blocks t, t + stride, ...: the per-block work is Philox, the values and
  * one store, with no bounds or alignment tests (rng_normal is limited by instruction issue,
  * bench/RESULTS.md). */
-template <typename T, int KIND, int VARIANT = 0>
-__global__ void __launch_bounds__(GK_CUDA_THREADS, (cuda_rng_shape<KIND, VARIANT>::min_blocks))
+template <typename T, int KIND>
+__global__ void __launch_bounds__(GK_CUDA_THREADS, (cuda_rng_shape<KIND>::min_blocks))
     cuda_rng_aligned(cuda_rng_span<T> a)
 {
     typedef gk_cuda_vec<T> V;
@@ -200,7 +196,7 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, (cuda_rng_shape<KIND, VARIANT
     const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x, stride = gridDim.x * blockDim.x;
     const uint64_t hi = (uint64_t)a.b_hi << 32;
     uint32_t i = t;
-    if constexpr (cuda_rng_shape<KIND, VARIANT>::per_iteration == 2) {
+    if constexpr (cuda_rng_shape<KIND>::per_iteration == 2) {
         for (; i + stride < a.count; i += 2 * stride) {
             T v[V::width], w[V::width];
             cuda_rng_values<T, KIND>(v, a.key, hi | (a.b_lo + i), a.meanf, a.stddevf, a.mean,
@@ -279,20 +275,7 @@ static gk_status cuda_rng_run(gk_cuda_state *s, size_t n, uint64_t seed, uint64_
         a.tail_block = b;
         a.tail_len = left == 0 ? tail : 0;
         unsigned int blocks = gk__cuda_blocks(count, GK_CUDA_THREADS, (size_t)s->sm_count * 32);
-        if constexpr (KIND == CUDA_RNG_NORMAL_F64) {
-            const char *v = getenv("GK_RNG_F64_VARIANT");
-            int var = v ? atoi(v) : 0;
-            if (var == 1)
-                cuda_rng_aligned<T, KIND, 1><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(a);
-            else if (var == 2)
-                cuda_rng_aligned<T, KIND, 2><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(a);
-            else if (var == 3)
-                cuda_rng_aligned<T, KIND, 3><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(a);
-            else
-                cuda_rng_aligned<T, KIND><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(a);
-        } else {
-            cuda_rng_aligned<T, KIND><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(a);
-        }
+        cuda_rng_aligned<T, KIND><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(a);
         r = gk__cuda_launched(name);
         if (r != GK_OK)
             return r;

@@ -7,9 +7,9 @@
  * cos/sin theta) evaluated by the CUDA backend with these functions instead of CUDA's log, sqrt
  * and sincos, whose special cases (zero, negative, subnormal, infinite and huge arguments,
  * Payne-Hanek reduction) never occur here, and whose 64-bit constants the compiler moves into
- * registers one word at a time: 157 instructions per Philox block of two values instead of 251
- * (bench/RESULTS.md). The inputs are integers: u1 = m 2^-53 with m in [1, 2^53] and u2 = k 2^-53
- * with k in [0, 2^53).
+ * registers one word at a time: 149 instructions per Philox block of two values instead of 251
+ * (two blocks per loop iteration; bench/RESULTS.md). The inputs are integers: u1 = m 2^-53 with m
+ * in [1, 2^53] and u2 = k 2^-53 with k in [0, 2^53).
  *   - ln: m = 2^e f with f in [0.75 - 2^-10, 1.5 - 2^-9); f's bucket j (256 of them) gives r_j,
  *     1 for the bucket around 1 and otherwise 1/f rounded to a multiple of 2^-8 or 2^-9, so that
  *     T = 2 - 2 r_j f is exact (|T| < 2^-7.4) and -2 ln u1 = (e - 53)(-2 ln 2) + 2 ln r_j + T +
@@ -26,7 +26,7 @@
  * every bucket's T is exact and prints the polynomials' errors: Q below 0.06 u of -2 ln u1, S
  * and C below 0.06 u of sin and cos (u = 2^-53); the table block is its output, clang-formatted.
  * tests/test_normal_f64.c measures the whole value against the definition in long double (random
- * words, and u1 and u2 near the places where the reductions are tight: within 2.87 u |z|) and
+ * words, and u1 and u2 near the places where the reductions are tight: within 2.9 u |z|) and
  * counts the values that differ from the definition with the host's libm.
  *
  * The same code compiles for the host (tests) and the device: GK_DMUL/GK_DADD never fuse, fma
