@@ -67,6 +67,19 @@ static inline int gk__cpu_team(const void *st, size_t n, size_t min_n)
     return n > min_n ? gk__cpu_threads(st) : 1;
 }
 
+/* The threads a parallel region over `tasks` units of work opens on a team of `team`: one
+ * thread for a single task, else the whole team, even where it has fewer tasks than threads (the
+ * idle ones arrive at the end barrier at once). Never a team of 2 .. team - 1: libgomp ends the
+ * pooled threads that a smaller team leaves out and creates them again for the next larger one
+ * (10 clone() calls per 16 -> 6 -> 16 cycle), and on the 16-core H200 host that cost float32
+ * rbf_matrix 316^2 x 20, whose fused form packed on 16 threads and then ran 6 tasks on 6, 0.61-0.70
+ * ms a call against 0.08 at 562^2 (bench/RESULTS.md, 2026-12-02). Serial regions leave the pool as
+ * it is. Every region of an op uses this on the same team. */
+static inline int gk__cpu_region(int team, size_t tasks)
+{
+    return tasks > 1 && team > 1 ? team : 1;
+}
+
 /* Records GK_E_INTERNAL for a dtype the core should have rejected. */
 gk_status gk__cpu_bad_dtype(gk_dtype t);
 

@@ -168,7 +168,7 @@ int gk__cpu_rbf_matrix_fused(void *st, size_t m, size_t n, size_t d, double gamm
     const size_t g = GK_RBF_FUSED_PANELS;
     size_t row_blocks = (pm + g - 1) / g, col_blocks = (pn + g - 1) / g;
     size_t tasks = row_blocks * col_blocks;
-    int team = tasks < (size_t)nt ? (int)tasks : nt;
+    int team = gk__cpu_region(nt, tasks);
     /* Every entry is computed the same way whichever thread takes its tile. */
 #pragma omp parallel num_threads(team) if (team > 1)
     {

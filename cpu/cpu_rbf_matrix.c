@@ -24,7 +24,7 @@ static void cpu_rbf_matrix_wide(int threads, const gk_cpu_rbf_kernels *kr, size_
                                 char *k)
 {
     size_t es = kr->elem_size;
-    int nt = m < (size_t)threads ? (int)m : threads;
+    int nt = gk__cpu_region(threads, m);
 #pragma omp parallel for num_threads(nt) if (nt > 1) schedule(dynamic, 1)
     for (size_t i = 0; i < m; i++)
         for (size_t j = 0; j < n; j++)
@@ -46,7 +46,7 @@ static gk_status cpu_rbf_matrix(int threads, const gk_cpu_rbf_kernels *kr, size_
     size_t row_tiles = (m + GK_RBF_TILE_ROWS - 1) / GK_RBF_TILE_ROWS;
     size_t col_blocks = (n + cols - 1) / cols;
     size_t tasks = row_tiles * col_blocks;
-    int nt = tasks < (size_t)threads ? (int)tasks : threads;
+    int nt = gk__cpu_region(threads, tasks);
     /* One packed block per thread (at most 128 KiB, or GK_RBF_COLS rows of y, at most
      * GK_RBF_PACK_MAX_BYTES, when rows are longer than 4 KiB), in whole cache lines plus one,
      * so no two threads share a line and d = 0 still gets a pointer. */

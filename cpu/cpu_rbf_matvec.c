@@ -44,7 +44,7 @@ static gk_status cpu_rbf_matvec_wide(int threads, int team, const gk_cpu_rbf_ker
         return gk__error(GK_E_OUT_OF_MEMORY, "cannot allocate %zu x %zu doubles of scratch", splits,
                          m);
     size_t tasks = m * splits;
-    int nt = tasks < (size_t)team ? (int)tasks : team;
+    int nt = gk__cpu_region(team, tasks);
 #pragma omp parallel for num_threads(nt) if (nt > 1) schedule(dynamic, 1)
     for (size_t t = 0; t < tasks; t++) {
         size_t i = t % m, s = t / m, j0 = s * n / splits, j1 = (s + 1) * n / splits;
@@ -90,7 +90,7 @@ static gk_status cpu_rbf_matvec(int threads, int team, const gk_cpu_rbf_kernels 
         splits = splits < col_blocks ? splits : col_blocks;
     }
     size_t tasks = row_tiles * splits;
-    int nt = tasks < (size_t)team ? (int)tasks : team;
+    int nt = gk__cpu_region(team, tasks);
     /* Per thread: a packed y block, one row of kernel values, the tile's row sums; in whole
      * cache lines so no two threads share one. */
     size_t pack_bytes = (d * cols * es + 63) / 64 * 64, kt_bytes = (cols * es + 63) / 64 * 64;

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* test_team.c - the CPU backend's free-core estimate (cpu/cpu_team.c) on a machine made busy. */
+/* test_team.c - the CPU backend's free-core estimate (cpu/cpu_team.c) on a machine made busy, and
+ * the rule for its parallel regions' thread counts (gk__cpu_region). */
+#include <omp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -8,6 +10,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -125,11 +128,62 @@ static void test_busy_machine_gives_one_thread(void **state)
         skip(); /* could not fork enough to load every CPU */
 }
 
+/* Regions of fewer tasks than the team still open the whole team, and one task opens none. */
+static void test_region_is_the_team_or_one_thread(void **state)
+{
+    (void)state;
+    assert_int_equal(gk__cpu_region(16, 6), 16);
+    assert_int_equal(gk__cpu_region(16, 2), 16);
+    assert_int_equal(gk__cpu_region(16, 100), 16);
+    assert_int_equal(gk__cpu_region(16, 1), 1);
+    assert_int_equal(gk__cpu_region(16, 0), 1);
+    assert_int_equal(gk__cpu_region(1, 100), 1);
+}
+
+#define REGION_TEAM 4
+#define MAX_TIDS 256
+
+/* Regions of changing task counts, as one op's packing and tiles, then the next op's, ask for:
+ * opened through gk__cpu_region they run on the same REGION_TEAM threads throughout. Opened with
+ * min(tasks, team) threads, libgomp ended the threads a smaller region left out and created new
+ * ones (new thread ids) for the next larger one: 0.5 ms a call on the H200 host. */
+static void test_regions_keep_their_threads(void **state)
+{
+    (void)state;
+    static const size_t tasks[] = {4, 2, 3, 1, 2, 4, 3, 2, 4};
+    long tids[MAX_TIDS];
+    int seen = 0, overflow = 0;
+    for (size_t r = 0; r < sizeof tasks / sizeof tasks[0]; r++) {
+        int nt = gk__cpu_region(REGION_TEAM, tasks[r]);
+#pragma omp parallel num_threads(nt) if (nt > 1)
+        {
+            long me = (long)syscall(SYS_gettid);
+#pragma omp critical
+            {
+                int known = 0;
+                for (int i = 0; i < seen; i++)
+                    known |= tids[i] == me;
+                if (!known && seen < MAX_TIDS)
+                    tids[seen++] = me;
+                overflow |= !known && seen == MAX_TIDS;
+            }
+        }
+    }
+    assert_false(overflow);
+    if (seen > REGION_TEAM)
+        fail_msg("regions of %d threads or one ran on %d distinct threads: the pool was cut and "
+                 "refilled",
+                 REGION_TEAM, seen);
+    assert_int_equal(seen, REGION_TEAM);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_own_threads_are_not_load), /* first: the first estimate */
         cmocka_unit_test(test_busy_machine_gives_one_thread),
+        cmocka_unit_test(test_region_is_the_team_or_one_thread),
+        cmocka_unit_test(test_regions_keep_their_threads),
     };
     return cmocka_run_group_tests_name("team", tests, NULL, NULL);
 }
