@@ -11,8 +11,8 @@ was within 1.1x of the faster backend and the worst three, with where AUTO ran t
 Each sweep calibrates into a file of its own (GK_CALIBRATION), not the user's cache. --explain
 runs the sweeps with GK_LOG=1 and prints, per size, AUTO's timed calls by where they ran (and
 which were retries of the other backend, their cold first calls, CPU calls right after a GPU
-one) with their median and largest times. Also the AUTO row of gpu_targets.py. Standard
-library only.
+one, the timed audits of calls placed outright on the CPU) with their median and largest
+times. Also the AUTO row of gpu_targets.py. Standard library only.
 """
 import argparse
 import csv
@@ -53,7 +53,8 @@ def explain(output):
         m = PLACED.search(line)
         if m:
             cpu, gpu, where, tag, took = float(m[1]), float(m[2]), m[3], m[4], float(m[5])
-            key = where + ("-cold" if "cold" in tag else "-retry" if "retry" in tag else "")
+            key = where + ("-cold" if "cold" in tag else "-retry" if "retry" in tag else
+                           "-audit" if "audit" in tag else "")
             key += "-after-gpu" if where == "CPU" and prev == "GPU" else ""
             groups.setdefault(key, []).append(took)
             ratios.append(gpu / cpu)

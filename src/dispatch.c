@@ -64,7 +64,7 @@ static gk_status stage_out(const gk_call *call)
 /* The engine of a hybrid context for a call on host data, placed by the model as corrected by
  * what earlier calls measured; the primary one otherwise (p->predicted_s 0: nothing to learn).
  * Tiny calls, which the CPU wins outright, are placed before any byte is counted: on them AUTO
- * must cost no more than a CPU context. */
+ * must cost no more than a CPU context (a few of them are timed: gk__place_outright). */
 static const gk_engine *choose_engine(gk_context *c, const gk_operand *ops, int n,
                                       const gk_workload *w, gk_placement *p)
 {
@@ -74,7 +74,7 @@ static const gk_engine *choose_engine(gk_context *c, const gk_operand *ops, int 
     for (int i = 0; i < n; i++)
         if (!ops[i].buf->storage->host)
             return &c->primary;
-    if (gk__cpu_wins_outright(&c->model, w))
+    if (gk__place_outright(&c->model, &c->history, w, p))
         return &c->secondary;
     double bytes_in = 0.0, bytes_out = 0.0;
     for (int i = 0; i < n; i++) {
@@ -128,6 +128,7 @@ gk_status gk__call_end(gk_call *call, gk_status st)
                 p->backend == GK_BACKEND_CPU ? "CPU" : "GPU",
                 p->cold    ? " (retry, cold)"
                 : p->retry ? " (retry)"
+                : p->audit ? " (audit)"
                            : "",
                 took);
     }

@@ -86,6 +86,7 @@ static void remember(gk_placement_bucket *b, int i, double r)
     b->next[i] = (uint8_t)((b->next[i] + 1) % GK_RATIO_WINDOW);
     if (b->count[i] < GK_RATIO_WINDOW)
         b->count[i]++;
+    b->median[i] = (float)gk__bucket_ratio(b, i);
 }
 
 /* A bucket's ratio for backend i; one not measured yet borrows the nearest measured octave's
@@ -100,16 +101,53 @@ static double ratio_of(const gk_placement_history *h, const gk_workload *w, int 
         for (int side = -1; side <= 1; side += 2) {
             int at = o + side * dist;
             if (at >= 0 && at < GK_WORK_OCTAVES && row[at].count[i] > 0)
-                return gk__bucket_ratio(&row[at], i);
+                return row[at].median[i];
         }
     return 0.0;
+}
+
+int gk__place_outright(const gk_cost_model *m, gk_placement_history *h, const gk_workload *w,
+                       gk_placement *p)
+{
+    if (!gk__cpu_wins_outright(m, w))
+        return 0;
+    gk_placement_bucket *b = bucket_of(h, w);
+    /* The measured CPU time cpu_call_s r + work r / rate against gpu_call_s, multiplied through
+     * by the rate as in gk__cpu_wins_outright. */
+    double r = b->median[0], rate = m->cpu_rate[w->cls][w->f64];
+    if (b->count[0] >= 2 && !(w->work * r < (m->gpu_call_s - m->cpu_call_s * r) * rate))
+        return 0;
+    *p = (gk_placement){GK_BACKEND_CPU, 0.0, 0, 0, {0.0, 0.0}, 0};
+    uint32_t k = b->outright++ % GK_AUDIT_EVERY;
+    if (k >= 1 && k <= GK_AUDIT_CALLS) {
+        p->predicted_s = p->expected_s[0] = gk__predict_cpu(m, w);
+        p->expected_s[1] = m->gpu_call_s; /* at least */
+        p->audit = 1;
+    }
+    return 1;
+}
+
+/* Whether the backend the estimates do not prefer is retried now (placement.h's bands). */
+static int explore(const gk_cost_model *m, const gk_workload *w, const gk_placement_bucket *b,
+                   const double expected_s[2], int best)
+{
+    int other = !best;
+    double ahead = expected_s[other] / expected_s[best];
+    if (b->count[other] < 2)
+        return ahead < GK_EXPLORE_NEW_BAND;
+    if ((ahead < GK_EXPLORE_BAND && b->calls % GK_EXPLORE_EVERY == 0) ||
+        (ahead < GK_EXPLORE_WIDE_BAND && b->calls % GK_EXPLORE_WIDE_EVERY == 0))
+        return 1;
+    /* The model gives the CPU these calls outright, and only its measurements here said no: they
+     * may have been unlucky, and nothing else would measure the CPU here again. */
+    return other == 0 && gk__cpu_wins_outright(m, w) && b->calls % GK_RECHECK_EVERY == 0;
 }
 
 gk_placement gk__place_learned(const gk_cost_model *m, gk_placement_history *h,
                                const gk_workload *w, double bytes_in, double bytes_out)
 {
-    gk_placement p = {GK_BACKEND_CPU, 0.0, 0, 0, {0.0, 0.0}};
-    if (gk__cpu_wins_outright(m, w))
+    gk_placement p = {GK_BACKEND_CPU, 0.0, 0, 0, {0.0, 0.0}, 0};
+    if (gk__place_outright(m, h, w, &p))
         return p;
     gk_placement_bucket *b = bucket_of(h, w);
     double predicted[2] = {gk__predict_cpu(m, w), gk__predict_gpu(m, w, bytes_in, bytes_out)};
@@ -117,18 +155,16 @@ gk_placement gk__place_learned(const gk_cost_model *m, gk_placement_history *h,
         double ratio = ratio_of(h, w, i);
         p.expected_s[i] = predicted[i] * (ratio > 0.0 ? ratio : 1.0);
     }
-    int best = p.expected_s[1] < p.expected_s[0], other = !best, run = best;
+    int best = p.expected_s[1] < p.expected_s[0], run = best;
     b->calls++;
     if (b->retry_left > 0) {
         b->retry_left--;
         run = b->retry_backend;
         p.retry = 1;
-    } else if (b->count[other] < 2 ? p.expected_s[other] < GK_EXPLORE_NEW_BAND * p.expected_s[best]
-                                   : p.expected_s[other] < GK_EXPLORE_BAND * p.expected_s[best] &&
-                                         b->calls % GK_EXPLORE_EVERY == 0) {
+    } else if (explore(m, w, b, p.expected_s, best)) {
         b->retry_left = GK_RETRY_CALLS - 1;
-        b->retry_backend = (uint8_t)other;
-        run = other;
+        b->retry_backend = (uint8_t)!best;
+        run = !best;
         p.retry = p.cold = 1;
     }
     p.backend = run ? GK_BACKEND_CUDA : GK_BACKEND_CPU;

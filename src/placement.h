@@ -58,9 +58,11 @@ int gk__cpu_wins_outright(const gk_cost_model *m, const gk_workload *w);
 #define GK_RATIO_WINDOW 5
 typedef struct gk_placement_bucket {
     float seen[2][GK_RATIO_WINDOW]; /* [0] CPU, [1] GPU; the latest first filled */
+    float median[2];                /* gk__bucket_ratio of each, kept as seen changes */
     uint8_t count[2], next[2];
     uint8_t retry_left, retry_backend; /* calls left of a retry in progress, and where */
     uint32_t calls;                    /* calls the model placed in this bucket */
+    uint32_t outright;                 /* calls placed outright on the CPU */
 } gk_placement_bucket;
 
 typedef struct gk_placement_history {
@@ -79,21 +81,47 @@ typedef struct gk_placement {
     double predicted_s;
     int retry, cold;
     double expected_s[2]; /* CPU, GPU: the predictions as measurements corrected them */
+    int audit;            /* placed outright on the CPU and timed (gk__place_outright) */
 } gk_placement;
 
-/* Where a call on host data runs: the backend whose measured-corrected prediction is lower
- * (a bucket not measured yet takes a nearby octave's ratios). The other backend is retried
- * for GK_RETRY_CALLS calls in a row while this bucket has fewer than two measurements of it
- * and its estimate is within GK_EXPLORE_NEW_BAND of the preferred one's, and every
- * GK_EXPLORE_EVERY-th call while within GK_EXPLORE_BAND, so that a borrowed, stale or unlucky
- * estimate cannot keep a call on the slower device.
+/* Calls that gk__cpu_wins_outright gives the CPU are not timed, so that AUTO costs them no more
+ * than a CPU context does (a bucket's counter and a compare), except GK_AUDIT_CALLS in a row
+ * every GK_AUDIT_EVERY of a bucket's (from its second: the first runs cold), which are timed
+ * against the CPU's prediction like any placed call. A model wrong for the CPU at some size (a
+ * slow team there: rbf_matrix 316^2 x 20 took 0.6 ms on the H200 host's CPU at 5da9071, placed
+ * outright against a 0.07 ms GPU) is then seen: once two or more of a bucket's CPU measurements
+ * put the CPU's time at the GPU's fixed call cost or above, the shortcut is off for that bucket
+ * and gk__place_learned places (and times) its calls, until measurements say otherwise. Returns 1
+ * with *p set when the call is placed outright on the CPU (p->predicted_s > 0: time it), 0 when
+ * gk__place_learned must place it. */
+#define GK_AUDIT_EVERY 64
+#define GK_AUDIT_CALLS 3
+int gk__place_outright(const gk_cost_model *m, gk_placement_history *h, const gk_workload *w,
+                       gk_placement *p);
+
+/* Where a call on host data runs: outright on the CPU (gk__place_outright), or the backend
+ * whose measured-corrected prediction is lower (a bucket not measured yet takes a nearby
+ * octave's ratios). The other backend is retried for GK_RETRY_CALLS calls in a row while this
+ * bucket has fewer than two measurements of it and its estimate is within GK_EXPLORE_NEW_BAND
+ * of the preferred one's, every GK_EXPLORE_EVERY-th call while within GK_EXPLORE_BAND, and every
+ * GK_EXPLORE_WIDE_EVERY-th while within GK_EXPLORE_WIDE_BAND, so that a borrowed, stale or
+ * unlucky estimate cannot keep a call on the slower device for long: at 5da9071 on the H200 host,
+ * gemm 256^3's first CPU calls took 1.8x what the CPU took later, and with the GPU then 1.7x
+ * ahead, outside GK_EXPLORE_BAND, AUTO stayed on the GPU, 1.28x slower than the CPU. A retry's
+ * slower calls cost at most GK_RETRY_CALLS x (band - 1) / every of the calls' time: 4.7 % and
+ * 3.5 %.
  * The first call of a retry runs cold (its caches, the CPU's sleeping thread team, the
  * device's staging memory) and is not kept: it would overstate what the backend costs call
  * after call. */
 #define GK_EXPLORE_NEW_BAND 3.0
 #define GK_EXPLORE_BAND 1.5
 #define GK_EXPLORE_EVERY 32
+#define GK_EXPLORE_WIDE_BAND 2.5
+#define GK_EXPLORE_WIDE_EVERY 128
 #define GK_RETRY_CALLS 3
+/* A bucket that gk__place_outright's measurements took off the shortcut retries the CPU every
+ * GK_RECHECK_EVERY-th call whatever its estimate (measured 9x slower: 2.3 % of the calls' time). */
+#define GK_RECHECK_EVERY 1024
 gk_placement gk__place_learned(const gk_cost_model *m, gk_placement_history *h,
                                const gk_workload *w, double bytes_in, double bytes_out);
 

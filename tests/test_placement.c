@@ -209,7 +209,7 @@ static void test_one_outlier_is_ignored(void **state)
     memset(&h, 0, sizeof h);
     gk_workload w = {GK_WORK_GEMM, 1, 1e6};
     const gk_placement_bucket *b = &h.bucket[GK_WORK_GEMM][1][ilogb(1e6)];
-    gk_placement p = {GK_BACKEND_CUDA, 1e-3, 0, 0, {0, 0}};
+    gk_placement p = {GK_BACKEND_CUDA, 1e-3, 0, 0, {0, 0}, 0};
     gk__placement_observe(&h, &w, p, 1e-3);
     gk__placement_observe(&h, &w, p, 1e-3);
     gk__placement_observe(&h, &w, p, 1.0); /* preempted: 1000x */
@@ -228,8 +228,8 @@ static void test_a_cold_call_is_not_kept(void **state)
     memset(&h, 0, sizeof h);
     gk_workload w = {GK_WORK_STREAM, 0, 1e6};
     const gk_placement_bucket *b = &h.bucket[GK_WORK_STREAM][0][ilogb(1e6)];
-    gk_placement cold = {GK_BACKEND_CPU, 1e-3, 1, 1, {0, 0}};
-    gk_placement warm = {GK_BACKEND_CPU, 1e-3, 1, 0, {0, 0}};
+    gk_placement cold = {GK_BACKEND_CPU, 1e-3, 1, 1, {0, 0}, 0};
+    gk_placement warm = {GK_BACKEND_CPU, 1e-3, 1, 0, {0, 0}, 0};
     gk__placement_observe(&h, &w, cold, 5e-3);
     assert_int_equal(b->count[0], 0);
     gk__placement_observe(&h, &w, warm, 0.5e-3);
@@ -471,6 +471,100 @@ static void test_special_files_are_refused(void **state)
 }
 
 /* The built-in figures keep tiny calls on the CPU and send very large compute to the GPU. */
+/* A call the model gives the CPU outright (0.5 ms of CPU work against a 1 ms GPU call) on a CPU
+ * that takes `cpu` times its prediction; the GPU as predicted. Returns the calls of the first
+ * `n` that ran on the GPU from call `from` on, and how many were timed. */
+static int run_outright(gk_placement_history *h, double cpu, int from, int n, int *timed)
+{
+    gk_cost_model m = injected();
+    gk_workload w = {GK_WORK_RBF_PAIRS, 0, 5e5};
+    assert_true(gk__cpu_wins_outright(&m, &w));
+    int on_gpu = 0;
+    *timed = 0;
+    for (int i = 0; i < n; i++) {
+        gk_placement p = gk__place_learned(&m, h, &w, 1e4, 1e4);
+        *timed += p.predicted_s > 0.0;
+        on_gpu += i >= from && p.backend == GK_BACKEND_CUDA;
+        gk__placement_observe(h, &w, p, simulated(p, cpu, 1.0, 1.0));
+    }
+    return on_gpu;
+}
+
+/* Outright CPU calls whose CPU runs as predicted: all stay on the CPU, and only the audits,
+ * GK_AUDIT_CALLS every GK_AUDIT_EVERY, are timed (not the first call: it runs cold). */
+static void test_outright_calls_are_audited_now_and_then(void **state)
+{
+    (void)state;
+    static gk_placement_history h;
+    memset(&h, 0, sizeof h);
+    int timed, n = 8 * GK_AUDIT_EVERY;
+    assert_int_equal(run_outright(&h, 1.0, 0, n, &timed), 0);
+    assert_int_equal(timed, 8 * GK_AUDIT_CALLS);
+    gk_cost_model m = injected();
+    gk_workload w = {GK_WORK_RBF_PAIRS, 0, 5e5};
+    memset(&h, 0, sizeof h);
+    assert_true(gk__place_learned(&m, &h, &w, 1e4, 1e4).predicted_s == 0.0);
+    assert_true(gk__place_learned(&m, &h, &w, 1e4, 1e4).audit);
+}
+
+/* rbf_matrix 316^2 x 20 on the H200 host at 5da9071: the model gave the CPU the call outright,
+ * the CPU took 9x its prediction, the GPU was 7x faster. The audits see it, the bucket's calls
+ * are then placed by the estimates and go to the GPU, and one slow audit alone does not. */
+static void test_an_outright_cpu_measured_slow_loses_the_call(void **state)
+{
+    (void)state;
+    static gk_placement_history h;
+    memset(&h, 0, sizeof h);
+    int timed, n = 4 * GK_AUDIT_EVERY;
+    int on_gpu = run_outright(&h, 9.0, 1 + GK_AUDIT_CALLS + GK_RETRY_CALLS, n, &timed);
+    assert_int_equal(on_gpu, n - 1 - GK_AUDIT_CALLS - GK_RETRY_CALLS);
+    /* One audit's call preempted (40x), the others as predicted: still outright. */
+    gk_cost_model m = injected();
+    gk_workload w = {GK_WORK_RBF_PAIRS, 0, 5e5};
+    memset(&h, 0, sizeof h);
+    for (int i = 0; i < 4 * GK_AUDIT_EVERY; i++) {
+        gk_placement p = gk__place_learned(&m, &h, &w, 1e4, 1e4);
+        assert_int_equal(p.backend, GK_BACKEND_CPU);
+        gk__placement_observe(&h, &w, p, p.predicted_s * (i == 1 ? 40.0 : 1.0));
+    }
+}
+
+/* The CPU measured slow by its audits (9x), later as predicted: the CPU is retried every
+ * GK_RECHECK_EVERY calls however slow its estimate, and the shortcut comes back. */
+static void test_a_cpu_measured_slow_is_rechecked(void **state)
+{
+    (void)state;
+    static gk_placement_history h;
+    memset(&h, 0, sizeof h);
+    int timed;
+    run_outright(&h, 9.0, 0, GK_AUDIT_EVERY, &timed);
+    int n = 3 * GK_RECHECK_EVERY;
+    int on_gpu = run_outright(&h, 1.0, 2 * GK_RECHECK_EVERY + GK_RETRY_CALLS, n, &timed);
+    assert_int_equal(on_gpu, 0);
+    assert_true(timed < n / 2); /* outright again: timed only in audits */
+}
+
+/* gemm 256^3 on the H200 host at 5da9071: the CPU's first calls at a size took 1.8x what its
+ * later ones did, which put the GPU (1.2x its prediction, 0.9 s against the CPU's 1 s) 1.7x
+ * ahead, outside GK_EXPLORE_BAND. The retries within GK_EXPLORE_WIDE_BAND every
+ * GK_EXPLORE_WIDE_EVERY calls find the CPU faster, and AUTO keeps it. */
+static void test_a_stale_slow_estimate_is_retried(void **state)
+{
+    (void)state;
+    gk_cost_model m;
+    gk_workload w = close_call(&m);
+    static gk_placement_history h;
+    memset(&h, 0, sizeof h);
+    int cpu_calls = 0, on_cpu = 0, n = 4 * GK_EXPLORE_WIDE_EVERY;
+    for (int i = 0; i < n; i++) {
+        gk_placement p = gk__place_learned(&m, &h, &w, 500, 500);
+        double cpu = p.backend == GK_BACKEND_CPU && ++cpu_calls <= GK_RETRY_CALLS ? 1.8 : 1.0;
+        gk__placement_observe(&h, &w, p, simulated(p, cpu, 1.2, 1.0));
+        on_cpu += i >= 2 * GK_EXPLORE_WIDE_EVERY && p.backend == GK_BACKEND_CPU;
+    }
+    assert_true(on_cpu >= 2 * GK_EXPLORE_WIDE_EVERY - GK_RETRY_CALLS * (n / GK_EXPLORE_EVERY + 1));
+}
+
 static void test_defaults_are_conservative(void **state)
 {
     (void)state;
@@ -499,6 +593,10 @@ int main(void)
         cmocka_unit_test(test_new_sizes_borrow_the_nearest_measurement),
         cmocka_unit_test(test_a_misleading_neighbour_is_checked),
         cmocka_unit_test(test_cold_retries_do_not_hide_the_faster_backend),
+        cmocka_unit_test(test_outright_calls_are_audited_now_and_then),
+        cmocka_unit_test(test_an_outright_cpu_measured_slow_loses_the_call),
+        cmocka_unit_test(test_a_cpu_measured_slow_is_rechecked),
+        cmocka_unit_test(test_a_stale_slow_estimate_is_retried),
         cmocka_unit_test(test_save_then_load_round_trips),
         cmocka_unit_test(test_malformed_file_is_refused),
         cmocka_unit_test(test_special_files_are_refused),
