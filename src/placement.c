@@ -135,8 +135,10 @@ static int explore(const gk_cost_model *m, const gk_workload *w, const gk_placem
     double ahead = expected_s[other] / expected_s[best];
     if (b->count[other] < 2)
         return ahead < GK_EXPLORE_NEW_BAND;
-    if ((ahead < GK_EXPLORE_BAND && b->calls % GK_EXPLORE_EVERY == 0) ||
-        (ahead < GK_EXPLORE_WIDE_BAND && b->calls % GK_EXPLORE_WIDE_EVERY == 0))
+    uint32_t every = (uint32_t)GK_EXPLORE_EVERY << b->backoff,
+             wide = (uint32_t)GK_EXPLORE_WIDE_EVERY << b->backoff;
+    if ((ahead < GK_EXPLORE_BAND && b->calls % every == 0) ||
+        (ahead < GK_EXPLORE_WIDE_BAND && b->calls % wide == 0))
         return 1;
     /* The model gives the CPU these calls outright, and only its measurements here said no: they
      * may have been unlucky, and nothing else would measure the CPU here again. */
@@ -157,12 +159,21 @@ gk_placement gk__place_learned(const gk_cost_model *m, gk_placement_history *h,
     }
     int best = p.expected_s[1] < p.expected_s[0], run = best;
     b->calls++;
+    if (best != b->last_best) {
+        b->backoff = 0;
+        b->last_best = (uint8_t)best;
+    } else if (b->judging && b->retry_left == 0 && best != b->retry_backend &&
+               b->backoff < GK_EXPLORE_BACKOFF_MAX) {
+        b->backoff++; /* the retry ended, and the backend it tried is still not the choice */
+    }
+    b->judging = b->retry_left > 0;
     if (b->retry_left > 0) {
         b->retry_left--;
         run = b->retry_backend;
         p.retry = 1;
     } else if (explore(m, w, b, p.expected_s, best)) {
         b->retry_left = GK_RETRY_CALLS - 1;
+        b->judging = 1;
         b->retry_backend = (uint8_t)!best;
         run = !best;
         p.retry = p.cold = 1;

@@ -61,6 +61,8 @@ typedef struct gk_placement_bucket {
     float median[2];                /* gk__bucket_ratio of each, kept as seen changes */
     uint8_t count[2], next[2];
     uint8_t retry_left, retry_backend; /* calls left of a retry in progress, and where */
+    uint8_t backoff;                   /* periodic retries' periods are shifted by this */
+    uint8_t judging, last_best;        /* a retry ended and is to be judged; the last choice */
     uint32_t calls;                    /* calls the model placed in this bucket */
     uint32_t outright;                 /* calls placed outright on the CPU */
 } gk_placement_bucket;
@@ -109,7 +111,11 @@ int gk__place_outright(const gk_cost_model *m, gk_placement_history *h, const gk
  * gemm 256^3's first CPU calls took 1.8x what the CPU took later, and with the GPU then 1.7x
  * ahead, outside GK_EXPLORE_BAND, AUTO stayed on the GPU, 1.28x slower than the CPU. A retry's
  * slower calls cost at most GK_RETRY_CALLS x (band - 1) / every of the calls' time: 4.7 % and
- * 3.5 %.
+ * 3.5 %, and a timed batch of the sweep's that holds one is that much slower: at 562^2 x 20 on
+ * the H200 host (5da9071's predecessor), with a retry every 32 calls in some 18-call batches,
+ * that put the median batch 1.15x over the CPU's. So each retry that leaves the choice as it
+ * was doubles both periods (up to GK_EXPLORE_BACKOFF_MAX doublings: every 1024 and 4096 calls),
+ * and a change of choice, a retry's or not, takes them back to the start.
  * The first call of a retry runs cold (its caches, the CPU's sleeping thread team, the
  * device's staging memory) and is not kept: it would overstate what the backend costs call
  * after call. */
@@ -118,6 +124,7 @@ int gk__place_outright(const gk_cost_model *m, gk_placement_history *h, const gk
 #define GK_EXPLORE_EVERY 32
 #define GK_EXPLORE_WIDE_BAND 2.5
 #define GK_EXPLORE_WIDE_EVERY 128
+#define GK_EXPLORE_BACKOFF_MAX 5
 #define GK_RETRY_CALLS 3
 /* A bucket that gk__place_outright's measurements took off the shortcut retries the CPU every
  * GK_RECHECK_EVERY-th call whatever its estimate (measured 9x slower: 2.3 % of the calls' time). */

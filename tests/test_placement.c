@@ -565,6 +565,56 @@ static void test_a_stale_slow_estimate_is_retried(void **state)
     assert_true(on_cpu >= 2 * GK_EXPLORE_WIDE_EVERY - GK_RETRY_CALLS * (n / GK_EXPLORE_EVERY + 1));
 }
 
+/* Periodic retries that confirm the choice back off: the CPU 1.3x slower than the GPU call
+ * after call is retried some 12 times in 8192 calls, not 256 (one every GK_EXPLORE_EVERY). */
+static void test_confirmed_retries_back_off(void **state)
+{
+    (void)state;
+    gk_cost_model m;
+    gk_workload w = close_call(&m);
+    static gk_placement_history h;
+    memset(&h, 0, sizeof h);
+    int retries = 0, n = 8192;
+    for (int i = 0; i < n; i++) {
+        gk_placement p = gk__place_learned(&m, &h, &w, 500, 500);
+        retries += p.cold;
+        gk__placement_observe(&h, &w, p, simulated(p, 1.3 * 0.9, 1.0, 1.0));
+    }
+    int most = 2 + GK_EXPLORE_BACKOFF_MAX + n / (GK_EXPLORE_EVERY << GK_EXPLORE_BACKOFF_MAX);
+    if (retries > most)
+        fail_msg("%d retries of the CPU in %d calls, at most %d expected", retries, n, most);
+}
+
+/* Backed off, AUTO still follows a crossover that moves: the CPU, 1.3x slower for 4096 calls,
+ * then 0.8x the GPU's time, has the calls within the longest period, the periods start again,
+ * and it keeps them. */
+static void test_a_backed_off_bucket_follows_a_change(void **state)
+{
+    (void)state;
+    gk_cost_model m;
+    gk_workload w = close_call(&m);
+    static gk_placement_history h;
+    memset(&h, 0, sizeof h);
+    for (int i = 0; i < 4096; i++) {
+        gk_placement p = gk__place_learned(&m, &h, &w, 500, 500);
+        gk__placement_observe(&h, &w, p, simulated(p, 1.3 * 0.9, 1.0, 1.0));
+    }
+    assert_int_equal(h.bucket[w.cls][0][ilogb(w.work)].backoff, GK_EXPLORE_BACKOFF_MAX);
+    int period = GK_EXPLORE_EVERY << GK_EXPLORE_BACKOFF_MAX, on_cpu = 0, n = 8 * period;
+    int switched = -1;
+    for (int i = 0; i < n; i++) {
+        gk_placement p = gk__place_learned(&m, &h, &w, 500, 500);
+        gk__placement_observe(&h, &w, p, simulated(p, 0.8 * 0.9, 1.0, 1.0));
+        on_cpu += i >= 2 * period && p.backend == GK_BACKEND_CPU;
+        if (switched < 0 && p.backend == GK_BACKEND_CPU && !p.retry) {
+            switched = i; /* the first call the CPU has by choice: the periods start again */
+            assert_int_equal(h.bucket[w.cls][0][ilogb(w.work)].backoff, 0);
+        }
+    }
+    assert_true(switched >= 0 && switched <= period + GK_RETRY_CALLS);
+    assert_true(on_cpu >= n - 2 * period - GK_RETRY_CALLS * (n / GK_EXPLORE_EVERY));
+}
+
 static void test_defaults_are_conservative(void **state)
 {
     (void)state;
@@ -597,6 +647,8 @@ int main(void)
         cmocka_unit_test(test_an_outright_cpu_measured_slow_loses_the_call),
         cmocka_unit_test(test_a_cpu_measured_slow_is_rechecked),
         cmocka_unit_test(test_a_stale_slow_estimate_is_retried),
+        cmocka_unit_test(test_confirmed_retries_back_off),
+        cmocka_unit_test(test_a_backed_off_bucket_follows_a_change),
         cmocka_unit_test(test_save_then_load_round_trips),
         cmocka_unit_test(test_malformed_file_is_refused),
         cmocka_unit_test(test_special_files_are_refused),
