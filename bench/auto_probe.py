@@ -14,7 +14,9 @@ thread count (0: the library's default), the median of batches of calls, in mill
 contexts: for each case, a CPU, a CUDA (unless --no-cuda or none is usable) and an AUTO context
 on the same host arrays, timed as gkbench --sweep times them: batches of at least 2 ms,
 interleaved across the contexts in every order, an untimed call before each batch; the median
-per call of each context, AUTO / CPU, and where AUTO's timed calls ran. Standard library only.
+per call of each context, AUTO / CPU, where AUTO's timed calls ran, and in how many of each
+context's batches (with the untimed call before) this process created a thread (libgomp
+refilling its pool, say). Standard library only.
 """
 import argparse
 import ctypes
@@ -52,14 +54,21 @@ def host_buffers(lib, ctxs, counts, filler):
 
 
 def case_call(lib, op, n):
-    """(operand counts, fn(ctx, bufs)) of a case: rbf_matrix n^2 x 20 or gemm n^3, float32."""
+    """(operand counts, fn(ctx, bufs)) of a case: rbf_matrix n^2 x 20, gemm n^3 or add n, float32."""
     if op == "rbf_matrix":
         d = 20
         return [n * d, n * d, n * n], lambda c, b: lib.gk_rbf_matrix(c, n, n, d, 1.0 / d, *b)
     if op == "gemm":
         return [n * n] * 3, lambda c, b: lib.gk_gemm(c, 0, 0, n, n, n, 1.0, b[0], n, b[1], n, 0.0,
                                                      b[2], n)
+    if op == "add":
+        return [n] * 3, lambda c, b: lib.gk_add(c, *b)
     raise SystemExit(f"unknown op {op}")
+
+
+def newest_thread():
+    """The largest thread id of this process: it grows when a thread is created."""
+    return max(int(t) for t in os.listdir("/proc/self/task"))
 
 
 def batch(lib, fn, ctx, bufs, calls, on=None):
@@ -117,6 +126,7 @@ def contexts(lib, cases, no_cuda, budget_s):
         counts, fn = case_call(lib, op, int(n))
         arrays, bufs = host_buffers(lib, ctxs, counts, "cpu")
         est, calls, times, on = {}, {}, {k: [] for k in names}, {}
+        created = {k: 0 for k in names}
         for k in names:
             batch(lib, fn, ctxs[k], bufs[k], 1)
             est[k] = min(batch(lib, fn, ctxs[k], bufs[k], 1) for _ in range(3))
@@ -127,16 +137,18 @@ def contexts(lib, cases, no_cuda, budget_s):
                 if j >= len(names):
                     continue
                 k = names[j]
+                before = newest_thread()
                 batch(lib, fn, ctxs[k], bufs[k], calls[k] // 8 + 1)
                 times[k].append(batch(lib, fn, ctxs[k], bufs[k], calls[k],
                                       on if k == "auto" else None))
+                created[k] += newest_thread() > before
         med = {k: statistics.median(v) for k, v in times.items()}
         where = ", ".join(f"{ {0: 'auto', 1: 'cpu', 2: 'cuda'}[b]} {c}" for b, c in
                           sorted(on.items()))
         cols = "  ".join(f"{k} {med[k] * 1e3:.4f} ms" for k in names)
         ratio = f"  auto/cpu {med['auto'] / med['cpu']:.3f}" if "auto" in med else ""
-        print(f"{op} {n}: {cols}{ratio}  ({reps} reps, batches {calls}; auto ran: {where})",
-              flush=True)
+        print(f"{op} {n}: {cols}{ratio}  ({reps} reps, batches {calls}; auto ran: {where}; "
+              f"batches in which a thread was created: {created})", flush=True)
         for k in bufs:
             for b in bufs[k]:
                 lib.gk_buffer_destroy(b)
@@ -152,7 +164,7 @@ def main():
     ap.add_argument("--sizes", default="178,237,316,422,562")
     ap.add_argument("--threads", default="0,1,2,4,8,16")
     ap.add_argument("--reps", type=int, default=9)
-    ap.add_argument("--case", action="append", help="op:n, rbf_matrix or gemm (repeatable)")
+    ap.add_argument("--case", action="append", help="op:n, rbf_matrix, gemm or add (repeatable)")
     ap.add_argument("--no-cuda", action="store_true", help="contexts: no CUDA context")
     ap.add_argument("--budget", type=float, default=0.3, help="contexts: seconds per case")
     args = ap.parse_args()
