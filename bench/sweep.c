@@ -141,9 +141,10 @@ static void fail(point *p, const char *who, gk_status st)
 
 /* Times one size in every live context on the same host arrays. Warm-up first (it pays for
  * staging allocations, page faults, lazy module loading), then the fastest of a few single
- * calls sizes each context's batch, then repetitions interleaved across the contexts in
- * changing orders, so a change of load or clock during the point hits every column alike; each
- * timed batch follows a few untimed calls in the same context. */
+ * calls sizes each context's batch (a batch that still took less than MIN_BATCH_S sizes the
+ * next), then repetitions interleaved across the contexts in changing orders, so a change of
+ * load or clock during the point hits every column alike; each timed batch follows a few
+ * untimed calls in the same context. */
 static void measure(point *p, gk_context *const *ctx, gk_buffer *(*b)[BENCH_MAX_OPERANDS])
 {
     int live[NCTX], nlive = 0, calls[NCTX] = {0};
@@ -194,6 +195,14 @@ static void measure(point *p, gk_context *const *ctx, gk_buffer *(*b)[BENCH_MAX_
             if (st != GK_OK) {
                 fail(p, ctx_names[k], st);
                 calls[k] = 0;
+            } else if (calls[k] * v[k][r] < MIN_BATCH_S) {
+                /* Sized from a single call that was not typical: AUTO's first calls at a size
+                 * retry the other backend, so the fastest of them can be a GPU call 4x its
+                 * later CPU calls. Its batches were then one 1 ms call, which the first calls
+                 * after another context's batch (cores idle through a 4 ms CUDA call) slowed
+                 * by 20-80 % on the H200 host (rbf_matrix 3162^2 x 20, add 1e7), while the CPU
+                 * context's 3-call batches diluted it. */
+                calls[k] = (int)ceil(MIN_BATCH_S / fmax(v[k][r], 1e-9));
             }
         }
     p->reps = reps;
