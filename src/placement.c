@@ -112,24 +112,37 @@ static double ratio_of(const gk_placement_history *h, const gk_workload *w, int 
     return 0.0;
 }
 
+/* Whether the CPU's measurements in bucket b put its time for w at the GPU's fixed call cost or
+ * above: cpu_call_s r + work r / rate >= gpu_call_s, multiplied through by the rate as in
+ * gk__cpu_wins_outright. Two measurements at least (the lower middle of two: one slow call alone
+ * does not count). */
+static int cpu_measured_slow(const gk_cost_model *m, const gk_workload *w,
+                             const gk_placement_bucket *b)
+{
+    double r = b->median[0], rate = m->cpu_rate[w->cls][w->f64];
+    return b->count[0] >= 2 && !(w->work * r < (m->gpu_call_s - m->cpu_call_s * r) * rate);
+}
+
 int gk__place_outright(const gk_cost_model *m, gk_placement_history *h, const gk_workload *w,
                        gk_placement *p)
 {
     if (!gk__cpu_wins_outright(m, w))
         return 0;
-    gk_placement_bucket *b = bucket_of(h, w);
-    /* The measured CPU time cpu_call_s r + work r / rate against gpu_call_s, multiplied through
-     * by the rate as in gk__cpu_wins_outright. */
-    double r = b->median[0], rate = m->cpu_rate[w->cls][w->f64];
-    if (b->count[0] >= 2 && !(w->work * r < (m->gpu_call_s - m->cpu_call_s * r) * rate))
+    int o = octave_of(w);
+    uint64_t *off = &h->off[w->cls][w->f64 != 0];
+    if (*off >> o & 1)
         return 0;
-    *p = (gk_placement){GK_BACKEND_CPU, 0.0, 0, 0, {0.0, 0.0}, 0};
-    uint32_t k = b->outright++ % GK_AUDIT_EVERY;
-    if (k >= 1 && k <= GK_AUDIT_CALLS) {
-        p->predicted_s = p->expected_s[0] = gk__predict_cpu(m, w);
-        p->expected_s[1] = m->gpu_call_s; /* at least */
-        p->audit = 1;
+    uint32_t k = h->outright++ % GK_AUDIT_EVERY;
+    if (k - GK_AUDIT_AT >= GK_AUDIT_CALLS)
+        return 1;
+    if (cpu_measured_slow(m, w, bucket_of(h, w))) {
+        *off |= (uint64_t)1 << o;
+        return 0;
     }
+    p->backend = GK_BACKEND_CPU;
+    p->predicted_s = p->expected_s[0] = gk__predict_cpu(m, w);
+    p->expected_s[1] = m->gpu_call_s; /* at least */
+    p->audit = 1;
     return 1;
 }
 
@@ -158,6 +171,13 @@ gk_placement gk__place_learned(const gk_cost_model *m, gk_placement_history *h,
     if (gk__place_outright(m, h, w, &p))
         return p;
     gk_placement_bucket *b = bucket_of(h, w);
+    /* A bucket that its audits took off the shortcut goes back on it once its CPU measures fast
+     * again (the retries below every GK_RECHECK_EVERY calls). */
+    if (gk__cpu_wins_outright(m, w) && !cpu_measured_slow(m, w, b)) {
+        h->off[w->cls][w->f64 != 0] &= ~((uint64_t)1 << octave_of(w));
+        if (gk__place_outright(m, h, w, &p))
+            return p;
+    }
     double predicted[2] = {gk__predict_cpu(m, w), gk__predict_gpu(m, w, bytes_in, bytes_out)};
     for (int i = 0; i < 2; i++) {
         double ratio = ratio_of(h, w, i);

@@ -64,11 +64,12 @@ typedef struct gk_placement_bucket {
     uint8_t backoff;                   /* periodic retries' periods are shifted by this */
     uint8_t judging, last_best;        /* a retry ended and is to be judged; the last choice */
     uint32_t calls;                    /* calls the model placed in this bucket */
-    uint32_t outright;                 /* calls placed outright on the CPU */
 } gk_placement_bucket;
 
 typedef struct gk_placement_history {
     gk_placement_bucket bucket[GK_WORK_CLASSES][2][GK_WORK_OCTAVES];
+    uint64_t off[GK_WORK_CLASSES][2]; /* bit o: octave o's CPU measured too slow to be outright */
+    uint32_t outright;                /* calls placed outright on the CPU */
 } gk_placement_history;
 
 /* The median (of an even count, the lower middle) of a bucket's ratios for backend i (0: CPU,
@@ -87,16 +88,21 @@ typedef struct gk_placement {
 } gk_placement;
 
 /* Calls that gk__cpu_wins_outright gives the CPU are not timed, so that AUTO costs them no more
- * than a CPU context does (a bucket's counter and a compare), except GK_AUDIT_CALLS in a row
- * every GK_AUDIT_EVERY of a bucket's (from its second: the first runs cold), which are timed
- * against the CPU's prediction like any placed call. A model wrong for the CPU at some size (a
+ * than a CPU context does (a bit test and a counter), except GK_AUDIT_CALLS in a row of every
+ * GK_AUDIT_EVERY of the context's, from its GK_AUDIT_AT-th (a size's first calls run cold),
+ * which are timed against the CPU's prediction like any placed call. Rarely: a timed call
+ * costs two clock reads and the log's getenv, some 0.4 us, on calls of 0.15 us (3 in 64, with
+ * a bucket looked up on every call, put the H200 host's tiny calls 25-55 ns over a CPU
+ * context's). A model wrong for the CPU at some size (a
  * slow team there: rbf_matrix 316^2 x 20 took 0.6 ms on the H200 host's CPU at 5da9071, placed
  * outright against a 0.07 ms GPU) is then seen: once two or more of a bucket's CPU measurements
  * put the CPU's time at the GPU's fixed call cost or above, the shortcut is off for that bucket
  * and gk__place_learned places (and times) its calls, until measurements say otherwise. Returns 1
- * with *p set when the call is placed outright on the CPU (p->predicted_s > 0: time it), 0 when
+ * when the call is placed outright on the CPU, with *p (which the caller initialized as an
+ * untimed placement) set only for an audit (p->predicted_s > 0: time it); 0 when
  * gk__place_learned must place it. */
-#define GK_AUDIT_EVERY 64
+#define GK_AUDIT_EVERY 256
+#define GK_AUDIT_AT 128
 #define GK_AUDIT_CALLS 3
 int gk__place_outright(const gk_cost_model *m, gk_placement_history *h, const gk_workload *w,
                        gk_placement *p);

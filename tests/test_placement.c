@@ -491,7 +491,8 @@ static int run_outright(gk_placement_history *h, double cpu, int from, int n, in
 }
 
 /* Outright CPU calls whose CPU runs as predicted: all stay on the CPU, and only the audits,
- * GK_AUDIT_CALLS every GK_AUDIT_EVERY, are timed (not the first call: it runs cold). */
+ * GK_AUDIT_CALLS every GK_AUDIT_EVERY from the GK_AUDIT_AT-th, are timed (not the first calls:
+ * they run cold). */
 static void test_outright_calls_are_audited_now_and_then(void **state)
 {
     (void)state;
@@ -503,7 +504,8 @@ static void test_outright_calls_are_audited_now_and_then(void **state)
     gk_cost_model m = injected();
     gk_workload w = {GK_WORK_RBF_PAIRS, 0, 5e5};
     memset(&h, 0, sizeof h);
-    assert_true(gk__place_learned(&m, &h, &w, 1e4, 1e4).predicted_s == 0.0);
+    for (int i = 0; i < GK_AUDIT_AT; i++)
+        assert_true(gk__place_learned(&m, &h, &w, 1e4, 1e4).predicted_s == 0.0);
     assert_true(gk__place_learned(&m, &h, &w, 1e4, 1e4).audit);
 }
 
@@ -516,8 +518,10 @@ static void test_an_outright_cpu_measured_slow_loses_the_call(void **state)
     static gk_placement_history h;
     memset(&h, 0, sizeof h);
     int timed, n = 4 * GK_AUDIT_EVERY;
-    int on_gpu = run_outright(&h, 9.0, 1 + GK_AUDIT_CALLS + GK_RETRY_CALLS, n, &timed);
-    assert_int_equal(on_gpu, n - 1 - GK_AUDIT_CALLS - GK_RETRY_CALLS);
+    /* two audits' measurements, and the call after them is placed by the estimates */
+    int from = GK_AUDIT_AT + 2;
+    int on_gpu = run_outright(&h, 9.0, from, n, &timed);
+    assert_int_equal(on_gpu, n - from);
     /* One audit's call preempted (40x), the others as predicted: still outright. */
     gk_cost_model m = injected();
     gk_workload w = {GK_WORK_RBF_PAIRS, 0, 5e5};
@@ -525,7 +529,7 @@ static void test_an_outright_cpu_measured_slow_loses_the_call(void **state)
     for (int i = 0; i < 4 * GK_AUDIT_EVERY; i++) {
         gk_placement p = gk__place_learned(&m, &h, &w, 1e4, 1e4);
         assert_int_equal(p.backend, GK_BACKEND_CPU);
-        gk__placement_observe(&h, &w, p, p.predicted_s * (i == 1 ? 40.0 : 1.0));
+        gk__placement_observe(&h, &w, p, p.predicted_s * (i == GK_AUDIT_AT ? 40.0 : 1.0));
     }
 }
 
