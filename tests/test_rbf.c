@@ -807,6 +807,56 @@ static void test_views_and_host(void **state)
     }
 }
 
+/* CPU rbf_matrix gives the same bits on one thread as on a team, at sizes whose row tiles a
+ * team shortens so that every thread has one (cpu_rbf_matrix.c) and sizes it leaves alone.
+ * (Where only one core is free the teams are one thread too, and the comparison holds
+ * trivially.) */
+static void test_matrix_same_on_any_team(void **state)
+{
+    (void)state;
+    static const size_t ms[] = {3, 9, 17, 40, 64, 65, 100, 130, 178, 250};
+    static const size_t ns[] = {7, 40, 178};
+    static const size_t ds[] = {3, 20};
+    gk_context *one = NULL, *team = NULL;
+    gk_context_options o;
+    gk_context_options_init(&o);
+    o.backend = GK_BACKEND_CPU;
+    o.cpu_threads = 1;
+    GK_CHECK_OK(gk_context_create_ex(&o, &one));
+    o.cpu_threads = 16;
+    GK_CHECK_OK(gk_context_create_ex(&o, &team));
+    for (size_t di = 0; di < 2; di++)
+        for (size_t a = 0; a < sizeof ms / sizeof ms[0]; a++)
+            for (size_t b = 0; b < sizeof ns / sizeof ns[0]; b++)
+                for (size_t c = 0; c < sizeof ds / sizeof ds[0]; c++) {
+                    gk_dtype t = dtypes[di];
+                    size_t m = ms[a], n = ns[b], d = ds[c], es = gk_test_esize(t);
+                    void *hx = random_rows(t, m, d, 0.0), *hy = random_rows(t, n, d, 0.0);
+                    void *k1 = gk_test_alloc(t, m * n), *k2 = gk_test_alloc(t, m * n);
+                    gk_buffer *bx[2], *by[2], *bk[2];
+                    gk_context *ctx[2] = {one, team};
+                    void *hk[2] = {k1, k2};
+                    for (int i = 0; i < 2; i++) {
+                        GK_CHECK_OK(gk_buffer_wrap_host(ctx[i], t, m * d, hx, &bx[i]));
+                        GK_CHECK_OK(gk_buffer_wrap_host(ctx[i], t, n * d, hy, &by[i]));
+                        GK_CHECK_OK(gk_buffer_wrap_host(ctx[i], t, m * n, hk[i], &bk[i]));
+                        GK_CHECK_OK(gk_rbf_matrix(ctx[i], m, n, d, 0.3, bx[i], by[i], bk[i]));
+                        gk_buffer_destroy(bx[i]);
+                        gk_buffer_destroy(by[i]);
+                        gk_buffer_destroy(bk[i]);
+                    }
+                    if (memcmp(k1, k2, m * n * es) != 0)
+                        fail_msg("rbf_matrix %s %zu x %zu x %zu: one thread and a team differ",
+                                 gk_test_dtype_name(t), m, n, d);
+                    free(hx);
+                    free(hy);
+                    free(k1);
+                    free(k2);
+                }
+    gk_context_destroy(one);
+    gk_context_destroy(team);
+}
+
 /* --------------------------------------------------------------------------------------------
  * Errors
  * ------------------------------------------------------------------------------------------ */
@@ -932,6 +982,7 @@ int main(void)
         GK_TEST_BOTH(test_gamma_values),
         GK_TEST_BOTH(test_zero_sizes),
         GK_TEST_BOTH(test_views_and_host),
+        cmocka_unit_test(test_matrix_same_on_any_team),
         GK_TEST_BOTH(test_errors),
     };
     return cmocka_run_group_tests_name("rbf", tests, gk_test_group_setup, NULL);
