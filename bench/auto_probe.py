@@ -12,11 +12,11 @@ cpu-rbf: float32 rbf_matrix n^2 x 20 (gamma = 1/20, as gkbench --sweep) on CPU c
 thread count (0: the library's default), the median of batches of calls, in milliseconds.
 
 contexts: for each case, a CPU, a CUDA (unless --no-cuda or none is usable) and an AUTO context
-on the same host arrays, timed as gkbench --sweep times them: batches of at least 2 ms,
-interleaved across the contexts in every order, an untimed call before each batch; the median
-per call of each context, AUTO / CPU, where AUTO's timed calls ran, and in how many of each
-context's batches (with the untimed call before) this process created a thread (libgomp
-refilling its pool, say). Standard library only.
+on the same host arrays, timed as gkbench --sweep times them: batches of at least 2 ms (a
+shorter one sizes the next), interleaved across the contexts in every order, an untimed call
+before each batch; the median per call of each context, AUTO / CPU, where AUTO's timed calls
+ran, and in how many of each context's batches (with the untimed call before) this process
+created a thread (libgomp refilling its pool, say). Standard library only.
 """
 import argparse
 import ctypes
@@ -142,6 +142,8 @@ def contexts(lib, cases, no_cuda, budget_s):
                 times[k].append(batch(lib, fn, ctxs[k], bufs[k], calls[k],
                                       on if k == "auto" else None))
                 created[k] += newest_thread() > before
+                if calls[k] * times[k][-1] < 2e-3:  # as gkbench --sweep: sizes the next batch
+                    calls[k] = int(-(-2e-3 // max(times[k][-1], 1e-9)))
         med = {k: statistics.median(v) for k, v in times.items()}
         where = ", ".join(f"{ {0: 'auto', 1: 'cpu', 2: 'cuda'}[b]} {c}" for b, c in
                           sorted(on.items()))
