@@ -89,15 +89,15 @@ typedef struct gk_placement {
 
 /* Calls that gk__cpu_wins_outright gives the CPU are not timed, so that AUTO costs them no more
  * than a CPU context does (a bit test and a counter), except GK_AUDIT_CALLS in a row of every
- * GK_AUDIT_EVERY of the context's, from its GK_AUDIT_AT-th (a size's first calls run cold),
+ * GK_AUDIT_EVERY of the context's, from the GK_AUDIT_AT-th on (a size's first calls run cold),
  * which are timed against the CPU's prediction like any placed call. Rarely: a timed call
  * costs two clock reads and the log's getenv, some 0.4 us, on calls of 0.15 us (3 in 64, with
  * a bucket looked up on every call, put the H200 host's tiny calls 25-55 ns over a CPU
- * context's). A model wrong for the CPU at some size (a
- * slow team there: rbf_matrix 316^2 x 20 took 0.6 ms on the H200 host's CPU at 5da9071, placed
- * outright against a 0.07 ms GPU) is then seen: once two or more of a bucket's CPU measurements
- * put the CPU's time at the GPU's fixed call cost or above, the shortcut is off for that bucket
- * and gk__place_learned places (and times) its calls, until measurements say otherwise. Returns 1
+ * context's). So a model wrong for the CPU at some size is seen (a slow team there: rbf_matrix
+ * 316^2 x 20 took 0.6 ms on the H200 host's CPU at 5da9071, placed outright against a 0.07 ms
+ * GPU): once two or more of a bucket's CPU measurements put the CPU's time at the GPU's fixed
+ * call cost or above, the shortcut is off for that bucket (a bit in history->off) and
+ * gk__place_learned places and times its calls, until measurements say otherwise. Returns 1
  * when the call is placed outright on the CPU, with *p (which the caller initialized as an
  * untimed placement) set only for an audit (p->predicted_s > 0: time it); 0 when
  * gk__place_learned must place it. */
