@@ -165,7 +165,11 @@ int gk__cpu_rbf_matrix_fused(void *st, size_t m, size_t n, size_t d, double gamm
                  mr <= GK_RBF_MIRROR_MAX && nr <= GK_RBF_MIRROR_MAX,
         .pair = gk__cpu_rbf_f32.pair,
     };
-    const size_t g = GK_RBF_FUSED_PANELS;
+    /* Fewer tasks than threads (316^2 x 20: 6 on 16), smaller ones: every region opens the
+     * whole team (gk__cpu_region), and tiles are computed alike in a task of any size. */
+    size_t g = GK_RBF_FUSED_PANELS;
+    while (g > 1 && ((pm + g - 1) / g) * ((pn + g - 1) / g) < (size_t)nt)
+        g /= 2;
     size_t row_blocks = (pm + g - 1) / g, col_blocks = (pn + g - 1) / g;
     size_t tasks = row_blocks * col_blocks;
     int team = gk__cpu_region(nt, tasks);

@@ -807,15 +807,16 @@ static void test_views_and_host(void **state)
     }
 }
 
-/* CPU rbf_matrix gives the same bits on one thread as on a team, at sizes whose row tiles a
- * team shortens so that every thread has one (cpu_rbf_matrix.c) and sizes it leaves alone.
- * (Where only one core is free the teams are one thread too, and the comparison holds
+/* CPU rbf_matrix gives the same bits on one thread as on a team, at sizes whose tasks a team
+ * makes smaller so that every thread has one (the tile form's row tiles, cpu_rbf_matrix.c; the
+ * fused form's panels per task from 316^2 on 16 threads, cpu_rbf_fused.c) and sizes it leaves
+ * alone. (Where only one core is free the teams are one thread too, and the comparison holds
  * trivially.) */
 static void test_matrix_same_on_any_team(void **state)
 {
     (void)state;
-    static const size_t ms[] = {3, 9, 17, 40, 64, 65, 100, 130, 178, 250};
-    static const size_t ns[] = {7, 40, 178};
+    static const size_t ms[] = {3, 9, 17, 40, 64, 65, 100, 130, 178, 250, 316, 450};
+    static const size_t ns[] = {7, 40, 178, 316};
     static const size_t ds[] = {3, 20};
     gk_context *one = NULL, *team = NULL;
     gk_context_options o;
