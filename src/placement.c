@@ -112,15 +112,18 @@ static double ratio_of(const gk_placement_history *h, const gk_workload *w, int 
     return 0.0;
 }
 
-/* Whether the CPU's measurements in bucket b put its time for w at the GPU's fixed call cost or
- * above: cpu_call_s r + work r / rate >= gpu_call_s, multiplied through by the rate as in
- * gk__cpu_wins_outright. Two measurements at least (the lower middle of two: one slow call alone
- * does not count). */
+/* Whether the CPU's measurements in bucket b put its time for w at twice the GPU's fixed call
+ * cost or above: (cpu_call_s r + work r / rate) >= 2 gpu_call_s, multiplied through by the rate
+ * as in gk__cpu_wins_outright. Only on a full window (two audits' worth, GK_RATIO_WINDOW calls):
+ * on the H200 host the first calls after the GPU's, or a busy moment, can take several times a
+ * short CPU call's time, and a bucket taken off the shortcut on them would go to the GPU for up
+ * to GK_RECHECK_EVERY calls. */
 static int cpu_measured_slow(const gk_cost_model *m, const gk_workload *w,
                              const gk_placement_bucket *b)
 {
     double r = b->median[0], rate = m->cpu_rate[w->cls][w->f64];
-    return b->count[0] >= 2 && !(w->work * r < (m->gpu_call_s - m->cpu_call_s * r) * rate);
+    return b->count[0] >= GK_RATIO_WINDOW &&
+           !(w->work * r < (2.0 * m->gpu_call_s - m->cpu_call_s * r) * rate);
 }
 
 int gk__place_outright(const gk_cost_model *m, gk_placement_history *h, const gk_workload *w,

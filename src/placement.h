@@ -95,8 +95,9 @@ typedef struct gk_placement {
  * a bucket looked up on every call, put the H200 host's tiny calls 25-55 ns over a CPU
  * context's). So a model wrong for the CPU at some size is seen (a slow team there: rbf_matrix
  * 316^2 x 20 took 0.6 ms on the H200 host's CPU at 5da9071, placed outright against a 0.07 ms
- * GPU): once two or more of a bucket's CPU measurements put the CPU's time at the GPU's fixed
- * call cost or above, the shortcut is off for that bucket (a bit in history->off) and
+ * GPU): once the median of a bucket's last GK_RATIO_WINDOW CPU measurements puts the CPU's time
+ * at twice the GPU's fixed call cost or above, the shortcut is off for that bucket (a bit in
+ * history->off) and
  * gk__place_learned places and times its calls, until measurements say otherwise. Returns 1
  * when the call is placed outright on the CPU, with *p (which the caller initialized as an
  * untimed placement) set only for an audit (p->predicted_s > 0: time it); 0 when

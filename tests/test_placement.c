@@ -518,10 +518,15 @@ static void test_an_outright_cpu_measured_slow_loses_the_call(void **state)
     static gk_placement_history h;
     memset(&h, 0, sizeof h);
     int timed, n = 4 * GK_AUDIT_EVERY;
-    /* two audits' measurements, and the call after them is placed by the estimates */
-    int from = GK_AUDIT_AT + 2;
+    /* a full window of audits' measurements (the second round's second), and the call after
+     * them is placed by the estimates */
+    int from = GK_AUDIT_EVERY + GK_AUDIT_AT + GK_RATIO_WINDOW - GK_AUDIT_CALLS;
     int on_gpu = run_outright(&h, 9.0, from, n, &timed);
     assert_int_equal(on_gpu, n - from);
+    /* A CPU at 1.5x the GPU's fixed call cost (3x its 0.5 ms prediction), under the 2x that
+     * takes a bucket off the shortcut: still outright. */
+    memset(&h, 0, sizeof h);
+    assert_int_equal(run_outright(&h, 3.0, 0, n, &timed), 0);
     /* One audit's call preempted (40x), the others as predicted: still outright. */
     gk_cost_model m = injected();
     gk_workload w = {GK_WORK_RBF_PAIRS, 0, 5e5};
@@ -541,8 +546,8 @@ static void test_a_cpu_measured_slow_is_rechecked(void **state)
     static gk_placement_history h;
     memset(&h, 0, sizeof h);
     int timed;
-    run_outright(&h, 9.0, 0, GK_AUDIT_EVERY, &timed);
-    int n = 3 * GK_RECHECK_EVERY;
+    run_outright(&h, 9.0, 0, 2 * GK_AUDIT_EVERY, &timed);
+    int n = 6 * GK_RECHECK_EVERY;
     int on_gpu = run_outright(&h, 1.0, 2 * GK_RECHECK_EVERY + GK_RETRY_CALLS, n, &timed);
     assert_int_equal(on_gpu, 0);
     assert_true(timed < n / 2); /* outright again: timed only in audits */
