@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "cuda_rbf_center.cuh"
+#include "cuda_rbf_quads.cuh"
 #include "cuda_rbf_tc.cuh"
 #include "cuda_rbf_tile.cuh"
 
@@ -156,6 +157,130 @@ template <typename T, int BK, bool CHECK> struct cuda_rbf_matrix_form {
     }
 };
 
+/* float32 rbf_matrix from differences on rows of whole aligned quads (cuda_rbf_qtile), as a
+ * form of cuda_rbf_steps over the tiles of cuda_rbf_tile_order. */
+template <int CQ, bool CHECK> struct cuda_rbf_matrix_qform {
+    typedef cuda_rbf_qtile<CQ> Tile;
+    typename Tile::smem &sm;
+    cuda_rbf_tile_order order;
+    size_t m, n, d;
+    float c;
+    const float4 *__restrict__ x;
+    const float4 *__restrict__ y;
+    float *__restrict__ k;
+    bool vec_store;
+    float acc[8][8];
+
+    __device__ bool has(size_t t) const
+    {
+        return order.has(t);
+    }
+    __device__ size_t next(size_t t) const
+    {
+        return order.next(t);
+    }
+    __device__ void issue(int b, size_t t, size_t l0, bool)
+    {
+        size_t row0 = (size_t)order.row(t) * Tile::BM, col0 = (size_t)order.col(t) * Tile::BN;
+        Tile::template issue<false>(sm.xs[b], x, row0, m, d / 4, l0 / 4);
+        Tile::template issue<true>(sm.ys[b], y, col0, n, d / 4, l0 / 4);
+    }
+    __device__ void compute(int b, int, bool init)
+    {
+        Tile::accumulate(acc, sm.xs[b], sm.ys[b], Tile::tx(), Tile::ty(), init);
+    }
+    __device__ void finish(int, size_t t)
+    {
+        cuda_rbf_store_direct<float, CHECK, Tile>(acc, c, (size_t)order.row(t) * Tile::BM,
+                                                  (size_t)order.col(t) * Tile::BN, m, n, k,
+                                                  vec_store);
+    }
+};
+
+template <int CQ, bool CHECK>
+__global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
+    cuda_rbf_matrix_quads(size_t m, size_t n, size_t d, float c, const float4 *__restrict__ x,
+                          const float4 *__restrict__ y, float *__restrict__ k, bool vec_store)
+{
+    typedef cuda_rbf_matrix_qform<CQ, CHECK> Form;
+    __shared__ typename Form::Tile::smem sm;
+    cuda_rbf_tile_order order(m, n, Form::Tile::BM, Form::Tile::BN);
+    Form f{sm, order, m, n, d, c, x, y, k, vec_store, {}};
+    cuda_rbf_steps<Form::Tile::BK>(f, order.first(), d);
+}
+
+/* The chunk in quads of cuda_rbf_matrix_quads for float32 rows of d features at x and y, the
+ * one that pads the fewest zero features (the larger on a tie: fewer chunks); 0 where the rows
+ * are not whole 16-byte-aligned quads (or d < 8: d <= 4 has its own chunk of 4 features), which
+ * cuda_rbf_matrix takes. */
+static int cuda_rbf_quad_chunk(size_t d, const float *x, const float *y)
+{
+    if (d < 8 || d % 4 != 0 || (uintptr_t)x % 16 != 0 || (uintptr_t)y % 16 != 0)
+        return 0;
+    size_t q = d / 4, best_pad = (size_t)-1;
+    int best = 0;
+    for (int cq = 5; cq >= 2; cq--) {
+        size_t pad = (q + cq - 1) / cq * cq;
+        if (pad < best_pad) {
+            best_pad = pad;
+            best = cq;
+        }
+    }
+    return best;
+}
+
+/* Launches cuda_rbf_matrix_quads with chunk cq (from cuda_rbf_quad_chunk). */
+static void cuda_rbf_matrix_quads_launch(int cq, bool check, unsigned int grid, cudaStream_t st,
+                                         size_t m, size_t n, size_t d, float c, const float *x,
+                                         const float *y, float *k, bool vec_store)
+{
+    const float4 *xq = (const float4 *)x, *yq = (const float4 *)y;
+#define GK_QUADS_LAUNCH(CQ)                                                                        \
+    do {                                                                                           \
+        if (check)                                                                                 \
+            cuda_rbf_matrix_quads<CQ, true>                                                        \
+                <<<grid, GK_CUDA_THREADS, 0, st>>>(m, n, d, c, xq, yq, k, vec_store);              \
+        else                                                                                       \
+            cuda_rbf_matrix_quads<CQ, false>                                                       \
+                <<<grid, GK_CUDA_THREADS, 0, st>>>(m, n, d, c, xq, yq, k, vec_store);              \
+    } while (0)
+    switch (cq) {
+    case 2:
+        GK_QUADS_LAUNCH(2);
+        break;
+    case 3:
+        GK_QUADS_LAUNCH(3);
+        break;
+    case 4:
+        GK_QUADS_LAUNCH(4);
+        break;
+    default:
+        GK_QUADS_LAUNCH(5);
+        break;
+    }
+#undef GK_QUADS_LAUNCH
+}
+
+/* float32 rows of whole aligned quads: 1 when cuda_rbf_matrix_quads was launched (*r: the
+ * status), 0 when the caller should run cuda_rbf_matrix. */
+static int cuda_rbf_matrix_try_quads(cudaStream_t st, size_t m, size_t n, size_t d, float c,
+                                     bool check, unsigned int grid, const float *x, const float *y,
+                                     float *k, bool vec_store, gk_status *r)
+{
+    int cq = cuda_rbf_quad_chunk(d, x, y);
+    if (cq == 0)
+        return 0;
+    cuda_rbf_matrix_quads_launch(cq, check, grid, st, m, n, d, c, x, y, k, vec_store);
+    *r = gk__cuda_launched("cuda_rbf_matrix_quads");
+    return 1;
+}
+static int cuda_rbf_matrix_try_quads(cudaStream_t, size_t, size_t, size_t, double, bool,
+                                     unsigned int, const double *, const double *, double *, bool,
+                                     gk_status *)
+{
+    return 0; /* float64 quads are 8 features: the transposed tile stages them well enough */
+}
+
 /* One block per tile (a grid-stride loop past the grid's limit). */
 template <typename T, int BK, bool CHECK>
 __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
@@ -293,11 +418,13 @@ struct cuda_rbf_dot_form {
     }
 };
 
-/* A block whose (first) tile the bound rejects runs the differences kernel's own form, with
- * none of the inner-product form's per-chunk choices in its loop: data the bound rejects then
- * costs what cuda_rbf_matrix costs. The grid covers the tiles, so a block has one tile but for
- * outputs no memory holds; a later tile of such a block is computed from differences too,
- * which is exact for every tile. */
+/* A block whose (first) tile the bound rejects runs the differences kernel's own form
+ * (cuda_rbf_matrix_qform for CQ > 0, else cuda_rbf_matrix's), with none of the inner-product
+ * form's per-chunk choices in its loop: data the bound rejects then costs what the differences
+ * kernel costs. The grid covers the tiles, so a block has one tile but for outputs no memory
+ * holds; a later tile of such a block is computed from differences too, which is exact for
+ * every tile. */
+template <int CQ>
 __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
     cuda_rbf_matrix_dot(size_t m, size_t n, size_t d, float c, float bound, float kdelta,
                         const float *__restrict__ x, const float *__restrict__ y,
@@ -305,17 +432,54 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
 {
     typedef cuda_rbf_dot_form::Tile Tile;
     typedef cuda_rbf_matrix_form<float, GK_RBF_BK, false> Diff;
-    static_assert(sizeof(Diff::Tile::smem) == sizeof(Tile::smem), "one staging buffer");
-    __shared__ Tile::smem sm;
+    typedef cuda_rbf_matrix_qform<CQ == 0 ? 2 : CQ, false> Quads;
+    __shared__ union {
+        Tile::smem dot;
+        typename Diff::Tile::smem diff;
+        typename Quads::Tile::smem quads;
+    } sm;
     cuda_rbf_tile_order order(m, n, Tile::BM, Tile::BN);
-    cuda_rbf_dot_form f{sm, order, m, n, d, c, bound, kdelta, x, y, ctr, k, vec_store};
+    cuda_rbf_dot_form f{sm.dot, order, m, n, d, c, bound, kdelta, x, y, ctr, k, vec_store};
     f.dot = f.next_dot = f.dot_tile(order.first());
     if (f.dot) {
         cuda_rbf_steps<GK_RBF_BK>(f, order.first(), d);
+    } else if (CQ > 0) {
+        Quads g{sm.quads, order, m, n, d, c, (const float4 *)x, (const float4 *)y, k, vec_store,
+                {}};
+        cuda_rbf_steps<Quads::Tile::BK>(g, order.first(), d);
     } else {
-        Diff g{sm, order, m, n, d, c, x, y, k, vec_store, {}, {}, {}};
+        Diff g{sm.diff, order, m, n, d, c, x, y, k, vec_store, {}, {}, {}};
         cuda_rbf_steps<GK_RBF_BK>(g, order.first(), d);
     }
+}
+
+/* Launches cuda_rbf_matrix_dot with the differences form of chunk cq (cuda_rbf_quad_chunk). */
+static void cuda_rbf_matrix_dot_launch(int cq, unsigned int grid, cudaStream_t st, size_t m,
+                                       size_t n, size_t d, float c, float bound, float kdelta,
+                                       const float *x, const float *y, cuda_rbf_centered ctr,
+                                       float *k, bool vec_store)
+{
+#define GK_DOT_LAUNCH(CQ)                                                                          \
+    cuda_rbf_matrix_dot<CQ><<<grid, GK_CUDA_THREADS, 0, st>>>(m, n, d, c, bound, kdelta, x, y, ctr, \
+                                                              k, vec_store)
+    switch (cq) {
+    case 0:
+        GK_DOT_LAUNCH(0);
+        break;
+    case 2:
+        GK_DOT_LAUNCH(2);
+        break;
+    case 3:
+        GK_DOT_LAUNCH(3);
+        break;
+    case 4:
+        GK_DOT_LAUNCH(4);
+        break;
+    default:
+        GK_DOT_LAUNCH(5);
+        break;
+    }
+#undef GK_DOT_LAUNCH
 }
 
 /* float32 rbf_matrix in the inner-product form where it can be (see above): 1 when launched
@@ -343,8 +507,8 @@ static int cuda_rbf_matrix_try_dot(gk_cuda_state *s, size_t m, size_t n, size_t 
     *r = gk__cuda_rbf_center(s, m, n, d, x, y, &ctr);
     if (*r != GK_OK)
         return 1;
-    cuda_rbf_matrix_dot<<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(
-        m, n, d, c, (float)bound, (float)kdelta, x, y, ctr, k, vec_store);
+    cuda_rbf_matrix_dot_launch(cuda_rbf_quad_chunk(d, x, y), blocks, s->stream, m, n, d, c,
+                               (float)bound, (float)kdelta, x, y, ctr, k, vec_store);
     *r = gk__cuda_launched("cuda_rbf_matrix_dot");
     return 1;
 }
@@ -392,6 +556,8 @@ static gk_status cuda_rbf_matrix_run(gk_cuda_state *s, size_t m, size_t n, size_
     if (cuda_rbf_matrix_try_dot(s, m, n, d, gamma, c, x, y, k, grid, vec_store, &r))
         return r;
     cudaStream_t st = s->stream;
+    if (cuda_rbf_matrix_try_quads(st, m, n, d, c, check, grid, x, y, k, vec_store, &r))
+        return r;
     if (d <= GK_RBF_SMALL_BK && check)
         cuda_rbf_matrix<T, GK_RBF_SMALL_BK, true>
             <<<grid, GK_CUDA_THREADS, 0, st>>>(m, n, d, c, x, y, k, vec_store);

@@ -707,6 +707,77 @@ static void test_matrix_tensor_core(void **state)
     tc_case(ctx, 4100, 4097, 100, 1.0 / 100, 0.0, 0, 1, 0);
 }
 
+/* float32 rbf_matrix on x and y placed `shift` elements into buffers of their own (views), with
+ * identical rows unless at gamma = inf (whose reference is NaN there), the specials
+ * (put_specials) in them if asked: every entry against the reference, identical rows exactly 1,
+ * NaN where the reference is NaN. */
+static void shifted_matrix_case(gk_context *ctx, size_t m, size_t n, size_t d, double gamma,
+                                double offset, size_t shift, int specials)
+{
+    const gk_dtype t = GK_FLOAT32;
+    void *hx, *hy;
+    make_xy(t, m, n, d, offset, !isinf(gamma), 0, &hx, &hy);
+    if (specials)
+        put_specials(t, hx, hy, d);
+    void *px = gk_test_const_array(t, m * d + shift, 0.0);
+    void *py = gk_test_const_array(t, n * d + shift, 0.0);
+    memcpy((float *)px + shift, hx, m * d * sizeof(float));
+    memcpy((float *)py + shift, hy, n * d * sizeof(float));
+    gk_buffer *bx = gk_test_buffer_from(ctx, t, m * d + shift, px);
+    gk_buffer *by = gk_test_buffer_from(ctx, t, n * d + shift, py);
+    gk_buffer *x = gk_test_view(bx, shift, m * d), *y = gk_test_view(by, shift, n * d);
+    gk_buffer *k = gk_test_buffer_const(ctx, t, m * n, GK_TEST_SENTINEL);
+    GK_CHECK_OK(gk_rbf_matrix(ctx, m, n, d, gamma, x, y, k));
+    float *got = gk_test_read_all(k);
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++) {
+            double g = got[i * n + j];
+            long double ref = ref_kernel(t, gamma, hx, i, hy, j, d);
+            if (isnan(ref) || isnan(g)) {
+                if (!(isnan(ref) && isnan(g)))
+                    GK_FAIL("rbf_matrix %zux%zux%zu (shift %zu): entry (%zu,%zu) is %g, reference "
+                            "%Lg",
+                            m, n, d, shift, i, j, g, ref);
+                continue;
+            }
+            check_entry(t, g, ref, abs_tol(t), rows_equal(t, hx, i, hy, j, d),
+                        "rbf_matrix (rows in quads)", i, j);
+        }
+    free(got);
+    free(hx);
+    free(hy);
+    free(px);
+    free(py);
+    gk_buffer *buffers[] = {bx, by, x, y, k};
+    for (size_t i = 0; i < 5; i++)
+        gk_buffer_destroy(buffers[i]);
+}
+
+/* The CUDA backend's float32 difference tile for rows of whole aligned quads (d % 4 == 0,
+ * d >= 8, rows 16-byte aligned; cuda/cuda_rbf_quads.cuh), chunks of 2 to 5 quads: every chunk
+ * size alone, several chunks with a zero-padded last one (28 = 4 + 3 of 4, 44 = 5 + 5 + 1 of
+ * 5), partial row and column tiles (260 and 300 rows: 128-row tiles), data offset by 1e3,
+ * identical rows, NaN and infinities, gamma = inf (the kernel's zero test), shifts of 1 and 2
+ * elements (rows not aligned: the transposed tile) against 4 (aligned again). Outputs of 2^20
+ * entries or more at gamma = 0.5 on U[0, 1) rows take the inner-product kernel, whose bound
+ * rejects their tiles, which then run this tile. */
+static void test_matrix_quads(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    const size_t ds[] = {8, 12, 16, 20, 24, 28, 32, 44, 64};
+    for (size_t di = 0; di < sizeof ds / sizeof ds[0]; di++)
+        for (int off = 0; off < 2; off++)
+            shifted_matrix_case(ctx, 260, 300, ds[di], pick_gamma(ds[di]), off ? 1e3 : 0.0, 0,
+                                0);
+    for (size_t shift = 1; shift <= 4; shift++)
+        shifted_matrix_case(ctx, 130, 131, 20, pick_gamma(20), 1e3, shift, 0);
+    shifted_matrix_case(ctx, 260, 300, 20, pick_gamma(20), 0.0, 0, 1);
+    shifted_matrix_case(ctx, 260, 300, 32, pick_gamma(32), 0.0, 0, 1);
+    shifted_matrix_case(ctx, 130, 300, 20, INFINITY, 0.0, 0, 0);
+    shifted_matrix_case(ctx, 1100, 1030, 20, 0.5, 0.0, 0, 0);
+    shifted_matrix_case(ctx, 1100, 1030, 32, 0.5, 1e3, 0, 1);
+}
+
 /* Rows too wide to pack (over 4096 float32 or 2048 float64 features): rbf_matrix and rbf_matvec
  * read them in place. */
 static void test_wide_rows(void **state)
@@ -979,6 +1050,7 @@ int main(void)
         GK_TEST_BOTH(test_matrix_inner_product_special),
         {"test_matrix_tensor_core/cuda", test_matrix_tensor_core, gk_test_setup, gk_test_teardown,
          &gk_test_cuda},
+        GK_TEST_BOTH(test_matrix_quads),
         GK_TEST_BOTH(test_wide_rows),
         GK_TEST_BOTH(test_gamma_values),
         GK_TEST_BOTH(test_zero_sizes),
