@@ -11,17 +11,28 @@
  * L2), block b taking tiles b, b + gridDim.x, ... (the grid covers them all but for outputs no
  * memory holds). A tile is named by (row tile << 32 | column tile), so stepping needs no
  * division; the host keeps row tiles below 2^32 - 1 and column tiles below 2^31, so neither
- * sum in next() wraps (a row tile past mtiles ends the loop). */
-struct cuda_rbf_tile_order {
+ * sum in next() wraps (a row tile past mtiles ends the loop). With GRID2D a 2-D grid
+ * (cuda_rbf_tile_grid) is one block per tile, (blockIdx.y, blockIdx.x), without the 1-D
+ * order's divisions; the kernels of the quad tile take this order (compiled with the 1-D one
+ * alone, the inner-product kernel with that tile spilled 15 times as much). */
+template <bool GRID2D> struct cuda_rbf_tile_order_t {
     unsigned int mtiles, ntiles, step_r, step_c;
 
-    __device__ cuda_rbf_tile_order(size_t m, size_t n, int bm, int bn)
-        : mtiles((unsigned int)((m + bm - 1) / bm)), ntiles((unsigned int)((n + bn - 1) / bn)),
-          step_r(gridDim.x / ntiles), step_c(gridDim.x % ntiles)
+    __device__ cuda_rbf_tile_order_t(size_t m, size_t n, int bm, int bn)
+        : mtiles((unsigned int)((m + bm - 1) / bm)), ntiles((unsigned int)((n + bn - 1) / bn))
     {
+        if (GRID2D && gridDim.y > 1) {
+            step_r = mtiles;
+            step_c = 0;
+        } else {
+            step_r = gridDim.x / ntiles;
+            step_c = gridDim.x % ntiles;
+        }
     }
     __device__ size_t first() const
     {
+        if (GRID2D && gridDim.y > 1)
+            return (size_t)blockIdx.y << 32 | blockIdx.x;
         return (size_t)(blockIdx.x / ntiles) << 32 | (blockIdx.x % ntiles);
     }
     static __device__ unsigned int row(size_t t)
@@ -46,6 +57,18 @@ struct cuda_rbf_tile_order {
         return (size_t)r << 32 | c;
     }
 };
+typedef cuda_rbf_tile_order_t<false> cuda_rbf_tile_order;
+
+/* The launch grid of cuda_rbf_tile_order_t<true> for a 1-D grid of `grid` blocks over the tiles
+ * of an m x n output: 2-D, one block per tile, where that grid covers every tile and the row
+ * tiles fit gridDim.y. */
+static dim3 cuda_rbf_tile_grid(unsigned int grid, size_t m, size_t n, size_t bm, size_t bn)
+{
+    size_t mt = (m + bm - 1) / bm, nt = (n + bn - 1) / bn;
+    if (mt > 1 && mt <= 65535 && (size_t)grid == mt * nt)
+        return dim3((unsigned int)nt, (unsigned int)mt);
+    return dim3(grid);
+}
 
 /* The direct epilogue: each thread stores its own values (vectors where the rows allow).
  * Stores stream past L2 (__stcs): the output is written once and would otherwise evict the x
@@ -104,13 +127,13 @@ cuda_rbf_store_direct(const T (&acc)[cuda_rbf_shape<T>::TM][cuda_rbf_shape<T>::T
     }
 }
 
-/* rbf_matrix from differences, as a form of cuda_rbf_steps over the tiles of
- * cuda_rbf_tile_order. */
-template <typename T, int BK, bool CHECK> struct cuda_rbf_matrix_form {
+/* rbf_matrix from differences, as a form of cuda_rbf_steps over the tiles of Order. */
+template <typename T, int BK, bool CHECK, typename Order = cuda_rbf_tile_order>
+struct cuda_rbf_matrix_form {
     typedef cuda_rbf_shape<T> S;
     typedef cuda_rbf_tile<T, S::TM, S::TN, BK> Tile;
     typename Tile::smem &sm;
-    cuda_rbf_tile_order order;
+    Order order;
     size_t m, n, d;
     T c;
     const T *__restrict__ x;
@@ -158,18 +181,20 @@ template <typename T, int BK, bool CHECK> struct cuda_rbf_matrix_form {
 };
 
 /* float32 rbf_matrix from differences on rows of whole aligned quads (cuda_rbf_qtile), as a
- * form of cuda_rbf_steps over the tiles of cuda_rbf_tile_order. */
+ * form of cuda_rbf_steps over the tiles of cuda_rbf_tile_order_t<true>. */
 template <int CQ, bool CHECK> struct cuda_rbf_matrix_qform {
     typedef cuda_rbf_qtile<CQ> Tile;
     typename Tile::smem &sm;
-    cuda_rbf_tile_order order;
+    cuda_rbf_tile_order_t<true> order;
     size_t m, n, d;
     float c;
     const float4 *__restrict__ x;
     const float4 *__restrict__ y;
     float *__restrict__ k;
     bool vec_store;
-    float acc[8][8];
+    /* The caller's, not initialized: every tile's first chunk assigns them (a member would be
+     * value-initialized, 32 instructions per block that the compiler cannot drop). */
+    float (&acc)[8][8];
 
     __device__ bool has(size_t t) const
     {
@@ -197,88 +222,15 @@ template <int CQ, bool CHECK> struct cuda_rbf_matrix_qform {
     }
 };
 
-template <int CQ, bool CHECK>
-__global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
-    cuda_rbf_matrix_quads(size_t m, size_t n, size_t d, float c, const float4 *__restrict__ x,
-                          const float4 *__restrict__ y, float *__restrict__ k, bool vec_store)
+/* The chunk in quads of the quad tile for float32 rows of d features at x and y and an n-column
+ * output k: 5 for d = 20 (one chunk, no zero features) where the rows are 16-byte aligned and
+ * the output takes vector stores, else 0 (the transposed tile). Only where it was measured
+ * faster on the H200: chunks of 2, 3 and 4 quads, padded chunks, several chunks and outputs of
+ * scalar stores were slower than the transposed tile, or not measured against main's. */
+static int cuda_rbf_quad_chunk(size_t d, size_t n, const float *x, const float *y, const float *k)
 {
-    typedef cuda_rbf_matrix_qform<CQ, CHECK> Form;
-    __shared__ typename Form::Tile::smem sm;
-    cuda_rbf_tile_order order(m, n, Form::Tile::BM, Form::Tile::BN);
-    Form f{sm, order, m, n, d, c, x, y, k, vec_store, {}};
-    cuda_rbf_steps<Form::Tile::BK>(f, order.first(), d);
-}
-
-/* The chunk in quads of cuda_rbf_matrix_quads for float32 rows of d features at x and y, the
- * one that pads the fewest zero features (the larger on a tie: fewer chunks); 0 where the rows
- * are not whole 16-byte-aligned quads (or d < 8: d <= 4 has its own chunk of 4 features), which
- * cuda_rbf_matrix takes. */
-static int cuda_rbf_quad_chunk(size_t d, const float *x, const float *y)
-{
-    if (d < 8 || d % 4 != 0 || (uintptr_t)x % 16 != 0 || (uintptr_t)y % 16 != 0)
-        return 0;
-    size_t q = d / 4, best_pad = (size_t)-1;
-    int best = 0;
-    for (int cq = 5; cq >= 2; cq--) {
-        size_t pad = (q + cq - 1) / cq * cq;
-        if (pad < best_pad) {
-            best_pad = pad;
-            best = cq;
-        }
-    }
-    return best;
-}
-
-/* Launches cuda_rbf_matrix_quads with chunk cq (from cuda_rbf_quad_chunk). */
-static void cuda_rbf_matrix_quads_launch(int cq, bool check, unsigned int grid, cudaStream_t st,
-                                         size_t m, size_t n, size_t d, float c, const float *x,
-                                         const float *y, float *k, bool vec_store)
-{
-    const float4 *xq = (const float4 *)x, *yq = (const float4 *)y;
-#define GK_QUADS_LAUNCH(CQ)                                                                        \
-    do {                                                                                           \
-        if (check)                                                                                 \
-            cuda_rbf_matrix_quads<CQ, true>                                                        \
-                <<<grid, GK_CUDA_THREADS, 0, st>>>(m, n, d, c, xq, yq, k, vec_store);              \
-        else                                                                                       \
-            cuda_rbf_matrix_quads<CQ, false>                                                       \
-                <<<grid, GK_CUDA_THREADS, 0, st>>>(m, n, d, c, xq, yq, k, vec_store);              \
-    } while (0)
-    switch (cq) {
-    case 2:
-        GK_QUADS_LAUNCH(2);
-        break;
-    case 3:
-        GK_QUADS_LAUNCH(3);
-        break;
-    case 4:
-        GK_QUADS_LAUNCH(4);
-        break;
-    default:
-        GK_QUADS_LAUNCH(5);
-        break;
-    }
-#undef GK_QUADS_LAUNCH
-}
-
-/* float32 rows of whole aligned quads: 1 when cuda_rbf_matrix_quads was launched (*r: the
- * status), 0 when the caller should run cuda_rbf_matrix. */
-static int cuda_rbf_matrix_try_quads(cudaStream_t st, size_t m, size_t n, size_t d, float c,
-                                     bool check, unsigned int grid, const float *x, const float *y,
-                                     float *k, bool vec_store, gk_status *r)
-{
-    int cq = cuda_rbf_quad_chunk(d, x, y);
-    if (cq == 0)
-        return 0;
-    cuda_rbf_matrix_quads_launch(cq, check, grid, st, m, n, d, c, x, y, k, vec_store);
-    *r = gk__cuda_launched("cuda_rbf_matrix_quads");
-    return 1;
-}
-static int cuda_rbf_matrix_try_quads(cudaStream_t, size_t, size_t, size_t, double, bool,
-                                     unsigned int, const double *, const double *, double *, bool,
-                                     gk_status *)
-{
-    return 0; /* float64 quads are 8 features: the transposed tile stages them well enough */
+    bool aligned = (uintptr_t)x % 16 == 0 && (uintptr_t)y % 16 == 0 && (uintptr_t)k % 16 == 0;
+    return d == 20 && n % 4 == 0 && aligned ? 5 : 0;
 }
 
 /* One block per tile (a grid-stride loop past the grid's limit). */
@@ -345,15 +297,15 @@ cuda_rbf_store_dot(float (&acc)[8][8], float c, float kdelta, size_t row0, size_
     }
 }
 
-/* The inner-product kernel as a form of cuda_rbf_steps: the tiles of cuda_rbf_tile_order, each
- * computed in the inner-product form from the centered rows where its bound allows (dot), else
- * from differences of the raw rows, uniformly for the block (every thread reads the same two
- * group bounds); c is finite here. */
-struct cuda_rbf_dot_form {
+/* The inner-product kernel as a form of cuda_rbf_steps: the tiles of Order, each computed in
+ * the inner-product form from the centered rows where its bound allows (dot), else from
+ * differences of the raw rows, uniformly for the block (every thread reads the same two group
+ * bounds); c is finite here. */
+template <typename Order = cuda_rbf_tile_order> struct cuda_rbf_dot_form {
     typedef cuda_rbf_tile<float, 8, 8, GK_RBF_BK> Tile;
     static_assert(Tile::BM == GK_RBF_GROUP && Tile::BN == GK_RBF_GROUP, "one bound per tile");
-    Tile::smem &sm;
-    cuda_rbf_tile_order order;
+    typename Tile::smem &sm;
+    Order order;
     size_t m, n, d;
     float c, bound, kdelta;
     const float *__restrict__ x;
@@ -365,7 +317,7 @@ struct cuda_rbf_dot_form {
      * barrier, so the load of its bounds overlaps the wait). */
     bool dot, next_dot;
     /* As in cuda_rbf_matrix_form. */
-    Tile::staged xst, yst;
+    typename Tile::staged xst, yst;
     float acc[8][8];
 
     __device__ bool dot_tile(size_t t) const
@@ -388,17 +340,17 @@ struct cuda_rbf_dot_form {
         const float *xp = form ? ctr.x : x, *yp = form ? ctr.y : y;
         size_t row0 = (size_t)order.row(t) * Tile::BM, col0 = (size_t)order.col(t) * Tile::BN;
         if (l0 == 0) {
-            xst = Tile::stage<Tile::XPER>(xp, row0, m, d);
-            yst = Tile::stage<Tile::YPER>(yp, col0, n, d);
+            xst = Tile::template stage<Tile::XPER>(xp, row0, m, d);
+            yst = Tile::template stage<Tile::YPER>(yp, col0, n, d);
         }
         if (xst.ok)
-            Tile::issue_staged<Tile::XPER>(sm.xs[b], xst, xp, d, l0);
+            Tile::template issue_staged<Tile::XPER>(sm.xs[b], xst, xp, d, l0);
         else
-            Tile::issue<Tile::XPER>(sm.xs[b], xp, row0, m, d, l0);
+            Tile::template issue<Tile::XPER>(sm.xs[b], xp, row0, m, d, l0);
         if (yst.ok)
-            Tile::issue_staged<Tile::YPER>(sm.ys[b], yst, yp, d, l0);
+            Tile::template issue_staged<Tile::YPER>(sm.ys[b], yst, yp, d, l0);
         else
-            Tile::issue<Tile::YPER>(sm.ys[b], yp, col0, n, d, l0);
+            Tile::template issue<Tile::YPER>(sm.ys[b], yp, col0, n, d, l0);
     }
     __device__ void compute(int b, int lmax, bool init)
     {
@@ -418,34 +370,36 @@ struct cuda_rbf_dot_form {
     }
 };
 
-/* A block whose (first) tile the bound rejects runs the differences kernel's own form
- * (cuda_rbf_matrix_qform for CQ > 0, else cuda_rbf_matrix's), with none of the inner-product
+/* A block whose (first) tile the bound rejects runs a differences form (the quad tile's,
+ * cuda_rbf_matrix_qform, for CQ > 0, else cuda_rbf_matrix's), with none of the inner-product
  * form's per-chunk choices in its loop: data the bound rejects then costs what the differences
- * kernel costs. The grid covers the tiles, so a block has one tile but for outputs no memory
- * holds; a later tile of such a block is computed from differences too, which is exact for
- * every tile. */
+ * kernel costs. A later tile of such a block is computed from differences too, which is exact
+ * for every tile (a block has one tile, but for outputs no memory holds, except under
+ * cuda_rbf_matrix_dot_launch's tiles per block for CQ > 0). */
 template <int CQ>
 __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
     cuda_rbf_matrix_dot(size_t m, size_t n, size_t d, float c, float bound, float kdelta,
                         const float *__restrict__ x, const float *__restrict__ y,
                         cuda_rbf_centered ctr, float *__restrict__ k, bool vec_store)
 {
-    typedef cuda_rbf_dot_form::Tile Tile;
-    typedef cuda_rbf_matrix_form<float, GK_RBF_BK, false> Diff;
+    typedef cuda_rbf_tile_order_t<(CQ > 0)> Order;
+    typedef typename cuda_rbf_dot_form<Order>::Tile Tile;
+    typedef cuda_rbf_matrix_form<float, GK_RBF_BK, false, Order> Diff;
     typedef cuda_rbf_matrix_qform<CQ == 0 ? 2 : CQ, false> Quads;
     __shared__ union {
-        Tile::smem dot;
+        typename Tile::smem dot;
         typename Diff::Tile::smem diff;
         typename Quads::Tile::smem quads;
     } sm;
-    cuda_rbf_tile_order order(m, n, Tile::BM, Tile::BN);
-    cuda_rbf_dot_form f{sm.dot, order, m, n, d, c, bound, kdelta, x, y, ctr, k, vec_store};
+    Order order(m, n, Tile::BM, Tile::BN);
+    cuda_rbf_dot_form<Order> f{sm.dot, order, m, n, d, c, bound, kdelta, x, y, ctr, k, vec_store};
     f.dot = f.next_dot = f.dot_tile(order.first());
     if (f.dot) {
         cuda_rbf_steps<GK_RBF_BK>(f, order.first(), d);
-    } else if (CQ > 0) {
-        Quads g{sm.quads, order, m, n, d, c, (const float4 *)x, (const float4 *)y, k, vec_store,
-                {}};
+    } else if constexpr (CQ > 0) {
+        float acc[8][8] = {};
+        Quads g{sm.quads,          order, m,         n,  d, c, (const float4 *)x,
+                (const float4 *)y, k,     vec_store, acc};
         cuda_rbf_steps<Quads::Tile::BK>(g, order.first(), d);
     } else {
         Diff g{sm.diff, order, m, n, d, c, x, y, k, vec_store, {}, {}, {}};
@@ -453,33 +407,29 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
     }
 }
 
-/* Launches cuda_rbf_matrix_dot with the differences form of chunk cq (cuda_rbf_quad_chunk). */
-static void cuda_rbf_matrix_dot_launch(int cq, unsigned int grid, cudaStream_t st, size_t m,
+/* Launches cuda_rbf_matrix_dot with the differences form of chunk cq (cuda_rbf_quad_chunk) on
+ * `grid` blocks (one per tile). With the quad tile a tile of d = 20 is short enough that a
+ * block's start (its group bounds, then its first copies) shows: from 8 tiles per SM on, a
+ * block takes 4 tiles (cuda_rbf_steps copies each next tile while computing the current one);
+ * on the H200 at 16384^2 x 20 that measured 545 us against 554 one per tile at gamma = 0.5 and
+ * 532 against 529 at gamma = 1/d. Fewer tiles run one per block on a 2-D grid. */
+static void cuda_rbf_matrix_dot_launch(gk_cuda_state *s, int cq, unsigned int grid, size_t m,
                                        size_t n, size_t d, float c, float bound, float kdelta,
                                        const float *x, const float *y, cuda_rbf_centered ctr,
                                        float *k, bool vec_store)
 {
-#define GK_DOT_LAUNCH(CQ)                                                                          \
-    cuda_rbf_matrix_dot<CQ><<<grid, GK_CUDA_THREADS, 0, st>>>(m, n, d, c, bound, kdelta, x, y, ctr, \
-                                                              k, vec_store)
-    switch (cq) {
-    case 0:
-        GK_DOT_LAUNCH(0);
-        break;
-    case 2:
-        GK_DOT_LAUNCH(2);
-        break;
-    case 3:
-        GK_DOT_LAUNCH(3);
-        break;
-    case 4:
-        GK_DOT_LAUNCH(4);
-        break;
-    default:
-        GK_DOT_LAUNCH(5);
-        break;
+    cudaStream_t st = s->stream;
+    if (cq == 0) {
+        cuda_rbf_matrix_dot<0>
+            <<<grid, GK_CUDA_THREADS, 0, st>>>(m, n, d, c, bound, kdelta, x, y, ctr, k, vec_store);
+        return;
     }
-#undef GK_DOT_LAUNCH
+    typedef cuda_rbf_dot_form<cuda_rbf_tile_order_t<true>>::Tile Tile;
+    dim3 g = (size_t)grid >= 8 * (size_t)s->sm_count
+                 ? dim3((grid + 3) / 4)
+                 : cuda_rbf_tile_grid(grid, m, n, Tile::BM, Tile::BN);
+    cuda_rbf_matrix_dot<5>
+        <<<g, GK_CUDA_THREADS, 0, st>>>(m, n, d, c, bound, kdelta, x, y, ctr, k, vec_store);
 }
 
 /* float32 rbf_matrix in the inner-product form where it can be (see above): 1 when launched
@@ -507,7 +457,7 @@ static int cuda_rbf_matrix_try_dot(gk_cuda_state *s, size_t m, size_t n, size_t 
     *r = gk__cuda_rbf_center(s, m, n, d, x, y, &ctr);
     if (*r != GK_OK)
         return 1;
-    cuda_rbf_matrix_dot_launch(cuda_rbf_quad_chunk(d, x, y), blocks, s->stream, m, n, d, c,
+    cuda_rbf_matrix_dot_launch(s, cuda_rbf_quad_chunk(d, n, x, y, k), blocks, m, n, d, c,
                                (float)bound, (float)kdelta, x, y, ctr, k, vec_store);
     *r = gk__cuda_launched("cuda_rbf_matrix_dot");
     return 1;
@@ -556,8 +506,6 @@ static gk_status cuda_rbf_matrix_run(gk_cuda_state *s, size_t m, size_t n, size_
     if (cuda_rbf_matrix_try_dot(s, m, n, d, gamma, c, x, y, k, grid, vec_store, &r))
         return r;
     cudaStream_t st = s->stream;
-    if (cuda_rbf_matrix_try_quads(st, m, n, d, c, check, grid, x, y, k, vec_store, &r))
-        return r;
     if (d <= GK_RBF_SMALL_BK && check)
         cuda_rbf_matrix<T, GK_RBF_SMALL_BK, true>
             <<<grid, GK_CUDA_THREADS, 0, st>>>(m, n, d, c, x, y, k, vec_store);

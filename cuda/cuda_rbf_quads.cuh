@@ -7,8 +7,9 @@
 #include "cuda_rbf_tile.cuh"
 
 /* Asynchronous 16-byte global-to-shared copy to shared address dst, if on (through L1: a warp's
- * copies take 32-byte pieces of 16 rows, whose other halves the next copies read); bytes = 0 fills the quad with zeros
- * (src must still be mapped). One predicated instruction, no branch around it. */
+ * copies take 32-byte pieces of 16 rows, whose other halves the next copies read); bytes = 0 fills
+ * the quad with zeros (src must still be mapped). One predicated instruction, no branch around it.
+ */
 __device__ __forceinline__ void cuda_cp_async16(unsigned int dst, const float4 *src,
                                                 unsigned int bytes, bool on)
 {
@@ -153,8 +154,7 @@ template <int CQ> struct cuda_rbf_qtile {
             plane<false>(acc, &xs[0][4 * ty], y0);
 #pragma unroll
         for (int q = 1; q < CQ; q++) {
-            const float4 *yq[4] = {y0[0] + q * BN, y0[1] + q * BN, y0[2] + q * BN,
-                                   y0[3] + q * BN};
+            const float4 *yq[4] = {y0[0] + q * BN, y0[1] + q * BN, y0[2] + q * BN, y0[3] + q * BN};
             plane<false>(acc, &xs[q][4 * ty], yq);
         }
     }
