@@ -322,6 +322,8 @@ void gk_test_expect_sentinel(const gk_buffer *b, const char *file, int line)
 long double gk_test_ulp(gk_dtype t, long double v)
 {
     v = fabsl(v);
+    if (!isfinite(v))
+        return v; /* inf or NaN: ilogbl's answer would overflow the exponent arithmetic below */
     if (t == GK_FLOAT32) {
         if (v < FLT_MIN)
             return ldexpl(1.0L, -149);

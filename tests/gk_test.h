@@ -163,7 +163,8 @@ long double gk_test_exp_ref(long double x);
 /* Error bound in ulps of gk_test_exp_ref's own result for dtype t (0 or about 1). */
 double gk_test_exp_ref_ulps(gk_dtype t);
 
-/* The spacing of dtype t at |v| (the ulp of a value of that magnitude; FLT/DBL_TRUE_MIN at 0). */
+/* The spacing of dtype t at |v| (the ulp of a value of that magnitude; FLT/DBL_TRUE_MIN at 0;
+ * |v| itself where v is inf or NaN). */
 long double gk_test_ulp(gk_dtype t, long double v);
 /* Distance in representable values between two finite values of dtype t. */
 uint64_t gk_test_ulp_distance(gk_dtype t, double a, double b);
