@@ -9,7 +9,14 @@
  * send exactly aliased operands to the scalar path. Each body is a single IEEE operation, which
  * is what makes add, sub, mul, div, fill, scale and copy bit-identical to the CUDA backend (div
  * stays a true division: without -ffast-math the compiler never uses a reciprocal estimate). */
-#define GK_CPU_STREAM_LOOP _Pragma("omp parallel for simd num_threads(nt) if(parallel: nt > 1)")
+#define GK_CPU_STREAM_LOOP(stmt)                                                                   \
+    do {                                                                                           \
+        if (nt > 1) {                                                                              \
+            _Pragma("omp parallel for simd num_threads(nt)") for (size_t i = 0; i < n; i++) stmt;  \
+        } else {                                                                                   \
+            _Pragma("omp simd") for (size_t i = 0; i < n; i++) stmt;                               \
+        }                                                                                          \
+    } while (0)
 
 /* exp: chunks of this many elements go to the vector math table, one per task. */
 #define GK_CPU_EXP_CHUNK ((size_t)4096)
@@ -21,31 +28,23 @@
 
 static void cpu_fill_f32(int nt, size_t n, float v, float *x)
 {
-    GK_CPU_STREAM_LOOP
-    for (size_t i = 0; i < n; i++)
-        x[i] = v;
+    GK_CPU_STREAM_LOOP(x[i] = v);
 }
 
 static void cpu_fill_f64(int nt, size_t n, double v, double *x)
 {
-    GK_CPU_STREAM_LOOP
-    for (size_t i = 0; i < n; i++)
-        x[i] = v;
+    GK_CPU_STREAM_LOOP(x[i] = v);
 }
 
 /* add, sub, mul and div: the same loops and dispatch for both dtypes, one operator apart. */
 #define GK_CPU_BINARY(op, OPERATOR)                                                                \
     static void cpu_##op##_f32(int nt, size_t n, const float *x, const float *y, float *z)         \
     {                                                                                              \
-        GK_CPU_STREAM_LOOP                                                                         \
-        for (size_t i = 0; i < n; i++)                                                             \
-            z[i] = x[i] OPERATOR y[i];                                                             \
+        GK_CPU_STREAM_LOOP(z[i] = x[i] OPERATOR y[i]);                                             \
     }                                                                                              \
     static void cpu_##op##_f64(int nt, size_t n, const double *x, const double *y, double *z)      \
     {                                                                                              \
-        GK_CPU_STREAM_LOOP                                                                         \
-        for (size_t i = 0; i < n; i++)                                                             \
-            z[i] = x[i] OPERATOR y[i];                                                             \
+        GK_CPU_STREAM_LOOP(z[i] = x[i] OPERATOR y[i]);                                             \
     }                                                                                              \
     gk_status gk__cpu_##op(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z)  \
     {                                                                                              \
@@ -70,30 +69,22 @@ GK_CPU_BINARY(div, /)
  * the contract's 1 ulp of |alpha x| + |y|. */
 static void cpu_axpy_f32(int nt, size_t n, float a, const float *x, float *y)
 {
-    GK_CPU_STREAM_LOOP
-    for (size_t i = 0; i < n; i++)
-        y[i] = a * x[i] + y[i];
+    GK_CPU_STREAM_LOOP(y[i] = a * x[i] + y[i]);
 }
 
 static void cpu_axpy_f64(int nt, size_t n, double a, const double *x, double *y)
 {
-    GK_CPU_STREAM_LOOP
-    for (size_t i = 0; i < n; i++)
-        y[i] = a * x[i] + y[i];
+    GK_CPU_STREAM_LOOP(y[i] = a * x[i] + y[i]);
 }
 
 static void cpu_scale_f32(int nt, size_t n, float a, float *x)
 {
-    GK_CPU_STREAM_LOOP
-    for (size_t i = 0; i < n; i++)
-        x[i] = a * x[i];
+    GK_CPU_STREAM_LOOP(x[i] = a * x[i]);
 }
 
 static void cpu_scale_f64(int nt, size_t n, double a, double *x)
 {
-    GK_CPU_STREAM_LOOP
-    for (size_t i = 0; i < n; i++)
-        x[i] = a * x[i];
+    GK_CPU_STREAM_LOOP(x[i] = a * x[i]);
 }
 
 /* exp through the vector math table (cpu_vmath.h: SLEEF's, and on AVX-512 our own for float64),
@@ -105,15 +96,16 @@ static void cpu_exp(int nt, size_t n, size_t es, const void *x, void *y)
     const gk_cpu_vmath *vm = gk__cpu_vmath();
     size_t chunks = (n + GK_CPU_EXP_CHUNK - 1) / GK_CPU_EXP_CHUNK;
     int stream = n * es >= GK_CPU_EXP_STREAM_MIN;
-#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
-    for (size_t c = 0; c < chunks; c++) {
-        size_t i0 = c * GK_CPU_EXP_CHUNK,
-               cnt = n - i0 < GK_CPU_EXP_CHUNK ? n - i0 : GK_CPU_EXP_CHUNK;
-        if (es == sizeof(float))
-            vm->exp_f32(cnt, (const float *)x + i0, (float *)y + i0, stream);
-        else
-            vm->exp_f64(cnt, (const double *)x + i0, (double *)y + i0, stream);
-    }
+    GK_CPU_PARALLEL_IF(
+        nt > 1, "omp parallel for num_threads(nt) schedule(static)",
+        for (size_t c = 0; c < chunks; c++) {
+            size_t i0 = c * GK_CPU_EXP_CHUNK,
+                   cnt = n - i0 < GK_CPU_EXP_CHUNK ? n - i0 : GK_CPU_EXP_CHUNK;
+            if (es == sizeof(float))
+                vm->exp_f32(cnt, (const float *)x + i0, (float *)y + i0, stream);
+            else
+                vm->exp_f64(cnt, (const double *)x + i0, (double *)y + i0, stream);
+        });
 }
 
 gk_status gk__cpu_fill(void *st, gk_dtype t, size_t n, double value, void *x)

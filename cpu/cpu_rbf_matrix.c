@@ -25,10 +25,10 @@ static void cpu_rbf_matrix_wide(int threads, const gk_cpu_rbf_kernels *kr, size_
 {
     size_t es = kr->elem_size;
     int nt = gk__cpu_region(threads, m);
-#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(dynamic, 1)
-    for (size_t i = 0; i < m; i++)
-        for (size_t j = 0; j < n; j++)
-            cpu_store(es, k, i * n + j, kr->pair(d, gamma, gz, x + i * d * es, y + j * d * es));
+    GK_CPU_PARALLEL_IF(
+        nt > 1, "omp parallel for num_threads(nt) schedule(dynamic, 1)",
+        for (size_t i = 0; i < m; i++) for (size_t j = 0; j < n; j++)
+            cpu_store(es, k, i * n + j, kr->pair(d, gamma, gz, x + i * d * es, y + j * d * es)););
 }
 
 /* Row tiles are GK_RBF_TILE_ROWS rows, or shorter (down to GK_RBF_MIN_TILE_ROWS) where more
@@ -75,12 +75,11 @@ static gk_status cpu_rbf_matrix(int threads, const gk_cpu_rbf_kernels *kr, size_
     if (bytes / per != (size_t)nt || gk__aligned_alloc(&scratch, 64, bytes) != 0)
         return gk__error(GK_E_OUT_OF_MEMORY,
                          "cannot allocate %zu bytes of scratch (%d threads x %zu)", bytes, nt, per);
-#pragma omp parallel num_threads(nt)
-    {
+    GK_CPU_PARALLEL_IF(nt > 1, "omp parallel num_threads(nt)", {
         char *yt = (char *)scratch + (size_t)omp_get_thread_num() * per;
         size_t packed = SIZE_MAX;
-#pragma omp for schedule(static)
-        for (size_t t = 0; t < tasks; t++) {
+        _Pragma("omp for schedule(static)") for (size_t t = 0; t < tasks; t++)
+        {
             size_t cb = t / row_tiles, i0 = t % row_tiles * rows;
             size_t i1 = m - i0 < rows ? m : i0 + rows;
             size_t j0 = cb * cols, nb = n - j0 < cols ? n - j0 : cols;
@@ -90,7 +89,7 @@ static gk_status cpu_rbf_matrix(int threads, const gk_cpu_rbf_kernels *kr, size_
             kr->rows(d, i1 - i0, nb, cols, gamma, gz, x + i0 * d * es, yt, k + (i0 * n + j0) * es,
                      n);
         }
-    }
+    });
     gk__free(scratch);
     return GK_OK;
 }

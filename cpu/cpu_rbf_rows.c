@@ -60,14 +60,15 @@ gk_status gk__cpu_rbf_rows(void *st, gk_dtype t, size_t n, size_t d, double gamm
     a = gk__cpu_rbf_rows_of(a);
     b = gk__cpu_rbf_rows_of(b);
     size_t blocks = (n + GK_RBF_ROWS_BLOCK - 1) / GK_RBF_ROWS_BLOCK;
-#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
-    for (size_t blk = 0; blk < blocks; blk++) {
-        size_t r0 = blk * GK_RBF_ROWS_BLOCK;
-        size_t r1 = n - r0 < GK_RBF_ROWS_BLOCK ? n : r0 + GK_RBF_ROWS_BLOCK;
-        if (t == GK_FLOAT32)
-            cpu_rbf_rows_f32(r0, r1, d, gamma, gz, a, b, k);
-        else
-            cpu_rbf_rows_f64(r0, r1, d, gamma, gz, a, b, k);
-    }
+    GK_CPU_PARALLEL_IF(
+        nt > 1, "omp parallel for num_threads(nt) schedule(static)",
+        for (size_t blk = 0; blk < blocks; blk++) {
+            size_t r0 = blk * GK_RBF_ROWS_BLOCK;
+            size_t r1 = n - r0 < GK_RBF_ROWS_BLOCK ? n : r0 + GK_RBF_ROWS_BLOCK;
+            if (t == GK_FLOAT32)
+                cpu_rbf_rows_f32(r0, r1, d, gamma, gz, a, b, k);
+            else
+                cpu_rbf_rows_f64(r0, r1, d, gamma, gz, a, b, k);
+        });
     return GK_OK;
 }

@@ -167,11 +167,12 @@ static void cpu_reduce(int nt, cpu_block_fn f, size_t n, const void *x, const vo
     if (chunk < GK_CPU_RED_MIN_CHUNK)
         chunk = GK_CPU_RED_MIN_CHUNK;
     size_t chunks = (n + chunk - 1) / chunk;
-#pragma omp parallel for num_threads(nt) if (nt > 1 && chunks > 1) schedule(static)
-    for (size_t c = 0; c < chunks; c++) {
-        size_t hi = n - c * chunk > chunk ? (c + 1) * chunk : n;
-        cpu_pairwise(f, x, y, c * chunk, hi, part[c]);
-    }
+    GK_CPU_PARALLEL_IF(
+        nt > 1 && chunks > 1, "omp parallel for num_threads(nt) schedule(static)",
+        for (size_t c = 0; c < chunks; c++) {
+            size_t hi = n - c * chunk > chunk ? (c + 1) * chunk : n;
+            cpu_pairwise(f, x, y, c * chunk, hi, part[c]);
+        });
     cpu_combine(part, 0, chunks, acc);
 }
 

@@ -51,14 +51,16 @@ static void cpu_rng_uniform(int nt, size_t n, uint64_t seed, uint64_t offset, vo
         else
             ((double *)x)[i] = gk__philox_uniform_f64(seed, offset + i);
     }
-#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
-    for (size_t c = 0; c < chunks; c++) {
-        size_t i0 = c * GK_RNG_CHUNK, cnt = blocks - i0 < GK_RNG_CHUNK ? blocks - i0 : GK_RNG_CHUNK;
-        if (per == 4)
-            cpu_rng_blocks_f32(seed, b0 + i0, cnt, (float *)x + head + 4 * i0);
-        else
-            cpu_rng_blocks_f64(seed, b0 + i0, cnt, (double *)x + head + 2 * i0);
-    }
+    GK_CPU_PARALLEL_IF(
+        nt > 1, "omp parallel for num_threads(nt) schedule(static)",
+        for (size_t c = 0; c < chunks; c++) {
+            size_t i0 = c * GK_RNG_CHUNK,
+                   cnt = blocks - i0 < GK_RNG_CHUNK ? blocks - i0 : GK_RNG_CHUNK;
+            if (per == 4)
+                cpu_rng_blocks_f32(seed, b0 + i0, cnt, (float *)x + head + 4 * i0);
+            else
+                cpu_rng_blocks_f64(seed, b0 + i0, cnt, (double *)x + head + 2 * i0);
+        });
     for (size_t i = head + blocks * per; i < n; i++) {
         if (per == 4)
             ((float *)x)[i] = gk__philox_uniform_f32(seed, offset + i);
@@ -115,14 +117,16 @@ static void cpu_rng_normal(int nt, size_t n, uint64_t seed, uint64_t offset, dou
     uint64_t b0 = (offset + head) / per;
     cpu_normal_part(vm, seed, offset, mean, stddev, per, 0, head, x);
     cpu_normal_part(vm, seed, offset, mean, stddev, per, head + blocks * per, n, x);
-#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
-    for (size_t c = 0; c < chunks; c++) {
-        size_t i0 = c * GK_RNG_CHUNK, cnt = blocks - i0 < GK_RNG_CHUNK ? blocks - i0 : GK_RNG_CHUNK;
-        if (per == 4)
-            vm->normal_f32(seed, b0 + i0, cnt, mean, stddev, (float *)x + head + 4 * i0);
-        else
-            vm->normal_f64(seed, b0 + i0, cnt, mean, stddev, (double *)x + head + 2 * i0);
-    }
+    GK_CPU_PARALLEL_IF(
+        nt > 1, "omp parallel for num_threads(nt) schedule(static)",
+        for (size_t c = 0; c < chunks; c++) {
+            size_t i0 = c * GK_RNG_CHUNK,
+                   cnt = blocks - i0 < GK_RNG_CHUNK ? blocks - i0 : GK_RNG_CHUNK;
+            if (per == 4)
+                vm->normal_f32(seed, b0 + i0, cnt, mean, stddev, (float *)x + head + 4 * i0);
+            else
+                vm->normal_f64(seed, b0 + i0, cnt, mean, stddev, (double *)x + head + 2 * i0);
+        });
 }
 
 gk_status gk__cpu_rng_uniform(void *st, gk_dtype t, size_t n, uint64_t seed, uint64_t offset,
