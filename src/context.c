@@ -129,6 +129,7 @@ static gk_status create_context(const char *fn, const gk_context_options *o, gk_
     ctx->primary.ops = ops;
     ctx->last_backend = GK_BACKEND_AUTO;
     ctx->flags = o->flags;
+    ctx->log = gk__log_enabled();
     if (ctx->hybrid)
         gk__load_cost_model(ctx);
     gk__log("%s: context %p on %s (%s)", fn, (void *)ctx, ops->name,

@@ -38,6 +38,9 @@ struct gk_context {
     gk_engine secondary;
     gk_cost_model model;
     gk_placement_history history; /* what the model's placements measured */
+    /* GK_LOG as it was when the context was created: each timed AUTO call is printed. Read
+     * once, since getenv walks the environment and placed calls can take half a microsecond. */
+    int log;
     gk_backend last_backend;
     /* A hybrid context's work on host data is complete when its call returns; only work on
      * device memory can be pending, so gk_context_synchronize skips the device while this is 0

@@ -63,8 +63,9 @@ static gk_status stage_out(const gk_call *call)
 
 /* The engine of a hybrid context for a call on host data, placed by the model as corrected by
  * what earlier calls measured; the primary one otherwise (p->predicted_s 0: nothing to learn).
- * Tiny calls, which the CPU wins outright, are placed before any byte is counted: on them AUTO
- * must cost no more than a CPU context (a few of them are timed: gk__place_outright). */
+ * Tiny calls, which the CPU wins outright, are placed before any byte is counted, and so are
+ * calls that repeat a settled placement: on them AUTO must cost no more than a CPU context
+ * (a few of them are timed: gk__place_outright, gk__place_settled). */
 static const gk_engine *choose_engine(gk_context *c, const gk_operand *ops, int n,
                                       const gk_workload *w, gk_placement *p)
 {
@@ -76,15 +77,15 @@ static const gk_engine *choose_engine(gk_context *c, const gk_operand *ops, int 
             return &c->primary;
     if (gk__place_outright(&c->model, &c->history, w, p))
         return &c->secondary;
-    double bytes_in = 0.0, bytes_out = 0.0;
+    size_t in = 0, out = 0;
     for (int i = 0; i < n; i++) {
-        double bytes = (double)operand_bytes(&ops[i]);
-        if (ops[i].role != GK_ROLE_OUT)
-            bytes_in += bytes;
-        if (ops[i].role != GK_ROLE_IN)
-            bytes_out += bytes;
+        size_t bytes = operand_bytes(&ops[i]);
+        in += ops[i].role != GK_ROLE_OUT ? bytes : 0;
+        out += ops[i].role != GK_ROLE_IN ? bytes : 0;
     }
-    *p = gk__place_learned(&c->model, &c->history, w, bytes_in, bytes_out);
+    double bytes_in = (double)in, bytes_out = (double)out;
+    if (!gk__place_settled(&c->history, w, bytes_in, bytes_out, p))
+        *p = gk__place_learned(&c->model, &c->history, w, bytes_in, bytes_out);
     return p->backend == GK_BACKEND_CPU ? &c->secondary : &c->primary;
 }
 
@@ -123,7 +124,9 @@ gk_status gk__call_end(gk_call *call, gk_status st)
     if (p->predicted_s > 0.0) {
         double took = gk__now() - call->start;
         gk__placement_observe(&call->ctx->history, &call->work, *p, took);
-        gk__log("%s: AUTO expected %.3g s on the CPU, %.3g s on the GPU; ran on the %s%s: %.3g s",
+        if (call->ctx->log)
+            gk__log(
+                "%s: AUTO expected %.3g s on the CPU, %.3g s on the GPU; ran on the %s%s: %.3g s",
                 call->fn, p->expected_s[0], p->expected_s[1],
                 p->backend == GK_BACKEND_CPU ? "CPU" : "GPU",
                 p->cold    ? " (retry, cold)"

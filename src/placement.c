@@ -68,6 +68,15 @@ static gk_placement_bucket *bucket_of(gk_placement_history *h, const gk_workload
     return &h->bucket[w->cls][w->f64 != 0][octave_of(w)];
 }
 
+/* What makes two calls of a bucket the same for a settled placement: the bits of their work and
+ * bytes, compared as integers. */
+static void settled_key(const gk_workload *w, double bytes_in, double bytes_out, uint64_t key[3])
+{
+    memcpy(&key[0], &w->work, sizeof key[0]);
+    memcpy(&key[1], &bytes_in, sizeof key[1]);
+    memcpy(&key[2], &bytes_out, sizeof key[2]);
+}
+
 double gk__bucket_ratio(const gk_placement_bucket *b, int i)
 {
     int n = b->count[i];
@@ -149,29 +158,67 @@ int gk__place_outright(const gk_cost_model *m, gk_placement_history *h, const gk
     return 1;
 }
 
-/* Whether the backend the estimates do not prefer is retried now (placement.h's bands). */
-static int explore(const gk_cost_model *m, const gk_workload *w, const gk_placement_bucket *b,
-                   const double expected_s[2], int best)
+/* Calls from this one (0: this one) until the backend the estimates do not prefer is retried
+ * (placement.h's bands), UINT32_MAX when it is not while the estimates stay as they are. */
+static uint32_t to_mult(uint32_t calls, uint32_t period)
+{
+    return calls % period == 0 ? 0 : period - calls % period;
+}
+
+static uint32_t retry_in(const gk_cost_model *m, const gk_workload *w, const gk_placement_bucket *b,
+                         const double expected_s[2], int best)
 {
     int other = !best;
     double ahead = expected_s[other] / expected_s[best];
     if (b->count[other] < 2)
-        return ahead < GK_EXPLORE_NEW_BAND;
+        return ahead < GK_EXPLORE_NEW_BAND ? 0 : UINT32_MAX;
     uint32_t every = (uint32_t)GK_EXPLORE_EVERY << b->backoff,
-             wide = (uint32_t)GK_EXPLORE_WIDE_EVERY << b->backoff;
-    if ((ahead < GK_EXPLORE_BAND && b->calls % every == 0) ||
-        (ahead < GK_EXPLORE_WIDE_BAND && b->calls % wide == 0))
-        return 1;
+             wide = (uint32_t)GK_EXPLORE_WIDE_EVERY << b->backoff, in = UINT32_MAX, k;
+    if (ahead < GK_EXPLORE_BAND && (k = to_mult(b->calls, every)) < in)
+        in = k;
+    if (ahead < GK_EXPLORE_WIDE_BAND && (k = to_mult(b->calls, wide)) < in)
+        in = k;
     /* The model gives the CPU these calls outright, and only its measurements here said no: they
      * may have been unlucky, and nothing else would measure the CPU here again. */
-    return other == 0 && gk__cpu_wins_outright(m, w) && b->calls % GK_RECHECK_EVERY == 0;
+    if (other == 0 && gk__cpu_wins_outright(m, w) && (k = to_mult(b->calls, GK_RECHECK_EVERY)) < in)
+        in = k;
+    return in;
+}
+
+int gk__place_settled(gk_placement_history *h, const gk_workload *w, double bytes_in,
+                      double bytes_out, gk_placement *p)
+{
+    gk_placement_bucket *b = bucket_of(h, w);
+    if (b->settled_left == 0)
+        return 0;
+    uint64_t key[3];
+    settled_key(w, bytes_in, bytes_out, key);
+    if (key[0] != b->settled_key[0] || key[1] != b->settled_key[1] || key[2] != b->settled_key[2])
+        return 0;
+    b->settled_left--;
+    b->calls++;
+    p->backend = b->last_best ? GK_BACKEND_CUDA : GK_BACKEND_CPU;
+    return 1;
+}
+
+/* Settles bucket b on the call w just placed on its estimates' choice, expected to take
+ * expected_s, with the next retry (at least) retry calls away (placement.h's GK_TIMED_COST_S). */
+static void settle(gk_placement_bucket *b, const gk_workload *w, double bytes_in, double bytes_out,
+                   double expected_s, uint32_t retry)
+{
+    double share = GK_TIMED_COST_S / (GK_TIMED_SHARE * expected_s);
+    uint32_t timed_every = !(share < GK_SETTLED_MAX) ? GK_SETTLED_MAX
+                           : share > 1.0             ? (uint32_t)share
+                                                     : 1;
+    b->settled_left = (timed_every < retry ? timed_every : retry) - 1;
+    settled_key(w, bytes_in, bytes_out, b->settled_key);
 }
 
 gk_placement gk__place_learned(const gk_cost_model *m, gk_placement_history *h,
                                const gk_workload *w, double bytes_in, double bytes_out)
 {
     gk_placement p = {GK_BACKEND_CPU, 0.0, 0, 0, {0.0, 0.0}, 0};
-    if (gk__place_outright(m, h, w, &p))
+    if (gk__place_outright(m, h, w, &p) || gk__place_settled(h, w, bytes_in, bytes_out, &p))
         return p;
     gk_placement_bucket *b = bucket_of(h, w);
     /* A bucket that its audits took off the shortcut goes back on it once its CPU measures fast
@@ -187,6 +234,7 @@ gk_placement gk__place_learned(const gk_cost_model *m, gk_placement_history *h,
         p.expected_s[i] = predicted[i] * (ratio > 0.0 ? ratio : 1.0);
     }
     int best = p.expected_s[1] < p.expected_s[0], run = best;
+    uint32_t retry = 0;
     b->calls++;
     if (best != b->last_best) {
         b->backoff = 0;
@@ -200,13 +248,19 @@ gk_placement gk__place_learned(const gk_cost_model *m, gk_placement_history *h,
         b->retry_left--;
         run = b->retry_backend;
         p.retry = 1;
-    } else if (explore(m, w, b, p.expected_s, best)) {
+    } else if ((retry = retry_in(m, w, b, p.expected_s, best)) == 0) {
         b->retry_left = GK_RETRY_CALLS - 1;
         b->judging = 1;
         b->retry_backend = (uint8_t)!best;
         run = !best;
         p.retry = p.cold = 1;
     }
+    /* Only on the bucket's own measurements of the choice: a borrowed or unmeasured estimate is
+     * what timed calls are there to correct. */
+    if (p.retry || b->count[best] < 2)
+        b->settled_left = 0;
+    else
+        settle(b, w, bytes_in, bytes_out, p.expected_s[best], retry);
     p.backend = run ? GK_BACKEND_CUDA : GK_BACKEND_CPU;
     p.predicted_s = predicted[run];
     return p;

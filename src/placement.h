@@ -64,6 +64,10 @@ typedef struct gk_placement_bucket {
     uint8_t backoff;                   /* periodic retries' periods are shifted by this */
     uint8_t judging, last_best;        /* a retry ended and is to be judged; the last choice */
     uint32_t calls;                    /* calls the model placed in this bucket */
+    /* The settled placement (gk__place_settled): calls left that repeat the last choice
+     * untimed, and the work and bytes in and out (their bits) of the call they repeat. */
+    uint32_t settled_left;
+    uint64_t settled_key[3];
 } gk_placement_bucket;
 
 typedef struct gk_placement_history {
@@ -136,8 +140,26 @@ int gk__place_outright(const gk_cost_model *m, gk_placement_history *h, const gk
 /* A bucket that gk__place_outright's measurements took off the shortcut retries the CPU every
  * GK_RECHECK_EVERY-th call whatever its estimate (measured 9x slower: 2.3 % of the calls' time). */
 #define GK_RECHECK_EVERY 1024
+/* A placed call is timed: two clock reads and the bucket's median kept up to date, some 1200
+ * instructions (callgrind), 0.25 us (GK_TIMED_COST_S), as much as a whole add of 1000 floats on
+ * the CPU. So a call that gk__place_learned leaves where the estimates put it (no retry begun
+ * or under way), once its bucket has measured that backend twice, settles the bucket: the next calls of the same work and bytes take the same
+ * backend untimed (gk__place_settled: a bucket, a counter and three integer compares), and only
+ * one in P is placed and timed, P the calls whose expected time GK_TIMED_COST_S is
+ * GK_TIMED_SHARE of (at most GK_SETTLED_MAX): 1 for calls of 25 us and more, 64 below 0.4 us.
+ * A settled stretch ends before the call at which the estimates it was placed on would retry
+ * the other backend, so retries come when they would have come. */
+#define GK_TIMED_COST_S 0.25e-6
+#define GK_TIMED_SHARE 0.01
+#define GK_SETTLED_MAX 64
 gk_placement gk__place_learned(const gk_cost_model *m, gk_placement_history *h,
                                const gk_workload *w, double bytes_in, double bytes_out);
+
+/* A call in a settled bucket (see GK_TIMED_COST_S) of the same work and bytes as the call that
+ * settled it: 1 with p->backend set (untimed, as the caller initialized it), 0 when
+ * gk__place_learned must place it. */
+int gk__place_settled(gk_placement_history *h, const gk_workload *w, double bytes_in,
+                      double bytes_out, gk_placement *p);
 
 /* Records that a call placed as p took seconds. */
 void gk__placement_observe(gk_placement_history *h, const gk_workload *w, gk_placement p,

@@ -624,6 +624,108 @@ static void test_a_backed_off_bucket_follows_a_change(void **state)
     assert_true(on_cpu >= n - 2 * period - GK_RETRY_CALLS * (n / GK_EXPLORE_EVERY));
 }
 
+/* A machine of microsecond calls: a 0.2 us GPU call whose copies run at 10 GB/s, a 0.1 us CPU
+ * call at 1e10 units/s. Work of 2000 units is not the CPU's outright (1000 would be) but takes
+ * 0.3 us there, against 20 us of copies on the GPU. */
+static gk_cost_model quick_machine(void)
+{
+    gk_cost_model m = injected();
+    m.h2d_bytes_per_s = m.d2h_bytes_per_s = 1e10;
+    m.gpu_call_s = 0.2e-6;
+    m.cpu_call_s = 0.1e-6;
+    for (int c = 0; c < GK_WORK_CLASSES; c++)
+        for (int d = 0; d < 2; d++)
+            m.cpu_rate[c][d] = 1e10;
+    return m;
+}
+
+/* Placed on the estimates, measured there twice and no retry due: the bucket settles, and the
+ * same call again takes the same backend untimed, one in GK_SETTLED_MAX timed (its 0.3 us expected over 0.25 us of
+ * timing is GK_SETTLED_MAX at most). Another size in the octave, or the same work with other
+ * bytes, is placed afresh. */
+static void test_settled_calls_are_not_timed(void **state)
+{
+    (void)state;
+    gk_cost_model m = quick_machine();
+    static gk_placement_history h;
+    memset(&h, 0, sizeof h);
+    gk_workload w = {GK_WORK_STREAM, 0, 2000};
+    assert_false(gk__cpu_wins_outright(&m, &w));
+    int timed = 0, n = 20 * GK_SETTLED_MAX;
+    for (int i = 0; i < n; i++) {
+        gk_placement p = gk__place_learned(&m, &h, &w, 1e5, 1e5);
+        assert_int_equal(p.backend, GK_BACKEND_CPU);
+        assert_false(p.retry);
+        /* the first two measure the CPU here, and the third settles the bucket */
+        assert_int_equal(p.predicted_s > 0.0, i < 2 || (i - 2) % GK_SETTLED_MAX == 0);
+        timed += p.predicted_s > 0.0;
+        gk__placement_observe(&h, &w, p, simulated(p, 1.0, 1.0, 1.0));
+    }
+    assert_int_equal(timed, 2 + n / GK_SETTLED_MAX);
+    gk_placement p = gk__place_learned(&m, &h, &w, 1e5, 1e5);
+    assert_true(p.predicted_s == 0.0);
+    gk_workload other = {GK_WORK_STREAM, 0, 2001};
+    assert_true(gk__place_learned(&m, &h, &other, 1e5, 1e5).predicted_s > 0.0);
+    assert_true(gk__place_learned(&m, &h, &w, 1e5, 2e5).predicted_s > 0.0);
+    assert_true(gk__place_learned(&m, &h, &w, 1e5, 2e5).predicted_s == 0.0);
+    /* The dispatcher's shortcut says the same, and counts as a call of the bucket. */
+    uint32_t calls = h.bucket[GK_WORK_STREAM][0][ilogb(2000)].calls;
+    gk_placement q = {GK_BACKEND_CUDA, 0.0, 0, 0, {0, 0}, 0};
+    assert_true(gk__place_settled(&h, &w, 1e5, 2e5, &q));
+    assert_int_equal(q.backend, GK_BACKEND_CPU);
+    assert_int_equal(h.bucket[GK_WORK_STREAM][0][ilogb(2000)].calls, calls + 1);
+    assert_false(gk__place_settled(&h, &w, 1e5, 3e5, &q));
+}
+
+/* Backends of n calls of w, with the GPU `gpu` times its prediction; settled: whether calls may
+ * repeat a settled placement (else each is placed afresh, as before settling). Returns the
+ * calls timed. */
+static int run_close(const gk_cost_model *m, const gk_workload *w, double gpu, int settled, int n,
+                     gk_backend *on, int *cold)
+{
+    static gk_placement_history h;
+    memset(&h, 0, sizeof h);
+    int timed = 0;
+    for (int i = 0; i < n; i++) {
+        if (!settled)
+            h.bucket[w->cls][w->f64][ilogb(w->work)].settled_left = 0;
+        gk_placement p = gk__place_learned(m, &h, w, 1e3, 1e3);
+        on[i] = p.backend;
+        cold[i] = p.cold;
+        timed += p.predicted_s > 0.0;
+        gk__placement_observe(&h, w, p, simulated(p, 1.0, gpu, 1.5));
+    }
+    return timed;
+}
+
+/* Settling changes where no call runs: on sub-microsecond calls with the GPU 1.2x the CPU, then
+ * 0.9x, the retries (within GK_EXPLORE_BAND, every GK_EXPLORE_EVERY calls and backing off) come
+ * at the very calls they come at when every call is placed afresh, and the choice follows the
+ * same way; only fewer calls are timed. */
+static void test_settling_keeps_the_retries(void **state)
+{
+    (void)state;
+    gk_cost_model m = quick_machine();
+    gk_workload w = {GK_WORK_STREAM, 0, 2000};    /* CPU 0.3 us */
+    m.h2d_bytes_per_s = m.d2h_bytes_per_s = 1e11; /* GPU 0.2 us + 0.02 us of copies */
+    enum { n = 6000 };
+    static gk_backend on[2][n];
+    static int cold[2][n];
+    for (int k = 0; k < 2; k++) {
+        double gpu = k == 0 ? 0.3 * 1.2 / 0.22 : 0.3 * 0.9 / 0.22;
+        int fresh = run_close(&m, &w, gpu, 0, n, on[0], cold[0]);
+        int settled = run_close(&m, &w, gpu, 1, n, on[1], cold[1]);
+        assert_memory_equal(on[0], on[1], sizeof on[0]);
+        assert_memory_equal(cold[0], cold[1], sizeof cold[0]);
+        assert_int_equal(fresh, n);
+        assert_true(settled < n / 8);
+        int retries = 0;
+        for (int i = 0; i < n; i++)
+            retries += cold[1][i];
+        assert_true(retries > 2);
+    }
+}
+
 static void test_defaults_are_conservative(void **state)
 {
     (void)state;
@@ -658,6 +760,8 @@ int main(void)
         cmocka_unit_test(test_a_stale_slow_estimate_is_retried),
         cmocka_unit_test(test_confirmed_retries_back_off),
         cmocka_unit_test(test_a_backed_off_bucket_follows_a_change),
+        cmocka_unit_test(test_settled_calls_are_not_timed),
+        cmocka_unit_test(test_settling_keeps_the_retries),
         cmocka_unit_test(test_save_then_load_round_trips),
         cmocka_unit_test(test_malformed_file_is_refused),
         cmocka_unit_test(test_special_files_are_refused),
