@@ -145,6 +145,7 @@ int main(int argc, char **argv)
         GKX_CHECK(gk_context_calibrate(ctx[AUTO], 0));
     printf("# cpu, cpu2: %s; auto: %s; median of %d batches of >= 2 ms each\n",
            gk_context_device_name(ctx[CPU]), gk_context_device_name(ctx[AUTO]), reps);
+    fflush(stdout);
     for (int i = first; i < argc; i++) {
         bench_case c;
         if (!parse_case(argv[i], &c)) {

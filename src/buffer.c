@@ -8,18 +8,6 @@
 #include "check.h"
 #include "core.h"
 
-size_t gk__dtype_size(gk_dtype t)
-{
-    return t == GK_FLOAT64 ? 8 : 4;
-}
-
-void *gk__buffer_data(const gk_buffer *b)
-{
-    if (b->storage->ptr == NULL)
-        return NULL;
-    return (char *)b->storage->ptr + b->offset * gk__dtype_size(b->dtype);
-}
-
 static void storage_release(gk_storage *s)
 {
     if (atomic_fetch_sub(&s->refs, 1) != 1)
