@@ -45,38 +45,6 @@ double gk__predict_gpu(const gk_cost_model *m, const gk_workload *w, double byte
            w->work / m->gpu_rate[w->cls][w->f64];
 }
 
-int gk__cpu_wins_outright(const gk_cost_model *m, const gk_workload *w)
-{
-    /* cpu_call_s + work / rate < gpu_call_s, multiplied through by the (positive) rate. */
-    return w->work < (m->gpu_call_s - m->cpu_call_s) * m->cpu_rate[w->cls][w->f64];
-}
-
-/* ilogb(work) for work >= 1 (0 below), from the double's exponent bits: gk__place_outright
- * runs on calls of 150 ns, where a libm call is a few per cent. */
-static int octave_of(const gk_workload *w)
-{
-    if (!(w->work >= 1.0))
-        return 0;
-    uint64_t bits;
-    memcpy(&bits, &w->work, sizeof bits);
-    int octave = (int)(bits >> 52 & 0x7ff) - 1023;
-    return octave < GK_WORK_OCTAVES ? octave : GK_WORK_OCTAVES - 1;
-}
-
-static gk_placement_bucket *bucket_of(gk_placement_history *h, const gk_workload *w)
-{
-    return &h->bucket[w->cls][w->f64 != 0][octave_of(w)];
-}
-
-/* What makes two calls of a bucket the same for a settled placement: the bits of their work and
- * bytes, compared as integers. */
-static void settled_key(const gk_workload *w, double bytes_in, double bytes_out, uint64_t key[3])
-{
-    memcpy(&key[0], &w->work, sizeof key[0]);
-    memcpy(&key[1], &bytes_in, sizeof key[1]);
-    memcpy(&key[2], &bytes_out, sizeof key[2]);
-}
-
 double gk__bucket_ratio(const gk_placement_bucket *b, int i)
 {
     int n = b->count[i];
@@ -111,7 +79,7 @@ static void remember(gk_placement_bucket *b, int i, double r)
 static double ratio_of(const gk_placement_history *h, const gk_workload *w, int i)
 {
     const gk_placement_bucket *row = h->bucket[w->cls][w->f64 != 0];
-    int o = octave_of(w);
+    int o = gk__work_octave(w);
     for (int dist = 0; dist <= GK_PRIOR_OCTAVES; dist++)
         for (int side = -1; side <= 1; side += 2) {
             int at = o + side * dist;
@@ -135,20 +103,11 @@ static int cpu_measured_slow(const gk_cost_model *m, const gk_workload *w,
            !(w->work * r < (2.0 * m->gpu_call_s - m->cpu_call_s * r) * rate);
 }
 
-int gk__place_outright(const gk_cost_model *m, gk_placement_history *h, const gk_workload *w,
-                       gk_placement *p)
+int gk__place_audit(const gk_cost_model *m, gk_placement_history *h, const gk_workload *w,
+                    gk_placement *p)
 {
-    if (!gk__cpu_wins_outright(m, w))
-        return 0;
-    int o = octave_of(w);
-    uint64_t *off = &h->off[w->cls][w->f64 != 0];
-    if (*off >> o & 1)
-        return 0;
-    uint32_t k = h->outright++ % GK_AUDIT_EVERY;
-    if (k - GK_AUDIT_AT >= GK_AUDIT_CALLS)
-        return 1;
-    if (cpu_measured_slow(m, w, bucket_of(h, w))) {
-        *off |= (uint64_t)1 << o;
+    if (cpu_measured_slow(m, w, gk__bucket_of(h, w))) {
+        h->off[w->cls][w->f64 != 0] |= (uint64_t)1 << gk__work_octave(w);
         return 0;
     }
     p->backend = GK_BACKEND_CPU;
@@ -185,22 +144,6 @@ static uint32_t retry_in(const gk_cost_model *m, const gk_workload *w, const gk_
     return in;
 }
 
-int gk__place_settled(gk_placement_history *h, const gk_workload *w, double bytes_in,
-                      double bytes_out, gk_placement *p)
-{
-    gk_placement_bucket *b = bucket_of(h, w);
-    if (b->settled_left == 0)
-        return 0;
-    uint64_t key[3];
-    settled_key(w, bytes_in, bytes_out, key);
-    if (key[0] != b->settled_key[0] || key[1] != b->settled_key[1] || key[2] != b->settled_key[2])
-        return 0;
-    b->settled_left--;
-    b->calls++;
-    p->backend = b->last_best ? GK_BACKEND_CUDA : GK_BACKEND_CPU;
-    return 1;
-}
-
 /* Settles bucket b on the call w just placed on its estimates' choice, expected to take
  * expected_s, with the next retry (at least) retry calls away (placement.h's GK_TIMED_COST_S). */
 static void settle(gk_placement_bucket *b, const gk_workload *w, double bytes_in, double bytes_out,
@@ -211,7 +154,7 @@ static void settle(gk_placement_bucket *b, const gk_workload *w, double bytes_in
                            : share > 1.0             ? (uint32_t)share
                                                      : 1;
     b->settled_left = (timed_every < retry ? timed_every : retry) - 1;
-    settled_key(w, bytes_in, bytes_out, b->settled_key);
+    gk__settled_key(w, bytes_in, bytes_out, b->settled_key);
 }
 
 gk_placement gk__place_learned(const gk_cost_model *m, gk_placement_history *h,
@@ -220,11 +163,11 @@ gk_placement gk__place_learned(const gk_cost_model *m, gk_placement_history *h,
     gk_placement p = {GK_BACKEND_CPU, 0.0, 0, 0, {0.0, 0.0}, 0};
     if (gk__place_outright(m, h, w, &p) || gk__place_settled(h, w, bytes_in, bytes_out, &p))
         return p;
-    gk_placement_bucket *b = bucket_of(h, w);
+    gk_placement_bucket *b = gk__bucket_of(h, w);
     /* A bucket that its audits took off the shortcut goes back on it once its CPU measures fast
      * again (the retries below every GK_RECHECK_EVERY calls). */
     if (gk__cpu_wins_outright(m, w) && !cpu_measured_slow(m, w, b)) {
-        h->off[w->cls][w->f64 != 0] &= ~((uint64_t)1 << octave_of(w));
+        h->off[w->cls][w->f64 != 0] &= ~((uint64_t)1 << gk__work_octave(w));
         if (gk__place_outright(m, h, w, &p))
             return p;
     }
@@ -272,7 +215,10 @@ void gk__placement_observe(gk_placement_history *h, const gk_workload *w, gk_pla
     if (!(p.predicted_s > 0.0) || !(seconds >= 0.0) || p.cold)
         return;
     double r = seconds / p.predicted_s;
-    remember(bucket_of(h, w), p.backend == GK_BACKEND_CUDA, r < 1e-3 ? 1e-3 : r > 1e3 ? 1e3 : r);
+    remember(gk__bucket_of(h, w), p.backend == GK_BACKEND_CUDA,
+             r < 1e-3  ? 1e-3
+             : r > 1e3 ? 1e3
+                       : r);
 }
 
 int gk__cost_model_save(const gk_cost_model *m, const char *path)

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "gpukern.h"
 
@@ -45,7 +46,11 @@ double gk__predict_gpu(const gk_cost_model *m, const gk_workload *w, double byte
 /* 1 when the CPU finishes w before the GPU's fixed call cost alone has passed, so the CPU wins
  * whatever the call moves: a multiply and a compare, no division, which keeps AUTO's decision
  * on sub-microsecond calls cheaper than the call. */
-int gk__cpu_wins_outright(const gk_cost_model *m, const gk_workload *w);
+static inline int gk__cpu_wins_outright(const gk_cost_model *m, const gk_workload *w)
+{
+    /* cpu_call_s + work / rate < gpu_call_s, multiplied through by the (positive) rate. */
+    return w->work < (m->gpu_call_s - m->cpu_call_s) * m->cpu_rate[w->cls][w->f64];
+}
 
 /* What an AUTO context has measured, by class of work, dtype and octave of work (the binary
  * exponent of w->work): per backend, the latest ratios of a call's measured to predicted
@@ -75,6 +80,23 @@ typedef struct gk_placement_history {
     uint64_t off[GK_WORK_CLASSES][2]; /* bit o: octave o's CPU measured too slow to be outright */
     uint32_t outright;                /* calls placed outright on the CPU */
 } gk_placement_history;
+
+/* ilogb(work) for work >= 1 (0 below), from the double's exponent bits: the placement of a
+ * call of 150 ns must cost a few, and a libm call is more. */
+static inline int gk__work_octave(const gk_workload *w)
+{
+    if (!(w->work >= 1.0))
+        return 0;
+    uint64_t bits;
+    memcpy(&bits, &w->work, sizeof bits);
+    int octave = (int)(bits >> 52 & 0x7ff) - 1023;
+    return octave < GK_WORK_OCTAVES ? octave : GK_WORK_OCTAVES - 1;
+}
+
+static inline gk_placement_bucket *gk__bucket_of(gk_placement_history *h, const gk_workload *w)
+{
+    return &h->bucket[w->cls][w->f64 != 0][gk__work_octave(w)];
+}
 
 /* The median (of an even count, the lower middle) of a bucket's ratios for backend i (0: CPU,
  * 1: GPU); 0 when none was measured. */
@@ -109,8 +131,19 @@ typedef struct gk_placement {
 #define GK_AUDIT_EVERY 256
 #define GK_AUDIT_AT 128
 #define GK_AUDIT_CALLS 3
-int gk__place_outright(const gk_cost_model *m, gk_placement_history *h, const gk_workload *w,
-                       gk_placement *p);
+/* The audit's part of gk__place_outright, out of line: 1 with *p set for the timed call, 0 (the
+ * bucket taken off the shortcut) where its CPU measured slow. */
+int gk__place_audit(const gk_cost_model *m, gk_placement_history *h, const gk_workload *w,
+                    gk_placement *p);
+
+static inline int gk__place_outright(const gk_cost_model *m, gk_placement_history *h,
+                                     const gk_workload *w, gk_placement *p)
+{
+    if (!gk__cpu_wins_outright(m, w) || h->off[w->cls][w->f64 != 0] >> gk__work_octave(w) & 1)
+        return 0;
+    uint32_t k = h->outright++ % GK_AUDIT_EVERY;
+    return k - GK_AUDIT_AT >= GK_AUDIT_CALLS || gk__place_audit(m, h, w, p);
+}
 
 /* Where a call on host data runs: outright on the CPU (gk__place_outright), or the backend
  * whose measured-corrected prediction is lower (a bucket not measured yet takes a nearby
@@ -143,23 +176,45 @@ int gk__place_outright(const gk_cost_model *m, gk_placement_history *h, const gk
 /* A placed call is timed: two clock reads and the bucket's median kept up to date, some 1200
  * instructions (callgrind), 0.25 us (GK_TIMED_COST_S), as much as a whole add of 1000 floats on
  * the CPU. So a call that gk__place_learned leaves where the estimates put it (no retry begun
- * or under way), once its bucket has measured that backend twice, settles the bucket: the next calls of the same work and bytes take the same
- * backend untimed (gk__place_settled: a bucket, a counter and three integer compares), and only
- * one in P is placed and timed, P the calls whose expected time GK_TIMED_COST_S is
- * GK_TIMED_SHARE of (at most GK_SETTLED_MAX): 1 for calls of 25 us and more, 64 below 0.4 us.
- * A settled stretch ends before the call at which the estimates it was placed on would retry
- * the other backend, so retries come when they would have come. */
+ * or under way), once its bucket has measured that backend twice, settles the bucket: the next
+ * calls of the same work and bytes take the same backend untimed (gk__place_settled: a bucket, a
+ * counter and three integer compares), and only one in P is placed and timed, P the calls whose
+ * expected time GK_TIMED_COST_S is GK_TIMED_SHARE of (at most GK_SETTLED_MAX): 1 for calls of 25 us
+ * and more, 64 below 0.4 us. A settled stretch ends before the call at which the estimates it was
+ * placed on would retry the other backend, so retries come when they would have come. */
 #define GK_TIMED_COST_S 0.25e-6
 #define GK_TIMED_SHARE 0.01
 #define GK_SETTLED_MAX 64
 gk_placement gk__place_learned(const gk_cost_model *m, gk_placement_history *h,
                                const gk_workload *w, double bytes_in, double bytes_out);
 
+/* What makes two calls of a bucket the same for a settled placement: the bits of their work and
+ * bytes, compared as integers. */
+static inline void gk__settled_key(const gk_workload *w, double bytes_in, double bytes_out,
+                                   uint64_t key[3])
+{
+    memcpy(&key[0], &w->work, sizeof key[0]);
+    memcpy(&key[1], &bytes_in, sizeof key[1]);
+    memcpy(&key[2], &bytes_out, sizeof key[2]);
+}
+
 /* A call in a settled bucket (see GK_TIMED_COST_S) of the same work and bytes as the call that
  * settled it: 1 with p->backend set (untimed, as the caller initialized it), 0 when
  * gk__place_learned must place it. */
-int gk__place_settled(gk_placement_history *h, const gk_workload *w, double bytes_in,
-                      double bytes_out, gk_placement *p);
+static inline int gk__place_settled(gk_placement_history *h, const gk_workload *w, double bytes_in,
+                                    double bytes_out, gk_placement *p)
+{
+    gk_placement_bucket *b = gk__bucket_of(h, w);
+    uint64_t key[3];
+    gk__settled_key(w, bytes_in, bytes_out, key);
+    if (b->settled_left == 0 || key[0] != b->settled_key[0] || key[1] != b->settled_key[1] ||
+        key[2] != b->settled_key[2])
+        return 0;
+    b->settled_left--;
+    b->calls++;
+    p->backend = b->last_best ? GK_BACKEND_CUDA : GK_BACKEND_CPU;
+    return 1;
+}
 
 /* Records that a call placed as p took seconds. */
 void gk__placement_observe(gk_placement_history *h, const gk_workload *w, gk_placement p,
