@@ -117,9 +117,10 @@ typedef struct gk_placement {
  * than a CPU context does (a bit test and a counter), except GK_AUDIT_CALLS in a row of every
  * GK_AUDIT_EVERY of the context's, from the GK_AUDIT_AT-th on (a size's first calls run cold),
  * which are timed against the CPU's prediction like any placed call. Rarely: a timed call
- * costs two clock reads and the log's getenv, some 0.4 us, on calls of 0.15 us (3 in 64, with
- * a bucket looked up on every call, put the H200 host's tiny calls 25-55 ns over a CPU
- * context's). So a model wrong for the CPU at some size is seen (a slow team there: rbf_matrix
+ * costs two clock reads and the bucket's median (GK_TIMED_COST_S), on calls of 0.15 us (3 in
+ * 64, with a bucket looked up on every call and GK_LOG's getenv on every timed one, put the H200
+ * host's tiny calls 25-55 ns over a CPU context's). So a model wrong for the CPU at some size is
+ * seen (a slow team there: rbf_matrix
  * 316^2 x 20 took 0.6 ms on the H200 host's CPU at 5da9071, placed outright against a 0.07 ms
  * GPU): once the median of a bucket's last GK_RATIO_WINDOW CPU measurements puts the CPU's time
  * at twice the GPU's fixed call cost or above, the shortcut is off for that bucket (a bit in
