@@ -140,7 +140,8 @@ int gk__place_audit(const gk_cost_model *m, gk_placement_history *h, const gk_wo
 static inline int gk__place_outright(const gk_cost_model *m, gk_placement_history *h,
                                      const gk_workload *w, gk_placement *p)
 {
-    if (!gk__cpu_wins_outright(m, w) || h->off[w->cls][w->f64 != 0] >> gk__work_octave(w) & 1)
+    uint64_t off = h->off[w->cls][w->f64 != 0]; /* almost always 0: no octave to work out */
+    if (!gk__cpu_wins_outright(m, w) || (off != 0 && off >> gk__work_octave(w) & 1))
         return 0;
     uint32_t k = h->outright++ % GK_AUDIT_EVERY;
     return k - GK_AUDIT_AT >= GK_AUDIT_CALLS || gk__place_audit(m, h, w, p);
