@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* auto_percall.c - what an AUTO context's call costs over a CPU context's, per op and size. */
 /*
- *     auto_percall [--reps N] [--no-calibrate] op:size ...   (op: add, rbf_rows, rbf_matrix,
- *                                                              gemm, rng_uniform; float32)
+ *     auto_percall [--reps N] [--no-calibrate] [--cuda] op:size ...   (op: add, rbf_rows,
+ *                                                        rbf_matrix, gemm, rng_uniform; float32)
  *
  * Sizes as gkbench --sweep names them (add and rng n elements, rbf_rows n*d with d = 20,
  * rbf_matrix n*n with d = 20, gemm n). Two CPU contexts and an AUTO one on the same host arrays
  * (AUTO calibrated first, unless --no-calibrate: then GK_CALIBRATION or its cache decides),
  * timed in batches of at least 2 ms (a shorter one sizes the next) interleaved in every order,
- * each after a few untimed calls, as the sweep times them. Prints the median per call of each,
+ * each after a few untimed calls, as the sweep times them; with --cuda a CUDA context's batches
+ * too, between them as in the sweep (its time is not reported). Prints the median per call of each,
  * AUTO's excess over the first CPU context in nanoseconds and as a ratio, the second CPU
  * context's ratio (what two identical contexts differ by here: the noise floor), and where
  * AUTO's timed calls ran. Where every AUTO call runs on the CPU, the excess is AUTO's own cost.
@@ -21,7 +22,7 @@
 #include "cases.h"
 #include "common.h"
 
-enum { CPU, CPU2, AUTO, NCTX };
+enum { CPU, CPU2, AUTO, CUDA, NCTX };
 #define MAX_REPS 63
 #define MIN_BATCH_S 2e-3
 
@@ -70,7 +71,7 @@ static double batch(gk_context *ctx, const bench_case *c, gk_buffer *const *b, i
     return (gkx_now() - t0) / calls;
 }
 
-static void run(gk_context *const *ctx, const bench_case *c, int reps)
+static void run(gk_context *const *ctx, int nctx, const bench_case *c, int reps)
 {
     size_t counts[BENCH_MAX_OPERANDS];
     int nbuf = bench_case_operands(c, counts);
@@ -78,13 +79,13 @@ static void run(gk_context *const *ctx, const bench_case *c, int reps)
     gk_buffer *b[NCTX][BENCH_MAX_OPERANDS];
     for (int j = 0; j < nbuf; j++) {
         host[j] = gkx_malloc(counts[j] * sizeof(float));
-        for (int k = 0; k < NCTX; k++)
+        for (int k = 0; k < nctx; k++)
             GKX_CHECK(gk_buffer_wrap_host(ctx[k], GK_FLOAT32, counts[j], host[j], &b[k][j]));
         GKX_CHECK(gk_rng_uniform(ctx[CPU], 1000 + (uint64_t)j, 0, b[CPU][j]));
     }
     uint64_t iter = 0;
     int calls[NCTX], on[3] = {0};
-    for (int k = 0; k < NCTX; k++) {
+    for (int k = 0; k < nctx; k++) {
         double est = batch(ctx[k], c, b[k], 1, &iter, NULL);
         for (int i = 0; i < 3; i++) {
             double t = batch(ctx[k], c, b[k], 1, &iter, NULL);
@@ -92,19 +93,35 @@ static void run(gk_context *const *ctx, const bench_case *c, int reps)
         }
         calls[k] = (int)(MIN_BATCH_S / (est > 1e-9 ? est : 1e-9)) + 1;
     }
-    static const int orders[6][NCTX] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
-                                        {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+    /* Every order of the contexts in turn (Heap's permutations), so each follows each other
+     * one equally often over a full cycle. */
+    int orders[24][NCTX], norders = 0, perm[NCTX] = {0}, cnt[NCTX] = {0};
+    for (int k = 0; k < nctx; k++)
+        perm[k] = k;
+    memcpy(orders[norders++], perm, sizeof perm);
+    for (int i = 1; i < nctx;) {
+        if (cnt[i] < i) {
+            int j = i % 2 ? cnt[i] : 0, tmp = perm[j];
+            perm[j] = perm[i];
+            perm[i] = tmp;
+            memcpy(orders[norders++], perm, sizeof perm);
+            cnt[i]++;
+            i = 1;
+        } else {
+            cnt[i++] = 0;
+        }
+    }
     double v[NCTX][MAX_REPS];
     for (int r = 0; r < reps; r++)
-        for (int j = 0; j < NCTX; j++) {
-            int k = orders[r % 6][j];
+        for (int j = 0; j < nctx; j++) {
+            int k = orders[r % norders][j];
             batch(ctx[k], c, b[k], calls[k] / 8 + 1, &iter, NULL);
             v[k][r] = batch(ctx[k], c, b[k], calls[k], &iter, k == AUTO ? on : NULL);
             if (calls[k] * v[k][r] < MIN_BATCH_S)
                 calls[k] = (int)(MIN_BATCH_S / (v[k][r] > 1e-9 ? v[k][r] : 1e-9)) + 1;
         }
     double t[NCTX];
-    for (int k = 0; k < NCTX; k++)
+    for (int k = 0; k < nctx; k++)
         t[k] = gkx_median(v[k], reps);
     char size[64];
     bench_case_size(c, size, sizeof size);
@@ -114,7 +131,7 @@ static void run(gk_context *const *ctx, const bench_case *c, int reps)
            (t[AUTO] - t[CPU]) * 1e9, t[AUTO] / t[CPU], t[CPU2] / t[CPU], on[GK_BACKEND_CPU],
            on[GK_BACKEND_CUDA]);
     fflush(stdout);
-    for (int k = 0; k < NCTX; k++)
+    for (int k = 0; k < nctx; k++)
         for (int j = 0; j < nbuf; j++)
             gk_buffer_destroy(b[k][j]);
     for (int j = 0; j < nbuf; j++)
@@ -123,17 +140,19 @@ static void run(gk_context *const *ctx, const bench_case *c, int reps)
 
 int main(int argc, char **argv)
 {
-    int reps = 31, calibrate = 1, first = 1;
+    int reps = 31, calibrate = 1, nctx = CUDA, first = 1;
     for (; first < argc && strncmp(argv[first], "--", 2) == 0; first++) {
         if (strcmp(argv[first], "--reps") == 0 && first + 1 < argc)
             reps = atoi(argv[++first]);
         else if (strcmp(argv[first], "--no-calibrate") == 0)
             calibrate = 0;
+        else if (strcmp(argv[first], "--cuda") == 0)
+            nctx = NCTX;
         else
             break;
     }
     if (first >= argc || reps < 1 || reps > MAX_REPS) {
-        fprintf(stderr, "usage: %s [--reps 1..%d] [--no-calibrate] op:size ...\n", argv[0],
+        fprintf(stderr, "usage: %s [--reps 1..%d] [--no-calibrate] [--cuda] op:size ...\n", argv[0],
                 MAX_REPS);
         return EXIT_FAILURE;
     }
@@ -141,6 +160,8 @@ int main(int argc, char **argv)
     GKX_CHECK(gkx_open(GK_BACKEND_CPU, 0, 0, &ctx[CPU]));
     GKX_CHECK(gkx_open(GK_BACKEND_CPU, 0, 0, &ctx[CPU2]));
     GKX_CHECK(gkx_open(GK_BACKEND_AUTO, 0, 0, &ctx[AUTO]));
+    if (nctx == NCTX)
+        GKX_CHECK(gkx_open(GK_BACKEND_CUDA, 0, 0, &ctx[CUDA]));
     if (calibrate)
         GKX_CHECK(gk_context_calibrate(ctx[AUTO], 0));
     printf("# cpu, cpu2: %s; auto: %s; median of %d batches of >= 2 ms each\n",
@@ -153,9 +174,9 @@ int main(int argc, char **argv)
                     argv[i]);
             return EXIT_FAILURE;
         }
-        run(ctx, &c, reps);
+        run(ctx, nctx, &c, reps);
     }
-    for (int k = 0; k < NCTX; k++)
+    for (int k = 0; k < nctx; k++)
         gk_context_destroy(ctx[k]);
     return EXIT_SUCCESS;
 }
