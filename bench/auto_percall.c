@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* auto_percall.c - what an AUTO context's call costs over a CPU context's, per op and size. */
 /*
- *     auto_percall [--reps N] [--no-calibrate] [--cuda] op:size ...   (op: add, rbf_rows,
+ *     auto_percall [--reps N] [--no-calibrate] [--cuda] [--each] op:size ...   (op: add, rbf_rows,
  *                                                        rbf_matrix, gemm, rng_uniform; float32)
  *
  * Sizes as gkbench --sweep names them (add and rng n elements, rbf_rows n*d with d = 20,
@@ -9,7 +9,8 @@
  * (AUTO calibrated first, unless --no-calibrate: then GK_CALIBRATION or its cache decides),
  * timed in batches of at least 2 ms (a shorter one sizes the next) interleaved in every order,
  * each after a few untimed calls, as the sweep times them; with --cuda a CUDA context's batches
- * too, between them as in the sweep (its time is not reported). Prints the median per call of each,
+ * too, between them as in the sweep (its time is not reported); with --each every timed batch
+ * also, after the context whose batch came before it. Prints the median per call of each,
  * AUTO's excess over the first CPU context in nanoseconds and as a ratio, the second CPU
  * context's ratio (what two identical contexts differ by here: the noise floor), and where
  * AUTO's timed calls ran. Where every AUTO call runs on the CPU, the excess is AUTO's own cost.
@@ -71,7 +72,7 @@ static double batch(gk_context *ctx, const bench_case *c, gk_buffer *const *b, i
     return (gkx_now() - t0) / calls;
 }
 
-static void run(gk_context *const *ctx, int nctx, const bench_case *c, int reps)
+static void run(gk_context *const *ctx, int nctx, const bench_case *c, int reps, int each)
 {
     size_t counts[BENCH_MAX_OPERANDS];
     int nbuf = bench_case_operands(c, counts);
@@ -111,12 +112,18 @@ static void run(gk_context *const *ctx, int nctx, const bench_case *c, int reps)
             cnt[i++] = 0;
         }
     }
+    static const char *const names[NCTX] = {"cpu", "cpu2", "auto", "cuda"};
     double v[NCTX][MAX_REPS];
+    int prev = AUTO; /* the last to warm up */
     for (int r = 0; r < reps; r++)
         for (int j = 0; j < nctx; j++) {
             int k = orders[r % norders][j];
             batch(ctx[k], c, b[k], calls[k] / 8 + 1, &iter, NULL);
             v[k][r] = batch(ctx[k], c, b[k], calls[k], &iter, k == AUTO ? on : NULL);
+            if (each)
+                printf("  rep %2d %-4s after %-4s %d calls %10.4g us a call\n", r, names[k],
+                       names[prev], calls[k], v[k][r] * 1e6);
+            prev = k;
             if (calls[k] * v[k][r] < MIN_BATCH_S)
                 calls[k] = (int)(MIN_BATCH_S / (v[k][r] > 1e-9 ? v[k][r] : 1e-9)) + 1;
         }
@@ -140,7 +147,7 @@ static void run(gk_context *const *ctx, int nctx, const bench_case *c, int reps)
 
 int main(int argc, char **argv)
 {
-    int reps = 31, calibrate = 1, nctx = CUDA, first = 1;
+    int reps = 31, calibrate = 1, nctx = CUDA, each = 0, first = 1;
     for (; first < argc && strncmp(argv[first], "--", 2) == 0; first++) {
         if (strcmp(argv[first], "--reps") == 0 && first + 1 < argc)
             reps = atoi(argv[++first]);
@@ -148,12 +155,14 @@ int main(int argc, char **argv)
             calibrate = 0;
         else if (strcmp(argv[first], "--cuda") == 0)
             nctx = NCTX;
+        else if (strcmp(argv[first], "--each") == 0)
+            each = 1;
         else
             break;
     }
     if (first >= argc || reps < 1 || reps > MAX_REPS) {
-        fprintf(stderr, "usage: %s [--reps 1..%d] [--no-calibrate] [--cuda] op:size ...\n", argv[0],
-                MAX_REPS);
+        fprintf(stderr, "usage: %s [--reps 1..%d] [--no-calibrate] [--cuda] [--each] op:size ...\n",
+                argv[0], MAX_REPS);
         return EXIT_FAILURE;
     }
     gk_context *ctx[NCTX];
@@ -174,7 +183,7 @@ int main(int argc, char **argv)
                     argv[i]);
             return EXIT_FAILURE;
         }
-        run(ctx, nctx, &c, reps);
+        run(ctx, nctx, &c, reps, each);
     }
     for (int k = 0; k < nctx; k++)
         gk_context_destroy(ctx[k]);
