@@ -7,6 +7,7 @@
 #include <cfloat>
 
 #include "cuda_rbf_matvec_small.cuh"
+#include "exp2_poly.h"
 
 /* The form. A block centers its rows and each chunk of y on c, the midrange of its own rows
  * (x~ = x - c, y~ = y - c). With k = gamma log2(e), a_i = -k ||x~_i||^2, b_j = -k ||y~_j||^2,
@@ -15,7 +16,7 @@
  * so a pair costs d FMAs (b_j their addend) and one exp2, and 2^(a_i) multiplies a row's sum
  * over a group of points once. The differences form takes 2d + 1 instructions before its
  * exp2; the exp2s (16 per clock per SM on the special-function unit) become the limit, so one
- * row in R takes its exp2 on the FMA pipe instead (cuda_exp2_poly), which balances the two.
+ * row in R takes its exp2 on the FMA pipe instead (gk_exp2_poly), which balances the two.
  *
  * The bound (first order in u = 2^-24; nx = ||x~||^2, ny = ||y~||^2, as computed, N = nx + ny):
  *   - centering: x~, y~ are the rounded differences, i.e. exact for points moved by at most
@@ -28,10 +29,11 @@
  * In all (3d + 8) u k N in the exponent, a relative error of ln 2 times that, (3d + 8) u gamma N,
  * in the kernel value. A chunk of y takes the form only where that is at most
  * GK_MATVEC_FACT_MAX_ERROR for the block's largest nx and the chunk's largest ny; then the two
- * exp2s and the products add ~1e-6 and the float sum over a group of 32 terms 32 u: within the
- * 1e-5 * sum |w| contract with room to spare. The chunk must also keep the exponents in range:
- * b_j + x'.y~ lies in [-k (||x~|| + ||y~||)^2, k nx] (a_i + that is <= 0), so 2 k N <= 100 keeps
- * every 2^(.) a normal float without clamping (as the polynomial exp2 needs), and the group sum
+ * exp2s (the polynomial within 2.2e-7 relative, src/exp2_poly.h) and the products add ~1e-6
+ * and the float sum over a group of 32 terms 32 u: within the 1e-5 * sum |w| contract with room
+ * to spare. The chunk must also keep the exponents in range: b_j + x'.y~ lies in
+ * [-k (||x~|| + ||y~||)^2, k nx] (a_i + that is <= 0), so 2 k N <= 100 keeps every 2^(.) a normal
+ * float without clamping (the polynomial exp2 holds for |t| <= 125), and the group sum
  * of up to 32 terms |w_j| 2^(k nx) must stay below 2^126. Non-finite data or weights fail the
  * bound (their norms or maxima are inf or NaN), as do gamma <= 0 or infinite (the launch never
  * asks for the form then): those chunks take differences of the raw rows, exactly as
@@ -43,25 +45,6 @@
  * says, and the form's error (below 5e-6 relative) cannot hide one. Only near-identical pairs
  * reach it (gamma ||x - y||^2 below about 1e-5). */
 #define GK_MATVEC_FACT_REDO 0.99999f
-
-/* 2^t on the FMA pipe for -126 < t < 126: t = j + f with j = round(t), |f| <= 1/2, 2^f by a
- * degree-5 polynomial (relative error 2.1e-7 including its float evaluation, measured on a
- * grid of 2e4 points of [-1/2, 1/2]), 2^j added into the exponent bits. The magic constant
- * 1.5 * 2^23 rounds t to an integer in the low bits of r, and those bits shifted left by 23 are
- * j * 2^23 modulo 2^32 (r's upper bits shift out). */
-__device__ __forceinline__ float cuda_exp2_poly(float t)
-{
-    const float magic = 0x1.8p23f;
-    float r = __fadd_rn(t, magic);
-    float j = __fsub_rn(r, magic);
-    float f = __fsub_rn(t, j);
-    float p = fmaf(0x1.5f0890p-10f, f, 0x1.3d1070p-7f);
-    p = fmaf(p, f, 0x1.c6af6cp-5f);
-    p = fmaf(p, f, 0x1.ebf906p-3f);
-    p = fmaf(p, f, 0x1.62e430p-1f);
-    p = fmaf(p, f, 0x1.000002p+0f);
-    return __int_as_float(__float_as_int(p) + (__float_as_int(r) << 23));
-}
 
 /* Block-wide fmaxf of one value per thread, NaN and +inf counting as +inf: warp butterflies,
  * then every thread reads the warps' results from slot (filled here, after a barrier; the
@@ -281,7 +264,7 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
 #pragma unroll
                     for (int l = D - 1; l >= 0; l--)
                         t = fmaf(xp[r][l], v[l], t);
-                    const float e = r == R - 1 ? cuda_exp2_poly(t) : cuda_ex2(t);
+                    const float e = r == R - 1 ? gk_exp2_poly(t) : cuda_ex2(t);
                     e_max[r] = fmaxf(e_max[r], e);
                     p[r] = fmaf(e, v[D + 1], p[r]);
                 }
