@@ -45,6 +45,8 @@
  * says, and the form's error (below 5e-6 relative) cannot hide one. Only near-identical pairs
  * reach it (gamma ||x - y||^2 below about 1e-5). */
 #define GK_MATVEC_FACT_REDO 0.99999f
+/* Rows of a thread's R whose exp2 is the polynomial on the FMA pipe. */
+#define GK_MATVEC_FACT_POLY_ROWS 1
 
 /* Block-wide fmaxf of one value per thread, NaN and +inf counting as +inf: warp butterflies,
  * then every thread reads the warps' results from slot (filled here, after a barrier; the
@@ -65,21 +67,33 @@ __device__ __forceinline__ float cuda_matvec_block_max(float v, float *slot)
     return v;
 }
 
-/* Packs points [j0, j0 + jn) of y as (y~_0 .. y~_{D-1}, b, w) into P vectors each and returns,
- * reduced over the block, the largest ny of the chunk and the largest |w| (through the slots
+/* Packs points [j0, j0 + jn) of y as (y~_0 .. y~_{D-1}, b, w) into P vectors each, padded to a
+ * whole number of groups of GROUP points (so the loop over a group has a fixed count), and
+ * returns, reduced over the block, the largest ny of the chunk and the largest |w| (through the slots
  * ny_slot and w_slot, GK_CUDA_THREADS / 32 floats each). */
-template <int D, int P>
+template <int D, int P, int GROUP>
 __device__ __forceinline__ void
 cuda_matvec_fact_stage(float4 (*pts)[P], const float *__restrict__ y, const float *__restrict__ w,
                        size_t j0, int jn, const float (&ctr)[D], float k, float *ny_slot,
                        float *w_slot, float &ny_max, float &w_max)
 {
     float nyb = 0.0f, wb = 0.0f;
-    for (int j = threadIdx.x; j < jn; j += GK_CUDA_THREADS) {
+    const int jpad = (jn + GROUP - 1) / GROUP * GROUP;
+    for (int j = threadIdx.x; j < jpad; j += GK_CUDA_THREADS) {
         float v[P * 4];
 #pragma unroll
         for (int l = 0; l < P * 4; l++)
             v[l] = 0.0f;
+        if (j >= jn) {
+            /* Padding: y~ = 0, b = -GK_MATVEC_FACT_MAX_EXPONENT, w = 0, whose term 2^b * 0
+             * is exactly 0 (2^b a normal float on either exp2) and whose value is far below
+             * the redo threshold. */
+            v[D] = -GK_MATVEC_FACT_MAX_EXPONENT;
+#pragma unroll
+            for (int q = 0; q < P; q++)
+                pts[j][q] = make_float4(v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
+            continue;
+        }
         float ny = 0.0f;
 #pragma unroll
         for (int l = 0; l < D; l++) {
@@ -121,6 +135,55 @@ cuda_matvec_fact_redo(const float *__restrict__ xrow, const float *__restrict__ 
         p = fmaf(cuda_rbf_value<false>(dist, c), __ldg(w + j0 + j), p);
     }
     return p;
+}
+
+/* A pair of points j, j + 1 against a thread's R rows: the exponentials e[q][r] (the last NPOLY
+ * rows on the FMA pipe) and the weights wv[q]. */
+template <int D, int PF, int NPOLY>
+__device__ __forceinline__ void
+cuda_matvec_fact_pair(const float4 (*pts)[PF], int j,
+                      const float (&xp)[cuda_matvec_small_shape<float>::R][D],
+                      float (&e)[2][cuda_matvec_small_shape<float>::R], float (&wv)[2])
+{
+    const int R = cuda_matvec_small_shape<float>::R;
+#pragma unroll
+    for (int q = 0; q < 2; q++) {
+        float v[PF * 4];
+#pragma unroll
+        for (int h = 0; h < PF; h++) {
+            const float4 t = pts[j + q][h];
+            v[4 * h] = t.x;
+            v[4 * h + 1] = t.y;
+            v[4 * h + 2] = t.z;
+            v[4 * h + 3] = t.w;
+        }
+        wv[q] = v[D + 1];
+#pragma unroll
+        for (int r = 0; r < R; r++) {
+            float t = v[D];
+#pragma unroll
+            for (int l = D - 1; l >= 0; l--)
+                t = fmaf(xp[r][l], v[l], t);
+            e[q][r] = r >= R - NPOLY ? gk_exp2_poly(t) : cuda_ex2(t);
+        }
+    }
+}
+
+/* Adds a pair's terms to the row sums p and its exponentials to the row maxima e_max: the
+ * values are finite and >= +0, whose bit patterns order as signed integers do, so one
+ * three-way integer max (a DPX instruction on sm_90) takes both. */
+__device__ __forceinline__ void
+cuda_matvec_fact_consume(const float (&e)[2][cuda_matvec_small_shape<float>::R], const float (&wv)[2],
+                         float (&p)[cuda_matvec_small_shape<float>::R],
+                         float (&e_max)[cuda_matvec_small_shape<float>::R])
+{
+#pragma unroll
+    for (int r = 0; r < cuda_matvec_small_shape<float>::R; r++) {
+        p[r] = fmaf(e[0][r], wv[0], p[r]);
+        p[r] = fmaf(e[1][r], wv[1], p[r]);
+        e_max[r] = __int_as_float(__vimax3_s32(__float_as_int(e_max[r]), __float_as_int(e[0][r]),
+                                               __float_as_int(e[1][r])));
+    }
 }
 
 /* A thread's R rows of x (zeros past m), as cuda_rbf_matvec_small holds them. */
@@ -206,8 +269,10 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
                 nx = fmaf(t, t, nx);
                 xp[r][l] = __fmul_rn(2.0f * k, t);
             }
-            fa[r] = cuda_ex2(__fmul_rn(-k, nx));
-            if (row0 + (size_t)r * GK_CUDA_THREADS < m)
+            /* Rows past m: 2^(a_i) = 0, so their values never ask for a redo below. */
+            const bool in = row0 + (size_t)r * GK_CUDA_THREADS < m;
+            fa[r] = in ? cuda_ex2(__fmul_rn(-k, nx)) : 0.0f;
+            if (in)
                 nxb = fmaxf(nxb, nx <= FLT_MAX ? nx : INFINITY);
         }
         nx_max = cuda_matvec_block_max(nxb, slots[2]);
@@ -228,7 +293,8 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
          * the reductions in the staging order its writes before the reads below. */
         __syncthreads();
         float ny_max, w_max;
-        cuda_matvec_fact_stage<D, PF>(pts, y, w, j0, jn, ctr, k, slots[0], slots[1], ny_max, w_max);
+        cuda_matvec_fact_stage<D, PF, S::GROUP>(pts, y, w, j0, jn, ctr, k, slots[0], slots[1],
+                                                ny_max, w_max);
         /* The same values in every thread, so the choice is uniform. NaN fails every test. */
         const float nsum = nx_max + ny_max;
         const bool fact = ecoef * nsum <= GK_MATVEC_FACT_MAX_ERROR &&
@@ -247,37 +313,42 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
 #pragma unroll
             for (int r = 0; r < R; r++)
                 p[r] = e_max[r] = 0.0f;
-#pragma unroll 4
-            for (int j = g; j < g + gn; j++) {
-                float v[PF * 4];
+            /* Skewed by a pair of points: a pair's exponentials are consumed after the next
+             * pair's are issued. */
+            float e[2][R], wv[2];
+            cuda_matvec_fact_pair<D, PF, GK_MATVEC_FACT_POLY_ROWS>(pts, g, xp, e, wv);
+#pragma unroll 3
+            for (int j = g + 2; j < g + S::GROUP; j += 2) {
+                float en[2][R], wn[2];
+                cuda_matvec_fact_pair<D, PF, GK_MATVEC_FACT_POLY_ROWS>(pts, j, xp, en, wn);
+                cuda_matvec_fact_consume(e, wv, p, e_max);
 #pragma unroll
-                for (int q = 0; q < PF; q++) {
-                    const float4 t = pts[j][q];
-                    v[4 * q] = t.x;
-                    v[4 * q + 1] = t.y;
-                    v[4 * q + 2] = t.z;
-                    v[4 * q + 3] = t.w;
-                }
+                for (int q = 0; q < 2; q++) {
+                    wv[q] = wn[q];
 #pragma unroll
-                for (int r = 0; r < R; r++) {
-                    float t = v[D];
-#pragma unroll
-                    for (int l = D - 1; l >= 0; l--)
-                        t = fmaf(xp[r][l], v[l], t);
-                    const float e = r == R - 1 ? gk_exp2_poly(t) : cuda_ex2(t);
-                    e_max[r] = fmaxf(e_max[r], e);
-                    p[r] = fmaf(e, v[D + 1], p[r]);
+                    for (int r = 0; r < R; r++)
+                        e[q][r] = en[q][r];
                 }
             }
+            cuda_matvec_fact_consume(e, wv, p, e_max);
+            /* One branch for the group's rows, so the common case costs no call sites. */
+            float v[R];
+            bool redo = false;
 #pragma unroll
             for (int r = 0; r < R; r++) {
-                float v = p[r] * fa[r];
-                if (e_max[r] * fa[r] >= GK_MATVEC_FACT_REDO) {
-                    const size_t row = row0 + (size_t)r * GK_CUDA_THREADS;
-                    v = row < m ? cuda_matvec_fact_redo<D>(x + row * D, y, w, j0 + g, gn, c) : 0.0f;
-                }
-                s[r] += (double)v;
+                v[r] = p[r] * fa[r];
+                redo |= e_max[r] * fa[r] >= GK_MATVEC_FACT_REDO;
             }
+            if (redo) {
+#pragma unroll
+                for (int r = 0; r < R; r++)
+                    if (e_max[r] * fa[r] >= GK_MATVEC_FACT_REDO)
+                        v[r] = cuda_matvec_fact_redo<D>(x + (row0 + (size_t)r * GK_CUDA_THREADS) * D,
+                                                        y, w, j0 + g, gn, c);
+            }
+#pragma unroll
+            for (int r = 0; r < R; r++)
+                s[r] += (double)v[r];
         }
     }
 
