@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include "cuda_rbf_tc_bound.cuh"
 #include "cuda_rbf_tc_mma.cuh"
@@ -178,15 +179,22 @@ __device__ __forceinline__ float cuda_tf32(float v)
     return __uint_as_float(b & 0xffffe000u);
 }
 
+/* GK_TC_OPS_F16's row scales 2^k: k = 14 - the exponent of the row's largest |value|, so that
+ * it scales into [2^14, 2^15), within these limits (the bound in the comment above). */
+#define GK_TC_SCALE_MIN (-49)
+#define GK_TC_SCALE_MAX 62
+
 /* One warp per row of x, then of y: the centered row as the fused kernel's operands
- * (GK_TC_OPS_FLY: v; GK_TC_OPS_BF16: hi as tf32, then hi and lo as bf16), dp wide, and its
- * squared norm (not finite where the row has a NaN or an infinity, or its norm overflows
- * float32). Nothing where the sample chose differences. */
+ * (GK_TC_OPS_FLY: v; GK_TC_OPS_BF16: hi as tf32, then hi and lo as bf16; GK_TC_OPS_F16: w = v
+ * 2^k split into fp16 hi and lo, in blocks of 32 hi then 32 lo, with the factor that undoes
+ * 2^k in sx or sy), dp wide, and its squared norm (not finite where the row has a NaN or an
+ * infinity, or its norm overflows float32). Nothing where the sample chose differences. */
 __global__ void __launch_bounds__(GK_CUDA_THREADS)
     cuda_tc_split(size_t m, size_t n, size_t d, size_t dp, int ops, const float *__restrict__ x,
                   const float *__restrict__ y, const float *__restrict__ center,
                   float *__restrict__ xs, float *__restrict__ ys, float *__restrict__ nx,
-                  float *__restrict__ ny, cuda_tc_gate gate)
+                  float *__restrict__ ny, float *__restrict__ sx, float *__restrict__ sy,
+                  cuda_tc_gate gate)
 {
     if (!gate.tensor_cores())
         return;
@@ -200,10 +208,28 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
     const size_t ld = ops == GK_TC_OPS_BF16 ? 2 * dp : dp;
     float *dst = (is_x ? xs : ys) + r * ld;
     __nv_bfloat16 *bf = (__nv_bfloat16 *)(dst + dp);
+    __half *h = (__half *)dst;
+    float scale = 1.0f;
+    if (ops == GK_TC_OPS_F16) {
+        /* the largest |v| by its bits (NaN above inf, both giving the smallest k) */
+        unsigned int big = 0;
+        for (size_t l = lane; l < d; l += 32)
+            big = max(big, __float_as_uint(fabsf(src[l] - center[l])));
+        big = __reduce_max_sync(0xffffffffu, big);
+        const int k = min(max(141 - (int)(big >> 23), GK_TC_SCALE_MIN), GK_TC_SCALE_MAX);
+        scale = __int_as_float((127 + k) << 23);
+        if (lane == 0)
+            (is_x ? sx : sy)[r] = __int_as_float((127 - k + (is_x ? 1 : 0)) << 23) * (is_x ? -1.0f : 1.0f);
+    }
     double acc = 0.0;
     for (size_t l = lane; l < dp; l += 32) {
         float v = l < d ? src[l] - center[l] : 0.0f;
-        if (ops == GK_TC_OPS_BF16) {
+        if (ops == GK_TC_OPS_F16) {
+            const float w = v * scale;
+            const __half hi = __float2half_rn(w);
+            h[l / 32 * 64 + l % 32] = hi;
+            h[l / 32 * 64 + 32 + l % 32] = __float2half_rn(w - __half2float(hi));
+        } else if (ops == GK_TC_OPS_BF16) {
             float hi = cuda_tf32(v), lo = cuda_tf32(v - hi);
             dst[l] = hi;
             bf[l] = __float2bfloat16_rn(hi);
@@ -367,36 +393,44 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
     }
 }
 
+/* v rounded down to a float32 (v > 0). */
+static float cuda_tc_down(double v)
+{
+    float f = (float)v;
+    return (double)f > v ? nextafterf(f, 0.0f) : f;
+}
+
 static size_t cuda_tc_round16(size_t bytes)
 {
     return (bytes + 15) / 16 * 16;
 }
 
 /* The fused kernel over the tiles of the output, 128 x BN. */
-template <int BN, int STAGES, int OPS>
+template <int BN, int STAGES, int OPS, int BK>
 static gk_status cuda_tc_fused(gk_cuda_state *s, size_t m, const cuda_tc_params &p, size_t dp,
                                const float *xs, const float *ys, float *k, unsigned int *flags,
                                cuda_tc_gate gate)
 {
-    typedef cuda_tc_mma_shape<BN, STAGES, OPS> S;
+    typedef cuda_tc_mma_shape<BN, STAGES, OPS, BK> S;
     const size_t ntn = (p.n + BN - 1) / BN, tiles = (m + S::BM - 1) / S::BM * ntn;
     const size_t most = (size_t)s->sm_count * S::BLOCKS;
     const unsigned int grid = (unsigned int)(tiles < most ? tiles : most);
     const bool vec2 = p.n % 2 == 0 && (uintptr_t)k % 8 == 0;
-    gk_status r = gk__cuda_check(cudaFuncSetAttribute(cuda_tc_mma<BN, STAGES, OPS>,
+    gk_status r = gk__cuda_check(cudaFuncSetAttribute(cuda_tc_mma<BN, STAGES, OPS, BK>,
                                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                       (int)S::smem_bytes),
                                  "cudaFuncSetAttribute(cuda_tc_mma)");
     if (r != GK_OK)
         return r;
-    cuda_tc_mma<BN, STAGES, OPS><<<grid, GK_CUDA_THREADS, S::smem_bytes, s->stream>>>(
+    cuda_tc_mma<BN, STAGES, OPS, BK><<<grid, GK_CUDA_THREADS, S::smem_bytes, s->stream>>>(
         p, m, dp, (unsigned int)tiles, (unsigned int)ntn, xs, ys, k, vec2, flags + 2, flags + 1,
         gate);
     return gk__cuda_launched("cuda_tc_mma");
 }
 
 /* GK_RBF_TC (README): off leaves every call to the CUDA-core forms; forced takes the
- * tensor-core form wherever it can run (also below GK_RBF_TC_MIN_ENTRIES_NARROW) and skips the
+ * tensor-core form wherever it can run (also below GK_RBF_TC_MIN_ENTRIES and
+ * GK_RBF_TC_MIN_ENTRIES_NARROW, so that small cases can run it under the sanitizers) and skips the
  * sample, so that the products run whatever the bound will say (for tests and measurements). */
 static int cuda_tc_env(void)
 {
@@ -414,15 +448,15 @@ static int cuda_tc_env(void)
  * tile of 128 x 64). */
 struct cuda_tc_layout {
     size_t chunk, chunks, dp, ld, bytes;
-    size_t o_pcount, o_center, o_xs, o_ys, o_nx, o_ny, o_flags;
+    size_t o_pcount, o_center, o_xs, o_ys, o_nx, o_ny, o_sx, o_sy, o_flags;
 };
-static cuda_tc_layout cuda_tc_plan(size_t m, size_t n, size_t d, int ops)
+static cuda_tc_layout cuda_tc_plan(size_t m, size_t n, size_t d, int ops, size_t bk)
 {
     cuda_tc_layout l;
     const size_t rows = m + n;
     l.chunk = (rows + GK_TC_SUM_CHUNKS - 1) / GK_TC_SUM_CHUNKS;
     l.chunks = (rows + l.chunk - 1) / l.chunk;
-    l.dp = (d + 31) / 32 * 32;
+    l.dp = (d + bk - 1) / bk * bk;
     l.ld = ops == GK_TC_OPS_BF16 ? 2 * l.dp : l.dp;
     size_t o = cuda_tc_round16(l.chunks * d * sizeof(double));
     l.o_pcount = o;
@@ -437,6 +471,10 @@ static cuda_tc_layout cuda_tc_plan(size_t m, size_t n, size_t d, int ops)
     o += cuda_tc_round16(m * sizeof(float));
     l.o_ny = o;
     o += cuda_tc_round16(n * sizeof(float));
+    l.o_sx = o;
+    o += cuda_tc_round16(m * sizeof(float));
+    l.o_sy = o;
+    o += cuda_tc_round16(n * sizeof(float));
     l.o_flags = o;
     l.bytes = o + (2 + (m + 127) / 128 * ((n + 63) / 64)) * sizeof(unsigned int);
     return l;
@@ -449,19 +487,30 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
     const int mode = cuda_tc_env();
     const double entries = (double)m * (double)n;
     if (mode == 0 || d < GK_RBF_TC_MIN_D || !(gamma > 0.0) || !std::isfinite(c) ||
-        !std::isfinite((float)gamma) || entries < GK_RBF_TC_MIN_ENTRIES ||
-        (d < GK_RBF_TC_WIDE_D && entries < GK_RBF_TC_MIN_ENTRIES_NARROW && mode != 2) ||
+        !std::isfinite((float)gamma) ||
+        (mode != 2 && (entries < GK_RBF_TC_MIN_ENTRIES ||
+                       (d < GK_RBF_TC_WIDE_D && entries < GK_RBF_TC_MIN_ENTRIES_NARROW))) ||
         (double)((m + 127) / 128) * (double)((n + 63) / 64) >= 4294967296.0)
         return 0;
-    const int ops = d >= GK_RBF_TC_WIDE_D ? GK_TC_OPS_BF16 : GK_TC_OPS_FLY;
-    const size_t rows = m + n, dp0 = (d + 31) / 32 * 32;
+    /* LAB (round 1 only): GK_TC64 picks the fused kernel's configuration */
+    int cfg = d >= GK_RBF_TC_WIDE_D ? 5 : 2;
+    if (const char *lab = getenv("GK_TC64"))
+        cfg = atoi(lab);
+    static const int cfg_ops[] = {GK_TC_OPS_FLY, GK_TC_OPS_BF16, GK_TC_OPS_F16, GK_TC_OPS_F16,
+                                  GK_TC_OPS_F16, GK_TC_OPS_F16, GK_TC_OPS_F16};
+    static const unsigned int cfg_bn[] = {64, 128, 64, 64, 64, 128, 128};
+    static const size_t cfg_bk[] = {32, 32, 32, 32, 64, 32, 32};
+    if (cfg < 0 || cfg > 6)
+        cfg = 2;
+    const int ops = cfg_ops[cfg];
+    const size_t rows = m + n, dp0 = (d + cfg_bk[cfg] - 1) / cfg_bk[cfg] * cfg_bk[cfg];
     /* Scratch no larger than the output (the rule of cpu_rbf_gemm.c): checked in double
      * first, so that the sizes below cannot wrap. */
-    if ((double)rows * (2.0 * (double)dp0 + 1.0) + (double)GK_TC_SUM_CHUNKS * (double)d * 3.0 +
+    if ((double)rows * (2.0 * (double)dp0 + 3.0) + (double)GK_TC_SUM_CHUNKS * (double)d * 3.0 +
             (double)d + entries / 4096.0 + 64.0 >
         entries)
         return 0;
-    const cuda_tc_layout l = cuda_tc_plan(m, n, d, ops);
+    const cuda_tc_layout l = cuda_tc_plan(m, n, d, ops, cfg_bk[cfg]);
     char *w = NULL;
     *r = gk__cuda_workspace(s, l.bytes, (void **)&w);
     if (*r != GK_OK)
@@ -471,6 +520,7 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
     float *center = (float *)(w + l.o_center);
     float *xs = (float *)(w + l.o_xs), *ys = (float *)(w + l.o_ys);
     float *nx = (float *)(w + l.o_nx), *ny = (float *)(w + l.o_ny);
+    float *sx = (float *)(w + l.o_sx), *sy = (float *)(w + l.o_sy);
     unsigned int *flags = (unsigned int *)(w + l.o_flags);
 
     cudaStream_t st = s->stream;
@@ -485,7 +535,8 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
         return 1;
 
     const double u = 0x1p-24;
-    const double kappa = 3.02 * (double)l.dp + 30.0 + (ops == GK_TC_OPS_BF16 ? 64.1 : 0.0);
+    const double kappa = 3.02 * (double)l.dp + 30.0 + (ops == GK_TC_OPS_BF16 ? 64.1 : 0.0) +
+                         (ops == GK_TC_OPS_F16 ? 0.126 * std::sqrt((double)l.dp) + 1.0 : 0.0);
     cuda_tc_params p;
     p.n = n;
     p.d = d;
@@ -493,11 +544,17 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
     p.gamma = (float)gamma;
     /* Rounded up, so the float32 constants are never below the bound. */
     p.ku = nextafterf((float)(kappa * u * 1.001), INFINITY);
-    p.eabs = nextafterf((float)((8.0 * (double)l.dp + 32.0) * 0x1p-124), INFINITY);
+    p.eabs = nextafterf((float)((8.0 * (double)l.dp + 32.0) * 0x1p-124 +
+                                (ops == GK_TC_OPS_F16 ? std::sqrt((double)l.dp) * 0x1p-74 : 0.0)),
+                        INFINITY);
+    p.esmall = cuda_tc_down(1.0 / (64.0 * (double)p.gamma));
+    p.kesmall = cuda_tc_down((double)GK_RBF_TC_MAX_ERROR / (1.0202 * (double)p.gamma));
     p.x = x;
     p.y = y;
     p.nx = nx;
     p.ny = ny;
+    p.sx = sx;
+    p.sy = sy;
 
     const size_t mt = (m + cuda_tc_tile::BM - 1) / cuda_tc_tile::BM;
     const size_t nt = (n + cuda_tc_tile::BN - 1) / cuda_tc_tile::BN;
@@ -515,16 +572,35 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
             return 1;
     }
     cuda_tc_split<<<(unsigned int)((rows + warps - 1) / warps), GK_CUDA_THREADS, 0, st>>>(
-        m, n, d, l.dp, ops, x, y, center, xs, ys, nx, ny, gate);
+        m, n, d, l.dp, ops, x, y, center, xs, ys, nx, ny, sx, sy, gate);
     if ((*r = gk__cuda_launched("cuda_tc_split")) != GK_OK)
         return 1;
-    if (ops == GK_TC_OPS_BF16)
-        *r = cuda_tc_fused<128, 3, GK_TC_OPS_BF16>(s, m, p, l.dp, xs, ys, k, flags, gate);
-    else
-        *r = cuda_tc_fused<64, 2, GK_TC_OPS_FLY>(s, m, p, l.dp, xs, ys, k, flags, gate);
+    switch (cfg) {
+    case 0:
+        *r = cuda_tc_fused<64, 2, GK_TC_OPS_FLY, 32>(s, m, p, l.dp, xs, ys, k, flags, gate);
+        break;
+    case 1:
+        *r = cuda_tc_fused<128, 3, GK_TC_OPS_BF16, 32>(s, m, p, l.dp, xs, ys, k, flags, gate);
+        break;
+    case 2:
+        *r = cuda_tc_fused<64, 2, GK_TC_OPS_F16, 32>(s, m, p, l.dp, xs, ys, k, flags, gate);
+        break;
+    case 3:
+        *r = cuda_tc_fused<64, 3, GK_TC_OPS_F16, 32>(s, m, p, l.dp, xs, ys, k, flags, gate);
+        break;
+    case 4:
+        *r = cuda_tc_fused<64, 2, GK_TC_OPS_F16, 64>(s, m, p, l.dp, xs, ys, k, flags, gate);
+        break;
+    case 5:
+        *r = cuda_tc_fused<128, 3, GK_TC_OPS_F16, 32>(s, m, p, l.dp, xs, ys, k, flags, gate);
+        break;
+    default:
+        *r = cuda_tc_fused<128, 2, GK_TC_OPS_F16, 32>(s, m, p, l.dp, xs, ys, k, flags, gate);
+        break;
+    }
     if (*r != GK_OK)
         return 1;
-    const unsigned int bn = ops == GK_TC_OPS_BF16 ? 128u : 64u;
+    const unsigned int bn = cfg_bn[cfg];
     const size_t most = (size_t)s->sm_count * 2;
     cuda_tc_differences<<<(unsigned int)(mt * nt < most ? mt * nt : most), GK_CUDA_THREADS, 0,
                           st>>>(p, m, (unsigned int)nt, (unsigned int)((n + bn - 1) / bn), bn,

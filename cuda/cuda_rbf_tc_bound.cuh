@@ -17,7 +17,11 @@ struct cuda_tc_params {
     float gamma; /* gamma in float32 */
     float ku;    /* the bound e = ku (nx + ny) + eabs */
     float eabs;
+    float esmall; /* the largest e with gamma e <= 1/64 (rounded down) */
+    float kesmall; /* GK_RBF_TC_MAX_ERROR / (1.0202 gamma), rounded down */
     const float *x, *y, *nx, *ny;
+    /* GK_TC_OPS_F16: per row of x -2^(1 - k), per row of y 2^-k, undoing the rows' scales 2^k */
+    const float *sx, *sy;
 };
 
 /* The form a call takes, decided on the device so that the call need not wait: fallbacks
@@ -43,6 +47,26 @@ __device__ __forceinline__ bool cuda_tc_keep(const cuda_tc_params &p, float dh, 
     if (ge <= 1.0f / 64.0f)
         return dh > e && kv * ge * 1.02f <= GK_RBF_TC_MAX_ERROR;
     return dh > e && cuda_ex2((dh - e) * p.c) * 1.0001f <= GK_RBF_TC_MAX_ERROR;
+}
+
+/* cuda_tc_keep in two halves, each sufficient alone (the second holds for any gamma e, the
+ * first is the tighter where gamma e <= 1/64), so that an epilogue runs the second only for the
+ * entries that fail the first. e = cuda_tc_bound(p, t). Small: without the branch on gamma e,
+ * its constants folded (fl(kv e) <= kesmall gives kv gamma e 1.02 <= GK_RBF_TC_MAX_ERROR);
+ * large, from dme = fl(dh - e) alone (positive exactly where dh > e): the bound
+ * exp2(c (dh - e)) 1.0001. False for NaN. */
+__device__ __forceinline__ float cuda_tc_bound(const cuda_tc_params &p, float t)
+{
+    return fmaf(p.ku, t, p.eabs);
+}
+__device__ __forceinline__ bool cuda_tc_keep_small(const cuda_tc_params &p, float dh, float e,
+                                                   float kv)
+{
+    return dh > e && e <= p.esmall && kv * e <= p.kesmall;
+}
+__device__ __forceinline__ bool cuda_tc_keep_large(const cuda_tc_params &p, float dme)
+{
+    return dme > 0.0f && cuda_ex2(dme * p.c) * 1.0001f <= GK_RBF_TC_MAX_ERROR;
 }
 
 /* ||a - b||^2 over d features by the whole warp (every lane gets it); 0 exactly for equal

@@ -5,6 +5,9 @@
 #define GK_CUDA_RBF_TC_MMA_CUH
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <type_traits>
 
 #include "cuda_rbf_tc_bound.cuh"
 #include "cuda_rbf_tile.cuh"
@@ -28,7 +31,7 @@ __device__ __forceinline__ void cuda_tc_mma(float (&acc)[4], const unsigned int 
  * 16-bit 8 x 8 matrices); lanes 8i..8i+7 give the row addresses of block i (16-byte aligned). */
 __device__ __forceinline__ void cuda_tc_ldmatrix4(unsigned int &r0, unsigned int &r1,
                                                   unsigned int &r2, unsigned int &r3,
-                                                  const float *row)
+                                                  const void *row)
 {
     unsigned int a = (unsigned int)__cvta_generic_to_shared(row);
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -56,6 +59,16 @@ __device__ __forceinline__ void cuda_tc_mma_bf16(float (&acc)[4], const unsigned
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
+/* D += A B on the tensor cores: A 16 x 16 and B 16 x 8 fp16 fragments, D 16 x 8 float32. */
+__device__ __forceinline__ void cuda_tc_mma_f16(float (&acc)[4], const unsigned int (&a)[4],
+                                                const unsigned int (&b)[2])
+{
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};"
+        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
 /* 16 bytes global to shared, asynchronously; ok = false fills zeros (src must be mapped). */
 __device__ __forceinline__ void cuda_tc_cp16(float *dst, const float *src, bool ok)
 {
@@ -66,21 +79,24 @@ __device__ __forceinline__ void cuda_tc_cp16(float *dst, const float *src, bool 
 }
 
 /* The operands of the products: the centered values, split into hi and lo in registers, all
- * three products on tf32 (GK_TC_OPS_FLY; rows of dp floats), or hi as tf32 for hi.hi and hi
- * and lo as bf16 for the cross terms (GK_TC_OPS_BF16; rows of dp floats, then dp bf16 of hi and
- * dp of lo; the bound then adds the bf16 rounding, cuda_rbf_tc.cu). */
-enum { GK_TC_OPS_FLY, GK_TC_OPS_BF16 };
+ * three products on tf32 (GK_TC_OPS_FLY; rows of dp floats); hi as tf32 for hi.hi and hi and
+ * lo as bf16 for the cross terms (GK_TC_OPS_BF16; rows of dp floats, then dp bf16 of hi and dp
+ * of lo; the bound then adds the bf16 rounding, cuda_rbf_tc.cu); or each row scaled by a power
+ * of two and split into fp16 hi and lo, all three products on fp16 m16n8k16 (GK_TC_OPS_F16;
+ * rows of dp / 32 blocks of 32 hi then 32 lo, dp floats' worth of bytes). */
+enum { GK_TC_OPS_FLY, GK_TC_OPS_BF16, GK_TC_OPS_F16 };
 
 /* The tile shapes: BM = 128 rows by BN = 128 (one block per SM, the lower operand traffic) or
  * 64 columns (two blocks per SM, so one block's epilogue overlaps the other's products); eight
  * warps of WTM x 32, each thread holding MT x 4 fragments of 16 x 8 twice (hi.hi and the cross
- * terms, kept apart so that each sum's error scales with its own magnitude). A staged row is
- * BK features plus 16 bytes of padding, which makes the fragment loads conflict-free. */
+ * terms, kept apart so that each sum's error scales with its own magnitude). A step stages BK
+ * features (a multiple of 32); a staged row is BK floats (or BK fp16 hi and BK lo) plus 16
+ * bytes of padding, which makes the fragment loads conflict-free. */
 
-template <int BN, int STAGES, int OPS> struct cuda_tc_mma_shape {
+template <int BN, int STAGES, int OPS, int BKF> struct cuda_tc_mma_shape {
     enum {
         BM = 128,
-        BK = 32,
+        BK = BKF,
         WN = BN / 32,
         WM = 8 / WN,
         WTM = BM / WM,
@@ -91,6 +107,7 @@ template <int BN, int STAGES, int OPS> struct cuda_tc_mma_shape {
         BLD = 2 * BK + 8,
         FLY = OPS == GK_TC_OPS_FLY,
         BF = OPS == GK_TC_OPS_BF16,
+        F16 = OPS == GK_TC_OPS_F16,
         BLOCKS = BN == 128 ? 1 : 2
     };
     struct stage {
@@ -104,9 +121,9 @@ template <int BN, int STAGES, int OPS> struct cuda_tc_mma_shape {
  * row-major order; a step stages BK features of the operands of x's and y's rows and runs the
  * products; the epilogue turns the tile into kernel values under the bound, recomputes single
  * failing entries from differences, and leaves tiles with many for cuda_tc_differences. */
-template <int BN, int STAGES, int OPS> struct cuda_tc_mma_form {
-    typedef cuda_tc_mma_shape<BN, STAGES, OPS> S;
-    enum { FLY = S::FLY, BF = S::BF };
+template <int BN, int STAGES, int OPS, int BKF> struct cuda_tc_mma_form {
+    typedef cuda_tc_mma_shape<BN, STAGES, OPS, BKF> S;
+    enum { FLY = S::FLY, BF = S::BF, F16 = S::F16 };
     typedef typename S::stage stage;
     stage *st;
     unsigned int *counts; /* one per warp */
@@ -130,6 +147,42 @@ template <int BN, int STAGES, int OPS> struct cuda_tc_mma_form {
     {
         return t + gridDim.x;
     }
+    /* ROWS staged rows from row row0 of src (rows of ld floats; zeros from row `rows` on): the
+     * BK floats' worth of bytes from float l0 of each, in 16-byte copies. */
+    template <int ROWS>
+    static __device__ __forceinline__ void stage_rows(float (*dst)[S::LDS], const float *src,
+                                                      size_t row0, size_t rows, size_t ld,
+                                                      size_t l0)
+    {
+        enum { Q = S::BK / 4, PER = ROWS * Q / GK_CUDA_THREADS };
+#pragma unroll
+        for (int q = 0; q < PER; q++) {
+            const int idx = (int)threadIdx.x + q * GK_CUDA_THREADS, r = idx / Q, c = idx % Q * 4;
+            const bool ok = row0 + r < rows;
+            cuda_tc_cp16(&dst[r][c], ok ? src + (row0 + r) * ld + l0 + c : src, ok);
+        }
+    }
+    /* The bf16 halves of those rows (GK_TC_OPS_BF16): BK of hi, then BK of lo, from the bf16
+     * arrays after the row's dp floats. */
+    template <int ROWS>
+    static __device__ __forceinline__ void stage_bf16(__nv_bfloat16 (*dst)[S::BLD],
+                                                      const float *src, size_t row0,
+                                                      size_t rows, size_t ld, size_t dp,
+                                                      size_t l0)
+    {
+        enum { Q = S::BK / 4, PER = ROWS * Q / GK_CUDA_THREADS };
+#pragma unroll
+        for (int q = 0; q < PER; q++) {
+            const int idx = (int)threadIdx.x + q * GK_CUDA_THREADS, r = idx / Q;
+            /* 16 bytes of the bf16 half of the row: part p (hi, lo), 8 features */
+            const int part = idx % Q / (Q / 2), cb = idx % (Q / 2) * 8;
+            const bool ok = row0 + r < rows;
+            const __nv_bfloat16 *bsrc =
+                (const __nv_bfloat16 *)(ok ? src + (row0 + r) * ld + dp : src) + part * dp +
+                (ok ? l0 + cb : 0);
+            cuda_tc_cp16((float *)&dst[r][part * S::BK + cb], (const float *)bsrc, ok);
+        }
+    }
     __device__ void issue(int b, size_t t, size_t l0, bool)
     {
         if (l0 == 0) {
@@ -137,37 +190,12 @@ template <int BN, int STAGES, int OPS> struct cuda_tc_mma_form {
             icol0 = (size_t)((unsigned int)t % ntn) * BN;
         }
         stage &s = st[b];
-        const int tid = (int)threadIdx.x;
-        const size_t ld = FLY ? dp : 2 * dp;
-        enum { Q = S::BK / 4, XQ = S::BM * Q / GK_CUDA_THREADS, YQ = BN * Q / GK_CUDA_THREADS };
-#pragma unroll
-        for (int q = 0; q < XQ; q++) {
-            const int idx = tid + q * GK_CUDA_THREADS, r = idx / Q, c = idx % Q * 4;
-            const bool ok = irow0 + r < m;
-            const float *src = ok ? xs + (irow0 + r) * ld + l0 + c : xs;
-            cuda_tc_cp16(&s.xh[r][c], src, ok);
-            if (BF) {
-                /* 16 bytes of the bf16 half of the row: part p (hi, lo), 8 features */
-                const int part = idx % Q / (Q / 2), cb = idx % (Q / 2) * 8;
-                const __nv_bfloat16 *bsrc =
-                    (const __nv_bfloat16 *)(ok ? xs + (irow0 + r) * ld + dp : xs) + part * dp +
-                    (ok ? l0 + cb : 0);
-                cuda_tc_cp16((float *)&s.xb[r][part * S::BK + cb], (const float *)bsrc, ok);
-            }
-        }
-#pragma unroll
-        for (int q = 0; q < YQ; q++) {
-            const int idx = tid + q * GK_CUDA_THREADS, r = idx / Q, c = idx % Q * 4;
-            const bool ok = icol0 + r < p.n;
-            const float *src = ok ? ys + (icol0 + r) * ld + l0 + c : ys;
-            cuda_tc_cp16(&s.yh[r][c], src, ok);
-            if (BF) {
-                const int part = idx % Q / (Q / 2), cb = idx % (Q / 2) * 8;
-                const __nv_bfloat16 *bsrc =
-                    (const __nv_bfloat16 *)(ok ? ys + (icol0 + r) * ld + dp : ys) + part * dp +
-                    (ok ? l0 + cb : 0);
-                cuda_tc_cp16((float *)&s.yb[r][part * S::BK + cb], (const float *)bsrc, ok);
-            }
+        const size_t ld = BF ? 2 * dp : dp;
+        stage_rows<S::BM>(s.xh, xs, irow0, m, ld, l0);
+        stage_rows<BN>(s.yh, ys, icol0, p.n, ld, l0);
+        if (BF) {
+            stage_bf16<S::BM>(s.xb, xs, irow0, m, ld, dp, l0);
+            stage_bf16<BN>(s.yb, ys, icol0, p.n, ld, dp, l0);
         }
     }
     __device__ void compute(int b, int, bool init)
@@ -181,10 +209,48 @@ template <int BN, int STAGES, int OPS> struct cuda_tc_mma_form {
                     for (int e = 0; e < 4; e++)
                         hh[i][j][e] = cr[i][j][e] = 0.0f;
         }
-        if (BF)
+        if (F16)
+            compute_f16(st[b]);
+        else if (BF)
             compute_bf16(st[b]);
         else
             compute_fly(st[b]);
+    }
+    /* All three products on fp16 m16n8k16 from the staged hi and lo of 16 features at a time
+     * (ldmatrix gives the fragments directly): B's for the whole warp tile, A's one row block
+     * at a time. */
+    __device__ __forceinline__ void compute_f16(const stage &s)
+    {
+        typedef const __half(*rows)[2 * S::LDS];
+        rows xh = (rows)s.xh, yh = (rows)s.yh;
+        const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
+        const int lr = lane % 8, lb = lane / 8;
+        const int wr = warp / S::WN * S::WTM, wc = warp % S::WN * 32;
+#pragma unroll
+        for (int kk = 0; kk < S::BK; kk += 16) {
+            /* features kk.. of the step: in block kk / 32, hi at 64 per block, lo 32 after */
+            const int hi = kk / 32 * 64 + kk % 32, lo = hi + 32;
+            unsigned int bh[S::NT][2], bl[S::NT][2];
+#pragma unroll
+            for (int j = 0; j < S::NT; j += 2) {
+                const int c = wc + j * 8 + lb / 2 * 8 + lr, kb = lb % 2 * 8;
+                cuda_tc_ldmatrix4(bh[j][0], bh[j][1], bh[j + 1][0], bh[j + 1][1], &yh[c][hi + kb]);
+                cuda_tc_ldmatrix4(bl[j][0], bl[j][1], bl[j + 1][0], bl[j + 1][1], &yh[c][lo + kb]);
+            }
+#pragma unroll
+            for (int i = 0; i < S::MT; i++) {
+                unsigned int ah[4], al[4];
+                const int ar = wr + i * 16 + lb % 2 * 8 + lr, ka = lb / 2 * 8;
+                cuda_tc_ldmatrix4(ah[0], ah[1], ah[2], ah[3], &xh[ar][hi + ka]);
+                cuda_tc_ldmatrix4(al[0], al[1], al[2], al[3], &xh[ar][lo + ka]);
+#pragma unroll
+                for (int j = 0; j < S::NT; j++) {
+                    cuda_tc_mma_f16(hh[i][j], ah, bh[j]);
+                    cuda_tc_mma_f16(cr[i][j], ah, bl[j]);
+                    cuda_tc_mma_f16(cr[i][j], al, bh[j]);
+                }
+            }
+        }
     }
     /* hi.hi on tf32 (two 8-feature slices), the cross terms on bf16 m16n8k16 over the same 16
      * features (ldmatrix gives the bf16 fragments directly). */
@@ -281,40 +347,58 @@ template <int BN, int STAGES, int OPS> struct cuda_tc_mma_form {
     {
         return warp % S::WN * 32 + j * 8 + l % 4 * 2 + e % 2;
     }
+    /* The tile's failing entries, one bit per (i, j, e) of the thread's fragments. */
+    typedef typename std::conditional<S::MT * S::NT * 4 <= 32, unsigned int,
+                                      unsigned long long>::type redo_bits;
     __device__ void finish(int, size_t t)
     {
         const size_t row0 = (size_t)((unsigned int)t / ntn) * S::BM;
         const size_t col0 = (size_t)((unsigned int)t % ntn) * BN;
         const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
-        float ny[S::NT][2];
-#pragma unroll
-        for (int j = 0; j < S::NT; j++)
-#pragma unroll
-            for (int e = 0; e < 2; e++) {
-                size_t col = col0 + frag_col(warp, lane, j, e);
-                ny[j][e] = col < p.n ? p.ny[col] : 0.0f;
-            }
-        unsigned long long redo = 0;
+        /* the rows' norms and (F16) the factors that undo their scales: -2 2^-k_x, or -2 */
+        float nx[S::MT][2], fx[S::MT][2];
 #pragma unroll
         for (int i = 0; i < S::MT; i++)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 size_t row = row0 + frag_row(warp, lane, i, 2 * h);
-                float nx = row < m ? p.nx[row] : 0.0f;
+                nx[i][h] = row < m ? p.nx[row] : 0.0f;
+                fx[i][h] = !F16 ? -2.0f : row < m ? p.sx[row] : 0.0f;
+            }
+        /* D^ = t - 2 G, K^ = exp2(c D^), kept under the bound's first test (small gamma e);
+         * hh takes K^, cr D^ - e for the second */
+        redo_bits redo = 0;
 #pragma unroll
-                for (int j = 0; j < S::NT; j++)
+        for (int j = 0; j < S::NT; j++)
 #pragma unroll
-                    for (int e = 0; e < 2; e++) {
+            for (int e = 0; e < 2; e++) {
+                const size_t col = col0 + frag_col(warp, lane, j, e);
+                const float ny = col < p.n ? p.ny[col] : 0.0f;
+                const float fy = F16 && col < p.n ? p.sy[col] : 1.0f;
+#pragma unroll
+                for (int i = 0; i < S::MT; i++)
+#pragma unroll
+                    for (int h = 0; h < 2; h++) {
                         const int f = 2 * h + e;
-                        size_t col = col0 + frag_col(warp, lane, j, e);
-                        float tn = nx + ny[j][e];
-                        float dh = fmaf(-2.0f, hh[i][j][f] + cr[i][j][f], tn);
-                        float kv = cuda_ex2(dh * p.c);
-                        if (!cuda_tc_keep(p, dh, tn, kv) && row < m && col < p.n)
-                            redo |= 1ull << ((i * S::NT + j) * 4 + f);
+                        const size_t row = row0 + frag_row(warp, lane, i, 2 * h);
+                        const float tn = nx[i][h] + ny;
+                        const float g = hh[i][j][f] + cr[i][j][f];
+                        const float dh = fmaf(g, F16 ? fx[i][h] * fy : fx[i][h], tn);
+                        const float kv = cuda_ex2(dh * p.c);
+                        const float eb = cuda_tc_bound(p, tn);
+                        if (!cuda_tc_keep_small(p, dh, eb, kv) && row < m && col < p.n)
+                            redo |= (redo_bits)1 << ((i * S::NT + j) * 4 + f);
                         hh[i][j][f] = kv;
+                        cr[i][j][f] = dh - eb;
                     }
             }
+        /* The entries that failed it take the second test (any gamma e), where any did. */
+        if (__any_sync(0xffffffffu, redo != 0)) {
+#pragma unroll
+            for (int b = 0; b < S::MT * S::NT * 4; b++)
+                if ((redo >> b & 1) && cuda_tc_keep_large(p, cr[b / 4 / S::NT][b / 4 % S::NT][b % 4]))
+                    redo &= ~((redo_bits)1 << b);
+        }
         unsigned int mine = __reduce_add_sync(0xffffffffu, (unsigned int)__popcll(redo));
         if (lane == 0)
             counts[warp] = mine;
@@ -333,7 +417,7 @@ template <int BN, int STAGES, int OPS> struct cuda_tc_mma_form {
         unsigned int want = __ballot_sync(0xffffffffu, redo != 0);
         while (want != 0) {
             const int src = __ffs((int)want) - 1;
-            const unsigned long long bits = __shfl_sync(0xffffffffu, redo, src);
+            const redo_bits bits = __shfl_sync(0xffffffffu, redo, src);
             const int bit = __ffsll((long long)bits) - 1;
             const int i = bit / 4 / S::NT, j = bit / 4 % S::NT, f = bit % 4;
             const size_t row = row0 + frag_row(warp, src, i, f);
@@ -426,9 +510,10 @@ __device__ __forceinline__ void cuda_tc_pipeline(Form &f, size_t t0, size_t nchu
 
 /* The fused kernel: persistent blocks (the grid is at most S::BLOCKS per SM), so that the next
  * tile's first operands are in flight during a tile's epilogue. Dynamic shared memory:
- * cuda_tc_mma_shape<BN, STAGES, OPS>::smem_bytes. */
-template <int BN, int STAGES, int OPS>
-__global__ void __launch_bounds__(GK_CUDA_THREADS, cuda_tc_mma_shape<BN, STAGES, OPS>::BLOCKS)
+ * cuda_tc_mma_shape<BN, STAGES, OPS, BK>::smem_bytes. */
+template <int BN, int STAGES, int OPS, int BK>
+__global__ void __launch_bounds__(GK_CUDA_THREADS,
+                                  cuda_tc_mma_shape<BN, STAGES, OPS, BK>::BLOCKS)
     cuda_tc_mma(cuda_tc_params p, size_t m, size_t dp, unsigned int tiles, unsigned int ntn,
                 const float *__restrict__ xs, const float *__restrict__ ys, float *__restrict__ k,
                 bool vec2, unsigned int *__restrict__ redo_tiles, unsigned int *redo_count,
@@ -436,12 +521,12 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, cuda_tc_mma_shape<BN, STAGES,
 {
     if (!gate.tensor_cores())
         return;
-    typedef cuda_tc_mma_shape<BN, STAGES, OPS> S;
+    typedef cuda_tc_mma_shape<BN, STAGES, OPS, BK> S;
     extern __shared__ __align__(16) unsigned char cuda_tc_smem[];
     __shared__ unsigned int counts[GK_CUDA_THREADS / 32];
     typename S::stage *st = (typename S::stage *)cuda_tc_smem;
-    cuda_tc_mma_form<BN, STAGES, OPS> f{st, counts, p,          m,          dp, tiles, ntn, xs, ys,
-                                        k,  vec2,   redo_tiles, redo_count, 0,  0,     {},  {}};
+    cuda_tc_mma_form<BN, STAGES, OPS, BK> f{
+        st, counts, p, m, dp, tiles, ntn, xs, ys, k, vec2, redo_tiles, redo_count, 0, 0, {}, {}};
     cuda_tc_pipeline<STAGES, S::BK>(f, blockIdx.x, dp / S::BK);
 }
 

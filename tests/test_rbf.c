@@ -137,6 +137,10 @@ static void make_xy(gk_dtype t, size_t m, size_t n, size_t d, double offset, int
     for (size_t j = 0; wide == 2 && j < n && j < 128; j++)
         for (size_t l = 0; l < d; l++)
             gk_test_set(t, *hy, j * d + l, gk_test_get(t, *hy, j * d + l) + 10.0);
+    for (size_t i = 0; wide >= 3 && i < m * d; i++)
+        gk_test_set(t, *hx, i, ldexp(gk_test_get(t, *hx, i), wide == 3 ? -20 : 40));
+    for (size_t j = 0; wide >= 3 && j < n * d; j++)
+        gk_test_set(t, *hy, j, ldexp(gk_test_get(t, *hy, j), wide == 3 ? -20 : 40));
     if (identical)
         for (size_t j = 0; j < n; j += 5)
             copy_row(t, *hy, j, *hx, (j * 7) % m, d);
@@ -145,7 +149,9 @@ static void make_xy(gk_dtype t, size_t m, size_t n, size_t d, double offset, int
 /* wide = 1: x's first 128 rows spread 16 times wider than the others, so row tiles of one
  * rbf_matrix differ in scale (a CUDA tile may then choose another form than its neighbours);
  * wide = 2: two clusters, the first 128 rows of x and of y 10 higher in every feature than the
- * rest, so the small cluster's rows are far from the data's center but close to each other. */
+ * rest, so the small cluster's rows are far from the data's center but close to each other;
+ * wide = 3 and 4: every value times 2^-20 or 2^40 (after the offset, exactly), data far below
+ * or above fp16's range (the tensor-core form's row scales). */
 static void matrix_case(gk_context *ctx, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
                         double offset, int identical, int wide)
 {
@@ -685,9 +691,9 @@ static void tc_case(gk_context *ctx, size_t m, size_t n, size_t d, double gamma,
  * loads and stores (n odd: no float2 stores either), d = 257 the padding, and 6000 x 4500 spans
  * many tiles per block; the d = 64 and 100 cases (offset data, NaN and inf, rbf_matrix(x, x))
  * run the CUDA-core forms (below 2^28 entries at d < 128). ctest runs this case again with
- * GK_RBF_TC=forced (no sample and no size limit but 2^24 entries: the 128 x 64 configuration
- * takes the d = 64 and 100 cases, the fused kernel and its fallbacks the 4 / d case, every tile
- * of it going to cuda_tc_differences from the fused kernel's list). Not run on the CPU
+ * GK_RBF_TC=forced (no sample and no size limit: the 128 x 64 configuration takes the d = 64
+ * and 100 cases, the fused kernel and its fallbacks the 4 / d case, every tile of it going to
+ * cuda_tc_differences from the fused kernel's list). Not run on the CPU
  * backend: its own GEMM form is covered above, and at these sizes the references would take
  * valgrind minutes. */
 static void test_matrix_tensor_core(void **state)
@@ -705,6 +711,25 @@ static void test_matrix_tensor_core(void **state)
     tc_case(ctx, 4100, 4097, 64, 0.5, 0.0, 0, 1, 0);
     tc_case(ctx, 4100, 0, 64, 1.0 / 64, 0.0, 0, 0, 1);
     tc_case(ctx, 4100, 4097, 100, 1.0 / 100, 0.0, 0, 1, 0);
+}
+
+/* The tensor-core form on small shapes, for the sanitizers (ctest's rbf_tc_forced runs it with
+ * GK_RBF_TC=forced, which takes that form at any size whose scratch fits; without it these are
+ * CUDA-core shapes): d = 64 (the 128 x 64 configuration) at gamma = 1 / d and 0.5, data offset
+ * by 1e3, n odd (scalar stores), NaN and inf, rbf_matrix(x, x), values scaled by 2^-20 and
+ * 2^40 at gamma = 1 / (d scale^2), d = 100 (zero features to the step), and d = 256 (the
+ * 128 x 128 configuration). */
+static void test_matrix_tensor_core_small(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    tc_case(ctx, 700, 650, 64, 1.0 / 64, 0.0, 0, 0, 0);
+    tc_case(ctx, 700, 651, 64, 0.5, 1e3, 0, 0, 0);
+    tc_case(ctx, 700, 650, 64, 0.5, 0.0, 0, 1, 0);
+    tc_case(ctx, 700, 0, 64, 1.0 / 64, 0.0, 0, 0, 1);
+    tc_case(ctx, 700, 650, 64, 0x1p40 / 64, 0.0, 3, 0, 0);
+    tc_case(ctx, 700, 650, 64, 0x1p-80 / 64, 0.0, 4, 0, 0);
+    tc_case(ctx, 700, 650, 100, 1.0 / 100, 0.0, 0, 1, 0);
+    tc_case(ctx, 1200, 1200, 256, 1.0 / 256, 0.0, 0, 0, 0);
 }
 
 /* float32 rbf_matrix on x and y placed `shift` elements into buffers of their own (views), with
@@ -1048,6 +1073,8 @@ int main(void)
         GK_TEST_BOTH(test_matrix_inner_product_special),
         {"test_matrix_tensor_core/cuda", test_matrix_tensor_core, gk_test_setup, gk_test_teardown,
          &gk_test_cuda},
+        {"test_matrix_tensor_core_small/cuda", test_matrix_tensor_core_small, gk_test_setup,
+         gk_test_teardown, &gk_test_cuda},
         GK_TEST_BOTH(test_matrix_quads),
         GK_TEST_BOTH(test_wide_rows),
         GK_TEST_BOTH(test_gamma_values),
