@@ -44,19 +44,43 @@
  *  - bf16 cross terms (d >= 128): hi and lo rounded to bf16 (relative 2^-9 each) move
  *    hi_x lo_y + lo_x hi_y by at most 2^-19 (1.002) |x~||y~| per feature, 64.1 u s in D;
  *    their products (8 x 8 bits) are exact;
+ *  - fp16 operands (GK_TC_OPS_F16) in place of that split: each centered row is scaled by
+ *    sigma = 2^k, k = 14 - floor(log2 max_l |v_l|) clamped to [GK_TC_SCALE_MIN,
+ *    GK_TC_SCALE_MAX] = [-49, 62] (cuda_tc_split), so that w = sigma v has max |w| in
+ *    [2^14, 2^15) unless clamped, and split as hi = fp16(w), lo = fp16(w - hi) (round to
+ *    nearest; w - hi is exact in float32). A part in fp16's normal range errs by 2^-11 of its
+ *    value; one below it (2^-14: a subnormal, or 0 if the tensor cores flush it) by at most
+ *    delta = 2^-14 absolute. So w = hi + lo + r with |r| <= 2^-22 |w| + delta and
+ *    |lo| <= 2^-11 |w| + delta: the dropped terms lo_x lo_y + r_x w_y + (hi_x + lo_x) r_y are
+ *    the tf32 split's relative 3.001 * 2^-22 |w_x||w_y| (12.004 u s in D, as above) plus at
+ *    most 1.002 delta (|w_x| + |w_y|) + 3 delta^2 per feature, in scaled units. Products of two
+ *    fp16 numbers (11 x 11 bits) are exact in float32, the scaled sums stay below dp 2^32, and
+ *    1 / sigma <= 2^-14 max |v| + 2^-62 (the lower clamp binds only where max |v| >= 2^64, whose
+ *    squared norm is not finite: those rows are computed again whatever the products say). So
+ *    1 / (sigma_x sigma_y) <= 2^-29 s + 2^-76 (1 + s) + 2^-124, and unscaled the absolute part
+ *    is at most 1.002 sqrt(dp) delta (|x~| (2^-14 |y~| + 2^-62) + |y~| (2^-14 |x~| + 2^-62))
+ *    <= 1.002 sqrt(dp) (2^-28 s + 2^-76 (1 + s)) in G (|a| + |b| <= 1 + s), with the
+ *    delta^2 terms and the cross sums' share of it (a factor 2u (3 dp + 2) more) below
+ *    0.5 u s for dp < 2^22 (beyond, kappa u > 1 rejects every entry anyway): in D at most
+ *    (0.25 sqrt(dp) + 1) u s + 2^-74 sqrt(dp). The epilogue undoes the scales inside its fma,
+ *    D = fma(G, -2^(1 - k_x - k_y), t) (the factor in [2^-123, 2^99], a normal float, the
+ *    product of the rows' exact factors), and the accumulators' own underflow, in scaled
+ *    units, is smaller still than the term below;
  *  - accumulation: hi.hi is N = dp + 1 leaves (the cross sum, added at the end, is one) of
  *    total magnitude <= 1.0015 s / 2: 2u (1.5 dp + 3.5) 1.0015 s in D; the cross sum's own
  *    N = 2 dp leaves: 2u (3 dp + 2) 2^-10 1.002 s in D;
  *  - underflow (subnormal products, sums or lo parts flushed): at most 2u s + (8 dp + 32)
  *    2^-124 in all;
  *  - the epilogue in float: nx, ny rounded, t = nx + ny, D = fma(-2, G, t): 4.01 u s.
- * Hence |D^ - D| <= e = kappa u s + eabs with kappa = 3.02 dp + 30 (+ 64.1 with bf16), taken
- * 1.001 times larger for the second-order terms and the bound's own rounding. The entry
+ * Hence |D^ - D| <= e = kappa u s + eabs with kappa = 3.02 dp + 30 (+ 64.1 with bf16, or
+ * + 0.25 sqrt(dp) + 1 with fp16) and eabs = (8 dp + 32) 2^-124 (+ 2^-74 sqrt(dp) with fp16),
+ * taken 1.001 times larger for the second-order terms and the bound's own rounding. The entry
  * exp(-gamma D) is then off from exp(-gamma D^) by at most
  *     exp(-gamma (D^ - e)) (1 - exp(-gamma e)),
  * which the epilogue bounds, for gamma e <= 1/64, by K^ gamma e 1.02 (K^ the computed
- * exp(-gamma D^), within 3e-5 relative of the exact one), else by exp(-gamma (D^ - e))
- * 1.0001 (cuda_tc_keep). An entry is kept where that is at most GK_RBF_TC_MAX_ERROR (the exp2
+ * exp(-gamma D^), within 3e-5 relative of the exact one), and for any gamma e by
+ * exp(-gamma (D^ - e)) 1.0001 (cuda_tc_keep; the fused kernel's epilogue takes the first and
+ * the second only for entries the first rejects, cuda_tc_keep_small and cuda_tc_keep_large). An entry is kept where that is at most GK_RBF_TC_MAX_ERROR (the exp2
  * and the final rounding stay below 3e-7); every other entry, every entry with D^ <= e
  * (identical rows among them, which must give exactly 1) and every entry of a row with a norm
  * that is not finite (NaN or inf in the data) is computed again from differences of the raw
@@ -536,7 +560,7 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
 
     const double u = 0x1p-24;
     const double kappa = 3.02 * (double)l.dp + 30.0 + (ops == GK_TC_OPS_BF16 ? 64.1 : 0.0) +
-                         (ops == GK_TC_OPS_F16 ? 0.126 * std::sqrt((double)l.dp) + 1.0 : 0.0);
+                         (ops == GK_TC_OPS_F16 ? 0.25 * std::sqrt((double)l.dp) + 1.0 : 0.0);
     cuda_tc_params p;
     p.n = n;
     p.d = d;
