@@ -510,21 +510,23 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
     const float c = cuda_rbf_constant(gamma, 0.0f);
     const int mode = cuda_tc_env();
     const double entries = (double)m * (double)n;
+    /* The fused kernel counts its tiles (of 128 x 64 or more) in 32 bits, with a grid's worth
+     * of room above them. */
     if (mode == 0 || d < GK_RBF_TC_MIN_D || !(gamma > 0.0) || !std::isfinite(c) ||
         !std::isfinite((float)gamma) ||
         (mode != 2 && (entries < GK_RBF_TC_MIN_ENTRIES ||
                        (d < GK_RBF_TC_WIDE_D && entries < GK_RBF_TC_MIN_ENTRIES_NARROW))) ||
-        (double)((m + 127) / 128) * (double)((n + 63) / 64) >= 4294967296.0)
+        (double)((m + 127) / 128) * (double)((n + 63) / 64) >= 4294901760.0)
         return 0;
     /* LAB (round 1 only): GK_TC64 picks the fused kernel's configuration */
     int cfg = d >= GK_RBF_TC_WIDE_D ? 5 : 2;
     if (const char *lab = getenv("GK_TC64"))
         cfg = atoi(lab);
     static const int cfg_ops[] = {GK_TC_OPS_FLY, GK_TC_OPS_BF16, GK_TC_OPS_F16, GK_TC_OPS_F16,
-                                  GK_TC_OPS_F16, GK_TC_OPS_F16, GK_TC_OPS_F16};
-    static const unsigned int cfg_bn[] = {64, 128, 64, 64, 64, 128, 128};
-    static const size_t cfg_bk[] = {32, 32, 32, 32, 64, 32, 32};
-    if (cfg < 0 || cfg > 6)
+                                  GK_TC_OPS_F16, GK_TC_OPS_F16, GK_TC_OPS_F16, GK_TC_OPS_F16};
+    static const unsigned int cfg_bn[] = {64, 128, 64, 64, 64, 128, 128, 64};
+    static const size_t cfg_bk[] = {32, 32, 32, 32, 64, 32, 32, 32};
+    if (cfg < 0 || cfg > 7)
         cfg = 2;
     const int ops = cfg_ops[cfg];
     const size_t rows = m + n, dp0 = (d + cfg_bk[cfg] - 1) / cfg_bk[cfg] * cfg_bk[cfg];
@@ -618,8 +620,11 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
     case 5:
         *r = cuda_tc_fused<128, 3, GK_TC_OPS_F16, 32>(s, m, p, l.dp, xs, ys, k, flags, gate);
         break;
-    default:
+    case 6:
         *r = cuda_tc_fused<128, 2, GK_TC_OPS_F16, 32>(s, m, p, l.dp, xs, ys, k, flags, gate);
+        break;
+    default:
+        *r = cuda_tc_fused<64, 4, GK_TC_OPS_F16, 32>(s, m, p, l.dp, xs, ys, k, flags, gate);
         break;
     }
     if (*r != GK_OK)

@@ -139,13 +139,13 @@ template <int BN, int STAGES, int OPS, int BKF> struct cuda_tc_mma_form {
     size_t irow0, icol0;
     float hh[S::MT][S::NT][4], cr[S::MT][S::NT][4];
 
-    __device__ bool has(size_t t) const
+    __device__ bool has(unsigned int t) const
     {
         return t < tiles;
     }
-    __device__ size_t next(size_t t) const
+    __device__ unsigned int next(unsigned int t) const
     {
-        return t + gridDim.x;
+        return t + gridDim.x; /* tiles + gridDim.x < 2^32 (cuda_rbf_tc.cu) */
     }
     /* ROWS staged rows from row row0 of src (rows of ld floats; zeros from row `rows` on): the
      * BK floats' worth of bytes from float l0 of each, in 16-byte copies. */
@@ -183,11 +183,11 @@ template <int BN, int STAGES, int OPS, int BKF> struct cuda_tc_mma_form {
             cuda_tc_cp16((float *)&dst[r][part * S::BK + cb], (const float *)bsrc, ok);
         }
     }
-    __device__ void issue(int b, size_t t, size_t l0, bool)
+    __device__ void issue(int b, unsigned int t, size_t l0, bool)
     {
         if (l0 == 0) {
-            irow0 = (size_t)((unsigned int)t / ntn) * S::BM;
-            icol0 = (size_t)((unsigned int)t % ntn) * BN;
+            irow0 = (size_t)(t / ntn) * S::BM;
+            icol0 = (size_t)(t % ntn) * BN;
         }
         stage &s = st[b];
         const size_t ld = BF ? 2 * dp : dp;
@@ -350,10 +350,10 @@ template <int BN, int STAGES, int OPS, int BKF> struct cuda_tc_mma_form {
     /* The tile's failing entries, one bit per (i, j, e) of the thread's fragments. */
     typedef typename std::conditional<S::MT * S::NT * 4 <= 32, unsigned int,
                                       unsigned long long>::type redo_bits;
-    __device__ void finish(int, size_t t)
+    __device__ void finish(int, unsigned int t)
     {
-        const size_t row0 = (size_t)((unsigned int)t / ntn) * S::BM;
-        const size_t col0 = (size_t)((unsigned int)t % ntn) * BN;
+        const size_t row0 = (size_t)(t / ntn) * S::BM;
+        const size_t col0 = (size_t)(t % ntn) * BN;
         const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
         /* the rows' norms and (F16) the factors that undo their scales: -2 2^-k_x, or -2 */
         float nx[S::MT][2], fx[S::MT][2];
@@ -471,9 +471,9 @@ template <int N> __device__ __forceinline__ void cuda_tc_cp_wait()
  * computed, across tiles too; one barrier per step. The form is used as by cuda_rbf_steps. A
  * group of copies is committed at every step, empty or not, so that the wait's count holds. */
 template <int STAGES, int BK, typename Form>
-__device__ __forceinline__ void cuda_tc_pipeline(Form &f, size_t t0, size_t nchunks)
+__device__ __forceinline__ void cuda_tc_pipeline(Form &f, unsigned int t0, unsigned int nchunks)
 {
-    size_t it = t0, ich = 0; /* the next step to issue */
+    unsigned int it = t0, ich = 0; /* the next step to issue */
 #pragma unroll
     for (int b = 0; b < STAGES - 1; b++) {
         if (f.has(it)) {
@@ -485,7 +485,7 @@ __device__ __forceinline__ void cuda_tc_pipeline(Form &f, size_t t0, size_t nchu
         }
         cuda_cp_commit();
     }
-    size_t t = t0, ch = 0;
+    unsigned int t = t0, ch = 0;
     for (int buf = 0; f.has(t); buf = buf + 1 == STAGES ? 0 : buf + 1) {
         /* Step s has landed for every thread, and every thread is done with step s - 1,
          * whose buffer the next copies overwrite. */
@@ -527,7 +527,7 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS,
     typename S::stage *st = (typename S::stage *)cuda_tc_smem;
     cuda_tc_mma_form<BN, STAGES, OPS, BK> f{
         st, counts, p, m, dp, tiles, ntn, xs, ys, k, vec2, redo_tiles, redo_count, 0, 0, {}, {}};
-    cuda_tc_pipeline<STAGES, S::BK>(f, blockIdx.x, dp / S::BK);
+    cuda_tc_pipeline<STAGES, S::BK>(f, blockIdx.x, (unsigned int)(dp / S::BK));
 }
 
 #endif /* GK_CUDA_RBF_TC_MMA_CUH */
