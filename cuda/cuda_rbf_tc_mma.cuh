@@ -350,12 +350,16 @@ template <int BN, int STAGES, int OPS, int BKF> struct cuda_tc_mma_form {
     /* The tile's failing entries, one bit per (i, j, e) of the thread's fragments. */
     typedef typename std::conditional<S::MT * S::NT * 4 <= 32, unsigned int,
                                       unsigned long long>::type redo_bits;
+    /* The tile's entries are stored (K^, whether kept or not) before the block counts the
+     * failing ones, so that the stores need not wait for the barrier; entries that fail the
+     * bound are then stored again by the same thread (one warp each), or their whole tile by
+     * cuda_tc_differences after this kernel. */
     __device__ void finish(int, unsigned int t)
     {
         const size_t row0 = (size_t)(t / ntn) * S::BM;
         const size_t col0 = (size_t)(t % ntn) * BN;
         const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
-        /* the rows' norms and (F16) the factors that undo their scales: -2 2^-k_x, or -2 */
+        /* the rows' norms and the factors -2, or (F16) -2 2^-k_x, undoing their scales */
         float nx[S::MT][2], fx[S::MT][2];
 #pragma unroll
         for (int i = 0; i < S::MT; i++)
@@ -392,51 +396,6 @@ template <int BN, int STAGES, int OPS, int BKF> struct cuda_tc_mma_form {
                         cr[i][j][f] = dh - eb;
                     }
             }
-        /* The entries that failed it take the second test (any gamma e), where any did. */
-        if (__any_sync(0xffffffffu, redo != 0)) {
-#pragma unroll
-            for (int b = 0; b < S::MT * S::NT * 4; b++)
-                if ((redo >> b & 1) && cuda_tc_keep_large(p, cr[b / 4 / S::NT][b / 4 % S::NT][b % 4]))
-                    redo &= ~((redo_bits)1 << b);
-        }
-        unsigned int mine = __reduce_add_sync(0xffffffffu, (unsigned int)__popcll(redo));
-        if (lane == 0)
-            counts[warp] = mine;
-        __syncthreads();
-        unsigned int failing = 0;
-#pragma unroll
-        for (int w = 0; w < GK_CUDA_THREADS / 32; w++)
-            failing += counts[w];
-        if (failing > (unsigned int)(S::BM * BN / GK_RBF_TC_TILE_SHARE)) {
-            /* Left for cuda_tc_differences, which computes the listed tiles after this kernel. */
-            if (threadIdx.x == 0)
-                redo_tiles[atomicAdd(redo_count, 1u)] = (unsigned int)t;
-            return;
-        }
-        /* The warp takes its failing entries one at a time, lanes across features. */
-        unsigned int want = __ballot_sync(0xffffffffu, redo != 0);
-        while (want != 0) {
-            const int src = __ffs((int)want) - 1;
-            const redo_bits bits = __shfl_sync(0xffffffffu, redo, src);
-            const int bit = __ffsll((long long)bits) - 1;
-            const int i = bit / 4 / S::NT, j = bit / 4 % S::NT, f = bit % 4;
-            const size_t row = row0 + frag_row(warp, src, i, f);
-            const size_t col = col0 + frag_col(warp, src, j, f);
-            float dist = cuda_tc_warp_distance(p.x + row * p.d, p.y + col * p.d, p.d, lane);
-            if (lane == src) {
-                float v = cuda_rbf_value<false>(dist, p.c);
-                redo &= redo - 1;
-#pragma unroll
-                for (int a = 0; a < S::MT; a++)
-#pragma unroll
-                    for (int b = 0; b < S::NT; b++)
-#pragma unroll
-                        for (int e = 0; e < 4; e++)
-                            if ((a * S::NT + b) * 4 + e == bit)
-                                hh[a][b][e] = v;
-            }
-            want = __ballot_sync(0xffffffffu, redo != 0);
-        }
 #pragma unroll
         for (int i = 0; i < S::MT; i++)
 #pragma unroll
@@ -458,6 +417,45 @@ template <int BN, int STAGES, int OPS, int BKF> struct cuda_tc_mma_form {
                     }
                 }
             }
+        /* The entries that failed it take the second test (any gamma e), where any did. */
+        if (__any_sync(0xffffffffu, redo != 0)) {
+#pragma unroll
+            for (int b = 0; b < S::MT * S::NT * 4; b++)
+                if ((redo >> b & 1) &&
+                    cuda_tc_keep_large(p, cr[b / 4 / S::NT][b / 4 % S::NT][b % 4]))
+                    redo &= ~((redo_bits)1 << b);
+        }
+        unsigned int mine = __reduce_add_sync(0xffffffffu, (unsigned int)__popcll(redo));
+        if (lane == 0)
+            counts[warp] = mine;
+        __syncthreads();
+        unsigned int failing = 0;
+#pragma unroll
+        for (int w = 0; w < GK_CUDA_THREADS / 32; w++)
+            failing += counts[w];
+        if (failing > (unsigned int)(S::BM * BN / GK_RBF_TC_TILE_SHARE)) {
+            /* Left for cuda_tc_differences, which computes the listed tiles after this kernel. */
+            if (threadIdx.x == 0)
+                redo_tiles[atomicAdd(redo_count, 1u)] = t;
+            return;
+        }
+        /* The warp takes its failing entries one at a time, lanes across features; the lane
+         * that stored the entry stores it again. */
+        unsigned int want = __ballot_sync(0xffffffffu, redo != 0);
+        while (want != 0) {
+            const int src = __ffs((int)want) - 1;
+            const redo_bits bits = __shfl_sync(0xffffffffu, redo, src);
+            const int bit = __ffsll((long long)bits) - 1;
+            const int i = bit / 4 / S::NT, j = bit / 4 % S::NT, f = bit % 4;
+            const size_t row = row0 + frag_row(warp, src, i, f);
+            const size_t col = col0 + frag_col(warp, src, j, f);
+            float dist = cuda_tc_warp_distance(p.x + row * p.d, p.y + col * p.d, p.d, lane);
+            if (lane == src) {
+                __stcs(k + row * p.n + col, cuda_rbf_value<false>(dist, p.c));
+                redo &= redo - 1;
+            }
+            want = __ballot_sync(0xffffffffu, redo != 0);
+        }
     }
 };
 
