@@ -80,12 +80,13 @@
  * which the epilogue bounds, for gamma e <= 1/64, by K^ gamma e 1.02 (K^ the computed
  * exp(-gamma D^), within 3e-5 relative of the exact one), and for any gamma e by
  * exp(-gamma (D^ - e)) 1.0001 (cuda_tc_keep; the fused kernel's epilogue takes the first and
- * the second only for entries the first rejects, cuda_tc_keep_small and cuda_tc_keep_large). An entry is kept where that is at most GK_RBF_TC_MAX_ERROR (the exp2
- * and the final rounding stay below 3e-7); every other entry, every entry with D^ <= e
- * (identical rows among them, which must give exactly 1) and every entry of a row with a norm
- * that is not finite (NaN or inf in the data) is computed again from differences of the raw
- * rows: one warp per entry, or the whole tile (cuda_tc_differences, after the fused kernel)
- * where more than 1 / GK_RBF_TC_TILE_SHARE of its entries fail.
+ * the second only for entries the first rejects, cuda_tc_keep_small and cuda_tc_keep_large). An
+ * entry is kept where that is at most GK_RBF_TC_MAX_ERROR (the exp2 and the final rounding stay
+ * below 3e-7); every other entry, every entry with D^ <= e (identical rows among them, which must
+ * give exactly 1) and every entry of a row with a norm that is not finite (NaN or inf in the data)
+ * is computed again from differences of the raw rows: one warp per entry, or the whole tile
+ * (cuda_tc_differences, after the fused kernel) where more than 1 / GK_RBF_TC_TILE_SHARE of its
+ * entries fail.
  *
  * The choice. With kappa ~ 3 d the bound passes for every gamma only up to d ~ 120 on rows
  * whose spread s about the center is about their distance D, as for independent samples (the
@@ -242,8 +243,10 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
         big = __reduce_max_sync(0xffffffffu, big);
         const int k = min(max(141 - (int)(big >> 23), GK_TC_SCALE_MIN), GK_TC_SCALE_MAX);
         scale = __int_as_float((127 + k) << 23);
+        /* what undoes it: 2^-k for y, -2^(1 - k) for x (the epilogue's -2 folded in) */
+        const float undo = __int_as_float((127 - k + (is_x ? 1 : 0)) << 23);
         if (lane == 0)
-            (is_x ? sx : sy)[r] = __int_as_float((127 - k + (is_x ? 1 : 0)) << 23) * (is_x ? -1.0f : 1.0f);
+            (is_x ? sx : sy)[r] = is_x ? -undo : undo;
     }
     double acc = 0.0;
     for (size_t l = lane; l < dp; l += 32) {
@@ -523,7 +526,7 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
     if (const char *lab = getenv("GK_TC64"))
         cfg = atoi(lab);
     static const int cfg_ops[] = {GK_TC_OPS_FLY, GK_TC_OPS_BF16, GK_TC_OPS_F16, GK_TC_OPS_F16,
-                                  GK_TC_OPS_F16, GK_TC_OPS_F16, GK_TC_OPS_F16, GK_TC_OPS_F16};
+                                  GK_TC_OPS_F16, GK_TC_OPS_F16,  GK_TC_OPS_F16, GK_TC_OPS_F16};
     static const unsigned int cfg_bn[] = {64, 128, 64, 64, 64, 128, 128, 64};
     static const size_t cfg_bk[] = {32, 32, 32, 32, 64, 32, 32, 32};
     if (cfg < 0 || cfg > 7)

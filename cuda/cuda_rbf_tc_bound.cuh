@@ -17,7 +17,7 @@ struct cuda_tc_params {
     float gamma; /* gamma in float32 */
     float ku;    /* the bound e = ku (nx + ny) + eabs */
     float eabs;
-    float esmall; /* the largest e with gamma e <= 1/64 (rounded down) */
+    float esmall;  /* the largest e with gamma e <= 1/64 (rounded down) */
     float kesmall; /* GK_RBF_TC_MAX_ERROR / (1.0202 gamma), rounded down */
     const float *x, *y, *nx, *ny;
     /* GK_TC_OPS_F16: per row of x -2^(1 - k), per row of y 2^-k, undoing the rows' scales 2^k */

@@ -166,9 +166,8 @@ template <int BN, int STAGES, int OPS, int BKF> struct cuda_tc_mma_form {
      * arrays after the row's dp floats. */
     template <int ROWS>
     static __device__ __forceinline__ void stage_bf16(__nv_bfloat16 (*dst)[S::BLD],
-                                                      const float *src, size_t row0,
-                                                      size_t rows, size_t ld, size_t dp,
-                                                      size_t l0)
+                                                      const float *src, size_t row0, size_t rows,
+                                                      size_t ld, size_t dp, size_t l0)
     {
         enum { Q = S::BK / 4, PER = ROWS * Q / GK_CUDA_THREADS };
 #pragma unroll
@@ -348,8 +347,9 @@ template <int BN, int STAGES, int OPS, int BKF> struct cuda_tc_mma_form {
         return warp % S::WN * 32 + j * 8 + l % 4 * 2 + e % 2;
     }
     /* The tile's failing entries, one bit per (i, j, e) of the thread's fragments. */
-    typedef typename std::conditional<S::MT * S::NT * 4 <= 32, unsigned int,
-                                      unsigned long long>::type redo_bits;
+    typedef
+        typename std::conditional<S::MT * S::NT * 4 <= 32, unsigned int, unsigned long long>::type
+            redo_bits;
     /* The tile's entries are stored (K^, whether kept or not) before the block counts the
      * failing ones, so that the stores need not wait for the barrier; entries that fail the
      * bound are then stored again by the same thread (one warp each), or their whole tile by
@@ -510,8 +510,7 @@ __device__ __forceinline__ void cuda_tc_pipeline(Form &f, unsigned int t0, unsig
  * tile's first operands are in flight during a tile's epilogue. Dynamic shared memory:
  * cuda_tc_mma_shape<BN, STAGES, OPS, BK>::smem_bytes. */
 template <int BN, int STAGES, int OPS, int BK>
-__global__ void __launch_bounds__(GK_CUDA_THREADS,
-                                  cuda_tc_mma_shape<BN, STAGES, OPS, BK>::BLOCKS)
+__global__ void __launch_bounds__(GK_CUDA_THREADS, cuda_tc_mma_shape<BN, STAGES, OPS, BK>::BLOCKS)
     cuda_tc_mma(cuda_tc_params p, size_t m, size_t dp, unsigned int tiles, unsigned int ntn,
                 const float *__restrict__ xs, const float *__restrict__ ys, float *__restrict__ k,
                 bool vec2, unsigned int *__restrict__ redo_tiles, unsigned int *redo_count,
