@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include "cuda_rbf_tc_bound.cuh"
@@ -120,11 +119,14 @@
  * 32768^2 x 64 faster). */
 #define GK_RBF_TC_MIN_D 64
 #define GK_RBF_TC_MIN_ENTRIES ((double)(1u << 24))
-#define GK_RBF_TC_MIN_ENTRIES_NARROW ((double)(1u << 28))
-/* The fused kernel's configurations: from 128 features 128 x 128 tiles, 3 stages, bf16 cross
- * terms; below, 128 x 64 tiles, 2 stages, tf32 split in registers (each the faster of the
- * variants measured at its sizes). */
+#define GK_RBF_TC_MIN_ENTRIES_NARROW ((double)(1u << 26))
+/* Below this many features the narrow entry limit applies. */
 #define GK_RBF_TC_WIDE_D 128
+/* The fused kernel's configuration: 128 x 64 tiles (two blocks per SM), 32 features a step,
+ * 3 steps in flight (the fastest measured at d = 64 and 256, bench/RESULTS.md). */
+#define GK_RBF_TC_BN 64
+#define GK_RBF_TC_STAGES 3
+#define GK_RBF_TC_BK 32
 
 /* The tiles of the sample and of the difference kernel: 128 x 128, differences of the raw rows
  * on the CUDA cores as in cuda_rbf_matrix.cu. */
@@ -195,27 +197,17 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
         center[col] = count > 0 ? (float)(sum / (double)count) : 0.0f;
 }
 
-/* v rounded to nearest tf32 (ties away), low 13 bits cleared: exactly a float with 11
- * significant bits. */
-__device__ __forceinline__ float cuda_tf32(float v)
-{
-    unsigned int b;
-    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(b) : "f"(v));
-    return __uint_as_float(b & 0xffffe000u);
-}
-
-/* GK_TC_OPS_F16's row scales 2^k: k = 14 - the exponent of the row's largest |value|, so that
+/* The row scales 2^k: k = 14 - the exponent of the row's largest |value|, so that
  * it scales into [2^14, 2^15), within these limits (the bound in the comment above). */
 #define GK_TC_SCALE_MIN (-49)
 #define GK_TC_SCALE_MAX 62
 
-/* One warp per row of x, then of y: the centered row as the fused kernel's operands
- * (GK_TC_OPS_FLY: v; GK_TC_OPS_BF16: hi as tf32, then hi and lo as bf16; GK_TC_OPS_F16: w = v
- * 2^k split into fp16 hi and lo, in blocks of 32 hi then 32 lo, with the factor that undoes
- * 2^k in sx or sy), dp wide, and its squared norm (not finite where the row has a NaN or an
+/* One warp per row of x, then of y: the centered row v as the fused kernel's operands, w =
+ * v 2^k split into fp16 hi and lo, in blocks of 32 hi then 32 lo, dp wide; the factor that
+ * undoes 2^k in sx or sy; and its squared norm (not finite where the row has a NaN or an
  * infinity, or its norm overflows float32). Nothing where the sample chose differences. */
 __global__ void __launch_bounds__(GK_CUDA_THREADS)
-    cuda_tc_split(size_t m, size_t n, size_t d, size_t dp, int ops, const float *__restrict__ x,
+    cuda_tc_split(size_t m, size_t n, size_t d, size_t dp, const float *__restrict__ x,
                   const float *__restrict__ y, const float *__restrict__ center,
                   float *__restrict__ xs, float *__restrict__ ys, float *__restrict__ nx,
                   float *__restrict__ ny, float *__restrict__ sx, float *__restrict__ sy,
@@ -230,40 +222,24 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
     const bool is_x = row < m;
     const size_t r = is_x ? row : row - m;
     const float *src = (is_x ? x : y) + r * d;
-    const size_t ld = ops == GK_TC_OPS_BF16 ? 2 * dp : dp;
-    float *dst = (is_x ? xs : ys) + r * ld;
-    __nv_bfloat16 *bf = (__nv_bfloat16 *)(dst + dp);
-    __half *h = (__half *)dst;
-    float scale = 1.0f;
-    if (ops == GK_TC_OPS_F16) {
-        /* the largest |v| by its bits (NaN above inf, both giving the smallest k) */
-        unsigned int big = 0;
-        for (size_t l = lane; l < d; l += 32)
-            big = max(big, __float_as_uint(fabsf(src[l] - center[l])));
-        big = __reduce_max_sync(0xffffffffu, big);
-        const int k = min(max(141 - (int)(big >> 23), GK_TC_SCALE_MIN), GK_TC_SCALE_MAX);
-        scale = __int_as_float((127 + k) << 23);
-        /* what undoes it: 2^-k for y, -2^(1 - k) for x (the epilogue's -2 folded in) */
-        const float undo = __int_as_float((127 - k + (is_x ? 1 : 0)) << 23);
-        if (lane == 0)
-            (is_x ? sx : sy)[r] = is_x ? -undo : undo;
-    }
+    __half *h = (__half *)((is_x ? xs : ys) + r * dp);
+    /* the largest |v| by its bits (NaN above inf, both giving the smallest k) */
+    unsigned int big = 0;
+    for (size_t l = lane; l < d; l += 32)
+        big = max(big, __float_as_uint(fabsf(src[l] - center[l])));
+    big = __reduce_max_sync(0xffffffffu, big);
+    const int k = min(max(141 - (int)(big >> 23), GK_TC_SCALE_MIN), GK_TC_SCALE_MAX);
+    const float scale = __int_as_float((127 + k) << 23);
+    /* what undoes it: 2^-k for y, -2^(1 - k) for x (the epilogue's -2 folded in) */
+    const float undo = __int_as_float((127 - k + (is_x ? 1 : 0)) << 23);
+    if (lane == 0)
+        (is_x ? sx : sy)[r] = is_x ? -undo : undo;
     double acc = 0.0;
     for (size_t l = lane; l < dp; l += 32) {
-        float v = l < d ? src[l] - center[l] : 0.0f;
-        if (ops == GK_TC_OPS_F16) {
-            const float w = v * scale;
-            const __half hi = __float2half_rn(w);
-            h[l / 32 * 64 + l % 32] = hi;
-            h[l / 32 * 64 + 32 + l % 32] = __float2half_rn(w - __half2float(hi));
-        } else if (ops == GK_TC_OPS_BF16) {
-            float hi = cuda_tf32(v), lo = cuda_tf32(v - hi);
-            dst[l] = hi;
-            bf[l] = __float2bfloat16_rn(hi);
-            bf[dp + l] = __float2bfloat16_rn(lo);
-        } else {
-            dst[l] = v;
-        }
+        const float v = l < d ? src[l] - center[l] : 0.0f, w = v * scale;
+        const __half hi = __float2half_rn(w);
+        h[l / 32 * 64 + l % 32] = hi;
+        h[l / 32 * 64 + 32 + l % 32] = __float2half_rn(w - __half2float(hi));
         acc = fma((double)v, (double)v, acc);
     }
     for (int off = 16; off > 0; off /= 2)
@@ -433,23 +409,23 @@ static size_t cuda_tc_round16(size_t bytes)
 }
 
 /* The fused kernel over the tiles of the output, 128 x BN. */
-template <int BN, int STAGES, int OPS, int BK>
+template <int BN, int STAGES, int BK>
 static gk_status cuda_tc_fused(gk_cuda_state *s, size_t m, const cuda_tc_params &p, size_t dp,
                                const float *xs, const float *ys, float *k, unsigned int *flags,
                                cuda_tc_gate gate)
 {
-    typedef cuda_tc_mma_shape<BN, STAGES, OPS, BK> S;
+    typedef cuda_tc_mma_shape<BN, STAGES, BK> S;
     const size_t ntn = (p.n + BN - 1) / BN, tiles = (m + S::BM - 1) / S::BM * ntn;
     const size_t most = (size_t)s->sm_count * S::BLOCKS;
     const unsigned int grid = (unsigned int)(tiles < most ? tiles : most);
     const bool vec2 = p.n % 2 == 0 && (uintptr_t)k % 8 == 0;
-    gk_status r = gk__cuda_check(cudaFuncSetAttribute(cuda_tc_mma<BN, STAGES, OPS, BK>,
+    gk_status r = gk__cuda_check(cudaFuncSetAttribute(cuda_tc_mma<BN, STAGES, BK>,
                                                       cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                       (int)S::smem_bytes),
                                  "cudaFuncSetAttribute(cuda_tc_mma)");
     if (r != GK_OK)
         return r;
-    cuda_tc_mma<BN, STAGES, OPS, BK><<<grid, GK_CUDA_THREADS, S::smem_bytes, s->stream>>>(
+    cuda_tc_mma<BN, STAGES, BK><<<grid, GK_CUDA_THREADS, S::smem_bytes, s->stream>>>(
         p, m, dp, (unsigned int)tiles, (unsigned int)ntn, xs, ys, k, vec2, flags + 2, flags + 1,
         gate);
     return gk__cuda_launched("cuda_tc_mma");
@@ -474,26 +450,25 @@ static int cuda_tc_env(void)
  * sample's count, [1] the tiles the fused kernel left, listed from [2] on (at most one per
  * tile of 128 x 64). */
 struct cuda_tc_layout {
-    size_t chunk, chunks, dp, ld, bytes;
+    size_t chunk, chunks, dp, bytes;
     size_t o_pcount, o_center, o_xs, o_ys, o_nx, o_ny, o_sx, o_sy, o_flags;
 };
-static cuda_tc_layout cuda_tc_plan(size_t m, size_t n, size_t d, int ops, size_t bk)
+static cuda_tc_layout cuda_tc_plan(size_t m, size_t n, size_t d, size_t bk)
 {
     cuda_tc_layout l;
     const size_t rows = m + n;
     l.chunk = (rows + GK_TC_SUM_CHUNKS - 1) / GK_TC_SUM_CHUNKS;
     l.chunks = (rows + l.chunk - 1) / l.chunk;
     l.dp = (d + bk - 1) / bk * bk;
-    l.ld = ops == GK_TC_OPS_BF16 ? 2 * l.dp : l.dp;
     size_t o = cuda_tc_round16(l.chunks * d * sizeof(double));
     l.o_pcount = o;
     o += cuda_tc_round16(l.chunks * d * sizeof(unsigned int));
     l.o_center = o;
     o += cuda_tc_round16(d * sizeof(float));
     l.o_xs = o;
-    o += cuda_tc_round16(m * l.ld * sizeof(float));
+    o += cuda_tc_round16(m * l.dp * sizeof(float));
     l.o_ys = o;
-    o += cuda_tc_round16(n * l.ld * sizeof(float));
+    o += cuda_tc_round16(n * l.dp * sizeof(float));
     l.o_nx = o;
     o += cuda_tc_round16(m * sizeof(float));
     l.o_ny = o;
@@ -521,25 +496,14 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
                        (d < GK_RBF_TC_WIDE_D && entries < GK_RBF_TC_MIN_ENTRIES_NARROW))) ||
         (double)((m + 127) / 128) * (double)((n + 63) / 64) >= 4294901760.0)
         return 0;
-    /* LAB (round 1 only): GK_TC64 picks the fused kernel's configuration */
-    int cfg = d >= GK_RBF_TC_WIDE_D ? 5 : 2;
-    if (const char *lab = getenv("GK_TC64"))
-        cfg = atoi(lab);
-    static const int cfg_ops[] = {GK_TC_OPS_FLY, GK_TC_OPS_BF16, GK_TC_OPS_F16, GK_TC_OPS_F16,
-                                  GK_TC_OPS_F16, GK_TC_OPS_F16,  GK_TC_OPS_F16, GK_TC_OPS_F16};
-    static const unsigned int cfg_bn[] = {64, 128, 64, 64, 64, 128, 128, 64};
-    static const size_t cfg_bk[] = {32, 32, 32, 32, 64, 32, 32, 32};
-    if (cfg < 0 || cfg > 7)
-        cfg = 2;
-    const int ops = cfg_ops[cfg];
-    const size_t rows = m + n, dp0 = (d + cfg_bk[cfg] - 1) / cfg_bk[cfg] * cfg_bk[cfg];
+    const size_t rows = m + n, dp0 = (d + GK_RBF_TC_BK - 1) / GK_RBF_TC_BK * GK_RBF_TC_BK;
     /* Scratch no larger than the output (the rule of cpu_rbf_gemm.c): checked in double
      * first, so that the sizes below cannot wrap. */
-    if ((double)rows * (2.0 * (double)dp0 + 3.0) + (double)GK_TC_SUM_CHUNKS * (double)d * 3.0 +
+    if ((double)rows * ((double)dp0 + 2.0) + (double)GK_TC_SUM_CHUNKS * (double)d * 3.0 +
             (double)d + entries / 4096.0 + 64.0 >
         entries)
         return 0;
-    const cuda_tc_layout l = cuda_tc_plan(m, n, d, ops, cfg_bk[cfg]);
+    const cuda_tc_layout l = cuda_tc_plan(m, n, d, GK_RBF_TC_BK);
     char *w = NULL;
     *r = gk__cuda_workspace(s, l.bytes, (void **)&w);
     if (*r != GK_OK)
@@ -564,8 +528,7 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
         return 1;
 
     const double u = 0x1p-24;
-    const double kappa = 3.02 * (double)l.dp + 30.0 + (ops == GK_TC_OPS_BF16 ? 64.1 : 0.0) +
-                         (ops == GK_TC_OPS_F16 ? 0.25 * std::sqrt((double)l.dp) + 1.0 : 0.0);
+    const double kappa = 3.02 * (double)l.dp + 31.0 + 0.25 * std::sqrt((double)l.dp);
     cuda_tc_params p;
     p.n = n;
     p.d = d;
@@ -573,9 +536,9 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
     p.gamma = (float)gamma;
     /* Rounded up, so the float32 constants are never below the bound. */
     p.ku = nextafterf((float)(kappa * u * 1.001), INFINITY);
-    p.eabs = nextafterf((float)((8.0 * (double)l.dp + 32.0) * 0x1p-124 +
-                                (ops == GK_TC_OPS_F16 ? std::sqrt((double)l.dp) * 0x1p-74 : 0.0)),
-                        INFINITY);
+    p.eabs = nextafterf(
+        (float)((8.0 * (double)l.dp + 32.0) * 0x1p-124 + std::sqrt((double)l.dp) * 0x1p-74),
+        INFINITY);
     p.esmall = cuda_tc_down(1.0 / (64.0 * (double)p.gamma));
     p.kesmall = cuda_tc_down((double)GK_RBF_TC_MAX_ERROR / (1.0202 * (double)p.gamma));
     p.x = x;
@@ -601,38 +564,14 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
             return 1;
     }
     cuda_tc_split<<<(unsigned int)((rows + warps - 1) / warps), GK_CUDA_THREADS, 0, st>>>(
-        m, n, d, l.dp, ops, x, y, center, xs, ys, nx, ny, sx, sy, gate);
+        m, n, d, l.dp, x, y, center, xs, ys, nx, ny, sx, sy, gate);
     if ((*r = gk__cuda_launched("cuda_tc_split")) != GK_OK)
         return 1;
-    switch (cfg) {
-    case 0:
-        *r = cuda_tc_fused<64, 2, GK_TC_OPS_FLY, 32>(s, m, p, l.dp, xs, ys, k, flags, gate);
-        break;
-    case 1:
-        *r = cuda_tc_fused<128, 3, GK_TC_OPS_BF16, 32>(s, m, p, l.dp, xs, ys, k, flags, gate);
-        break;
-    case 2:
-        *r = cuda_tc_fused<64, 2, GK_TC_OPS_F16, 32>(s, m, p, l.dp, xs, ys, k, flags, gate);
-        break;
-    case 3:
-        *r = cuda_tc_fused<64, 3, GK_TC_OPS_F16, 32>(s, m, p, l.dp, xs, ys, k, flags, gate);
-        break;
-    case 4:
-        *r = cuda_tc_fused<64, 2, GK_TC_OPS_F16, 64>(s, m, p, l.dp, xs, ys, k, flags, gate);
-        break;
-    case 5:
-        *r = cuda_tc_fused<128, 3, GK_TC_OPS_F16, 32>(s, m, p, l.dp, xs, ys, k, flags, gate);
-        break;
-    case 6:
-        *r = cuda_tc_fused<128, 2, GK_TC_OPS_F16, 32>(s, m, p, l.dp, xs, ys, k, flags, gate);
-        break;
-    default:
-        *r = cuda_tc_fused<64, 4, GK_TC_OPS_F16, 32>(s, m, p, l.dp, xs, ys, k, flags, gate);
-        break;
-    }
+    *r = cuda_tc_fused<GK_RBF_TC_BN, GK_RBF_TC_STAGES, GK_RBF_TC_BK>(s, m, p, l.dp, xs, ys, k,
+                                                                     flags, gate);
     if (*r != GK_OK)
         return 1;
-    const unsigned int bn = cfg_bn[cfg];
+    const unsigned int bn = GK_RBF_TC_BN;
     const size_t most = (size_t)s->sm_count * 2;
     cuda_tc_differences<<<(unsigned int)(mt * nt < most ? mt * nt : most), GK_CUDA_THREADS, 0,
                           st>>>(p, m, (unsigned int)nt, (unsigned int)((n + bn - 1) / bn), bn,

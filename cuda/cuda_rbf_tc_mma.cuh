@@ -4,7 +4,6 @@
 #ifndef GK_CUDA_RBF_TC_MMA_CUH
 #define GK_CUDA_RBF_TC_MMA_CUH
 
-#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <type_traits>
@@ -17,18 +16,9 @@
  * cuda_tc_differences), cheaper than one warp per entry. */
 #define GK_RBF_TC_TILE_SHARE 16
 
-/* D += A B on the tensor cores: A 16 x 8 and B 8 x 8 tf32 fragments, D 16 x 8 float32. */
-__device__ __forceinline__ void cuda_tc_mma(float (&acc)[4], const unsigned int (&a)[4],
-                                            const unsigned int (&b)[2])
-{
-    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
-/* Four 8 x 4 blocks of 32-bit words from shared memory, one per register (ldmatrix .x4 of
- * 16-bit 8 x 8 matrices); lanes 8i..8i+7 give the row addresses of block i (16-byte aligned). */
+/* Four 8 x 8 matrices of 16-bit values from shared memory, one per register (ldmatrix .x4);
+ * lanes 8i..8i+7 give the row addresses of matrix i (16-byte aligned), lane l gets elements
+ * 2 (l % 4) and the next of row l / 4: the layout of the mma fragments. */
 __device__ __forceinline__ void cuda_tc_ldmatrix4(unsigned int &r0, unsigned int &r1,
                                                   unsigned int &r2, unsigned int &r3,
                                                   const void *row)
@@ -37,26 +27,6 @@ __device__ __forceinline__ void cuda_tc_ldmatrix4(unsigned int &r0, unsigned int
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                  : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
                  : "r"(a));
-}
-
-/* v (the bits of a float32, in hi) split as the split kernel does: hi = v rounded to the
- * nearest tf32 (ties away: the carry of adding half the dropped bits), lo = v - hi (exact)
- * rounded likewise. Integer operations and one subtraction, at the full rate. */
-__device__ __forceinline__ void cuda_tc_split_tf32(unsigned int &hi, unsigned int &lo)
-{
-    const unsigned int v = hi;
-    hi = (v + 0x1000u) & 0xffffe000u;
-    lo = (__float_as_uint(__uint_as_float(v) - __uint_as_float(hi)) + 0x1000u) & 0xffffe000u;
-}
-
-/* D += A B on the tensor cores: A 16 x 16 and B 16 x 8 bf16 fragments, D 16 x 8 float32. */
-__device__ __forceinline__ void cuda_tc_mma_bf16(float (&acc)[4], const unsigned int (&a)[4],
-                                                 const unsigned int (&b)[2])
-{
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};"
-        : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
 /* D += A B on the tensor cores: A 16 x 16 and B 16 x 8 fp16 fragments, D 16 x 8 float32. */
@@ -78,22 +48,17 @@ __device__ __forceinline__ void cuda_tc_cp16(float *dst, const float *src, bool 
                  : "memory");
 }
 
-/* The operands of the products: the centered values, split into hi and lo in registers, all
- * three products on tf32 (GK_TC_OPS_FLY; rows of dp floats); hi as tf32 for hi.hi and hi and
- * lo as bf16 for the cross terms (GK_TC_OPS_BF16; rows of dp floats, then dp bf16 of hi and dp
- * of lo; the bound then adds the bf16 rounding, cuda_rbf_tc.cu); or each row scaled by a power
- * of two and split into fp16 hi and lo, all three products on fp16 m16n8k16 (GK_TC_OPS_F16;
- * rows of dp / 32 blocks of 32 hi then 32 lo, dp floats' worth of bytes). */
-enum { GK_TC_OPS_FLY, GK_TC_OPS_BF16, GK_TC_OPS_F16 };
-
-/* The tile shapes: BM = 128 rows by BN = 128 (one block per SM, the lower operand traffic) or
- * 64 columns (two blocks per SM, so one block's epilogue overlaps the other's products); eight
- * warps of WTM x 32, each thread holding MT x 4 fragments of 16 x 8 twice (hi.hi and the cross
- * terms, kept apart so that each sum's error scales with its own magnitude). A step stages BK
- * features (a multiple of 32); a staged row is BK floats (or BK fp16 hi and BK lo) plus 16
- * bytes of padding, which makes the fragment loads conflict-free. */
-
-template <int BN, int STAGES, int OPS, int BKF> struct cuda_tc_mma_shape {
+/* The operands of the products: each centered row scaled by a power of two and split into fp16
+ * hi and lo (cuda_tc_split), in dp / 32 blocks of 32 hi then 32 lo (dp floats' worth of bytes
+ * a row); all three products on fp16 m16n8k16.
+ *
+ * The tile shapes: BM = 128 rows by BN = 128 (one block per SM) or 64 columns (two blocks per
+ * SM, so one block's epilogue overlaps the other's products); eight warps of WTM x 32, each
+ * thread holding MT x 4 fragments of 16 x 8 twice (hi.hi and the cross terms, kept apart so
+ * that each sum's error scales with its own magnitude). A step stages BK features (a multiple
+ * of 32), STAGES steps in flight; a staged row is BK fp16 hi and BK lo, in blocks of 32, plus
+ * 16 bytes of padding, which makes the fragment loads conflict-free. */
+template <int BN, int STAGES, int BKF> struct cuda_tc_mma_shape {
     enum {
         BM = 128,
         BK = BKF,
@@ -102,17 +67,11 @@ template <int BN, int STAGES, int OPS, int BKF> struct cuda_tc_mma_shape {
         WTM = BM / WM,
         MT = WTM / 16,
         NT = 4,
-        LDS = BK + 4,
-        /* bf16 row: hi then lo, BK each, and 8 of padding (conflict-free ldmatrix) */
-        BLD = 2 * BK + 8,
-        FLY = OPS == GK_TC_OPS_FLY,
-        BF = OPS == GK_TC_OPS_BF16,
-        F16 = OPS == GK_TC_OPS_F16,
+        LDS = BK + 4, /* a staged row in floats */
         BLOCKS = BN == 128 ? 1 : 2
     };
     struct stage {
         float xh[BM][LDS], yh[BN][LDS];
-        __nv_bfloat16 xb[BF ? BM : 1][BLD], yb[BF ? BN : 1][BLD];
     };
     static constexpr size_t smem_bytes = STAGES * sizeof(stage);
 };
@@ -121,9 +80,8 @@ template <int BN, int STAGES, int OPS, int BKF> struct cuda_tc_mma_shape {
  * row-major order; a step stages BK features of the operands of x's and y's rows and runs the
  * products; the epilogue turns the tile into kernel values under the bound, recomputes single
  * failing entries from differences, and leaves tiles with many for cuda_tc_differences. */
-template <int BN, int STAGES, int OPS, int BKF> struct cuda_tc_mma_form {
-    typedef cuda_tc_mma_shape<BN, STAGES, OPS, BKF> S;
-    enum { FLY = S::FLY, BF = S::BF, F16 = S::F16 };
+template <int BN, int STAGES, int BKF> struct cuda_tc_mma_form {
+    typedef cuda_tc_mma_shape<BN, STAGES, BKF> S;
     typedef typename S::stage stage;
     stage *st;
     unsigned int *counts; /* one per warp */
@@ -162,26 +120,6 @@ template <int BN, int STAGES, int OPS, int BKF> struct cuda_tc_mma_form {
             cuda_tc_cp16(&dst[r][c], ok ? src + (row0 + r) * ld + l0 + c : src, ok);
         }
     }
-    /* The bf16 halves of those rows (GK_TC_OPS_BF16): BK of hi, then BK of lo, from the bf16
-     * arrays after the row's dp floats. */
-    template <int ROWS>
-    static __device__ __forceinline__ void stage_bf16(__nv_bfloat16 (*dst)[S::BLD],
-                                                      const float *src, size_t row0, size_t rows,
-                                                      size_t ld, size_t dp, size_t l0)
-    {
-        enum { Q = S::BK / 4, PER = ROWS * Q / GK_CUDA_THREADS };
-#pragma unroll
-        for (int q = 0; q < PER; q++) {
-            const int idx = (int)threadIdx.x + q * GK_CUDA_THREADS, r = idx / Q;
-            /* 16 bytes of the bf16 half of the row: part p (hi, lo), 8 features */
-            const int part = idx % Q / (Q / 2), cb = idx % (Q / 2) * 8;
-            const bool ok = row0 + r < rows;
-            const __nv_bfloat16 *bsrc =
-                (const __nv_bfloat16 *)(ok ? src + (row0 + r) * ld + dp : src) + part * dp +
-                (ok ? l0 + cb : 0);
-            cuda_tc_cp16((float *)&dst[r][part * S::BK + cb], (const float *)bsrc, ok);
-        }
-    }
     __device__ void issue(int b, unsigned int t, size_t l0, bool)
     {
         if (l0 == 0) {
@@ -189,13 +127,8 @@ template <int BN, int STAGES, int OPS, int BKF> struct cuda_tc_mma_form {
             icol0 = (size_t)(t % ntn) * BN;
         }
         stage &s = st[b];
-        const size_t ld = BF ? 2 * dp : dp;
-        stage_rows<S::BM>(s.xh, xs, irow0, m, ld, l0);
-        stage_rows<BN>(s.yh, ys, icol0, p.n, ld, l0);
-        if (BF) {
-            stage_bf16<S::BM>(s.xb, xs, irow0, m, ld, dp, l0);
-            stage_bf16<BN>(s.yb, ys, icol0, p.n, ld, dp, l0);
-        }
+        stage_rows<S::BM>(s.xh, xs, irow0, m, dp, l0);
+        stage_rows<BN>(s.yh, ys, icol0, p.n, dp, l0);
     }
     __device__ void compute(int b, int, bool init)
     {
@@ -208,12 +141,7 @@ template <int BN, int STAGES, int OPS, int BKF> struct cuda_tc_mma_form {
                     for (int e = 0; e < 4; e++)
                         hh[i][j][e] = cr[i][j][e] = 0.0f;
         }
-        if (F16)
-            compute_f16(st[b]);
-        else if (BF)
-            compute_bf16(st[b]);
-        else
-            compute_fly(st[b]);
+        compute_f16(st[b]);
     }
     /* All three products on fp16 m16n8k16 from the staged hi and lo of 16 features at a time
      * (ldmatrix gives the fragments directly): B's for the whole warp tile, A's one row block
@@ -251,92 +179,6 @@ template <int BN, int STAGES, int OPS, int BKF> struct cuda_tc_mma_form {
             }
         }
     }
-    /* hi.hi on tf32 (two 8-feature slices), the cross terms on bf16 m16n8k16 over the same 16
-     * features (ldmatrix gives the bf16 fragments directly). */
-    __device__ __forceinline__ void compute_bf16(const stage &s)
-    {
-        const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
-        const int lr = lane % 8, lb = lane / 8;
-        const int wr = warp / S::WN * S::WTM, wc = warp % S::WN * 32;
-#pragma unroll
-        for (int kk = 0; kk < S::BK; kk += 16) {
-            unsigned int bh[2][S::NT][2], bbh[S::NT][2], bbl[S::NT][2];
-#pragma unroll
-            for (int j = 0; j < S::NT; j += 2) {
-                const int c = wc + j * 8 + lb / 2 * 8 + lr;
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    const int kc = kk + h * 8 + lb % 2 * 4;
-                    cuda_tc_ldmatrix4(bh[h][j][0], bh[h][j][1], bh[h][j + 1][0], bh[h][j + 1][1],
-                                      &s.yh[c][kc]);
-                }
-                const int kb = kk + lb % 2 * 8;
-                cuda_tc_ldmatrix4(bbh[j][0], bbh[j][1], bbh[j + 1][0], bbh[j + 1][1],
-                                  (const float *)&s.yb[c][kb]);
-                cuda_tc_ldmatrix4(bbl[j][0], bbl[j][1], bbl[j + 1][0], bbl[j + 1][1],
-                                  (const float *)&s.yb[c][S::BK + kb]);
-            }
-#pragma unroll
-            for (int i = 0; i < S::MT; i++) {
-                unsigned int ah[2][4], abh[4], abl[4];
-                const int ar = wr + i * 16 + lb % 2 * 8 + lr;
-#pragma unroll
-                for (int h = 0; h < 2; h++)
-                    cuda_tc_ldmatrix4(ah[h][0], ah[h][1], ah[h][2], ah[h][3],
-                                      &s.xh[ar][kk + h * 8 + lb / 2 * 4]);
-                const int kb = kk + lb / 2 * 8;
-                cuda_tc_ldmatrix4(abh[0], abh[1], abh[2], abh[3], (const float *)&s.xb[ar][kb]);
-                cuda_tc_ldmatrix4(abl[0], abl[1], abl[2], abl[3],
-                                  (const float *)&s.xb[ar][S::BK + kb]);
-#pragma unroll
-                for (int j = 0; j < S::NT; j++) {
-                    cuda_tc_mma(hh[i][j], ah[0], bh[0][j]);
-                    cuda_tc_mma(hh[i][j], ah[1], bh[1][j]);
-                    cuda_tc_mma_bf16(cr[i][j], abh, bbl[j]);
-                    cuda_tc_mma_bf16(cr[i][j], abl, bbh[j]);
-                }
-            }
-        }
-    }
-    /* The 3xTF32 products from centered values split in registers. ldmatrix: an 8 x 8 matrix of
-     * 16-bit halves is an 8 x 4 block of tf32 words, lane l getting word l % 4 of row l / 4,
-     * which is the fragments' layout; lanes 8i..8i+7 name the rows of block i. B's fragments
-     * for the whole warp tile, A's one row block at a time: fewer live registers beside the two
-     * accumulator sets. */
-    __device__ __forceinline__ void compute_fly(const stage &s)
-    {
-        const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
-        const int lr = lane % 8, lb = lane / 8;
-        const int wr = warp / S::WN * S::WTM, wc = warp % S::WN * 32;
-#pragma unroll
-        for (int kk = 0; kk < S::BK; kk += 8) {
-            unsigned int bh[S::NT][2], bl[S::NT][2];
-#pragma unroll
-            for (int j = 0; j < S::NT; j += 2) {
-                const int c = wc + j * 8 + lb / 2 * 8 + lr, kc = kk + lb % 2 * 4;
-                cuda_tc_ldmatrix4(bh[j][0], bh[j][1], bh[j + 1][0], bh[j + 1][1], &s.yh[c][kc]);
-                cuda_tc_split_tf32(bh[j][0], bl[j][0]);
-                cuda_tc_split_tf32(bh[j][1], bl[j][1]);
-                cuda_tc_split_tf32(bh[j + 1][0], bl[j + 1][0]);
-                cuda_tc_split_tf32(bh[j + 1][1], bl[j + 1][1]);
-            }
-#pragma unroll
-            for (int i = 0; i < S::MT; i++) {
-                unsigned int ah[4], al[4];
-                const int ar = wr + i * 16 + lb % 2 * 8 + lr, kc = kk + lb / 2 * 4;
-                cuda_tc_ldmatrix4(ah[0], ah[1], ah[2], ah[3], &s.xh[ar][kc]);
-#pragma unroll
-                for (int e = 0; e < 4; e++)
-                    cuda_tc_split_tf32(ah[e], al[e]);
-#pragma unroll
-                for (int j = 0; j < S::NT; j++) {
-                    cuda_tc_mma(hh[i][j], ah, bh[j]);
-                    cuda_tc_mma(cr[i][j], ah, bl[j]);
-                    cuda_tc_mma(cr[i][j], al, bh[j]);
-                }
-            }
-        }
-    }
     /* Entry e of fragment (i, j) of lane l: row and column offsets within the tile. */
     static __device__ __forceinline__ int frag_row(int warp, int l, int i, int e)
     {
@@ -359,7 +201,7 @@ template <int BN, int STAGES, int OPS, int BKF> struct cuda_tc_mma_form {
         const size_t row0 = (size_t)(t / ntn) * S::BM;
         const size_t col0 = (size_t)(t % ntn) * BN;
         const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
-        /* the rows' norms and the factors -2, or (F16) -2 2^-k_x, undoing their scales */
+        /* the rows' norms and the factors -2 2^-k_x undoing their scales (with D's -2) */
         float nx[S::MT][2], fx[S::MT][2];
 #pragma unroll
         for (int i = 0; i < S::MT; i++)
@@ -367,10 +209,10 @@ template <int BN, int STAGES, int OPS, int BKF> struct cuda_tc_mma_form {
             for (int h = 0; h < 2; h++) {
                 size_t row = row0 + frag_row(warp, lane, i, 2 * h);
                 nx[i][h] = row < m ? p.nx[row] : 0.0f;
-                fx[i][h] = !F16 ? -2.0f : row < m ? p.sx[row] : 0.0f;
+                fx[i][h] = row < m ? p.sx[row] : 0.0f;
             }
         /* D^ = t - 2 G, K^ = exp2(c D^), kept under the bound's first test (small gamma e);
-         * hh takes K^, cr D^ - e for the second */
+         * hh takes K^, cr D^ for the second */
         redo_bits redo = 0;
 #pragma unroll
         for (int j = 0; j < S::NT; j++)
@@ -378,7 +220,7 @@ template <int BN, int STAGES, int OPS, int BKF> struct cuda_tc_mma_form {
             for (int e = 0; e < 2; e++) {
                 const size_t col = col0 + frag_col(warp, lane, j, e);
                 const float ny = col < p.n ? p.ny[col] : 0.0f;
-                const float fy = F16 && col < p.n ? p.sy[col] : 1.0f;
+                const float fy = col < p.n ? p.sy[col] : 0.0f;
 #pragma unroll
                 for (int i = 0; i < S::MT; i++)
 #pragma unroll
@@ -387,13 +229,13 @@ template <int BN, int STAGES, int OPS, int BKF> struct cuda_tc_mma_form {
                         const size_t row = row0 + frag_row(warp, lane, i, 2 * h);
                         const float tn = nx[i][h] + ny;
                         const float g = hh[i][j][f] + cr[i][j][f];
-                        const float dh = fmaf(g, F16 ? fx[i][h] * fy : fx[i][h], tn);
+                        const float dh = fmaf(g, fx[i][h] * fy, tn);
                         const float kv = cuda_ex2(dh * p.c);
                         const float eb = cuda_tc_bound(p, tn);
                         if (!cuda_tc_keep_small(p, dh, eb, kv) && row < m && col < p.n)
                             redo |= (redo_bits)1 << ((i * S::NT + j) * 4 + f);
                         hh[i][j][f] = kv;
-                        cr[i][j][f] = dh - eb;
+                        cr[i][j][f] = dh;
                     }
             }
 #pragma unroll
@@ -420,10 +262,15 @@ template <int BN, int STAGES, int OPS, int BKF> struct cuda_tc_mma_form {
         /* The entries that failed it take the second test (any gamma e), where any did. */
         if (__any_sync(0xffffffffu, redo != 0)) {
 #pragma unroll
-            for (int b = 0; b < S::MT * S::NT * 4; b++)
-                if ((redo >> b & 1) &&
-                    cuda_tc_keep_large(p, cr[b / 4 / S::NT][b / 4 % S::NT][b % 4]))
-                    redo &= ~((redo_bits)1 << b);
+            for (int b = 0; b < S::MT * S::NT * 4; b++) {
+                const int i = b / 4 / S::NT, j = b / 4 % S::NT, f = b % 4;
+                if (redo >> b & 1) {
+                    const size_t col = col0 + frag_col(warp, lane, j, f);
+                    const float eb = cuda_tc_bound(p, nx[i][f / 2] + p.ny[col]);
+                    if (cuda_tc_keep_large(p, cr[i][j][f] - eb))
+                        redo &= ~((redo_bits)1 << b);
+                }
+            }
         }
         unsigned int mine = __reduce_add_sync(0xffffffffu, (unsigned int)__popcll(redo));
         if (lane == 0)
@@ -508,9 +355,9 @@ __device__ __forceinline__ void cuda_tc_pipeline(Form &f, unsigned int t0, unsig
 
 /* The fused kernel: persistent blocks (the grid is at most S::BLOCKS per SM), so that the next
  * tile's first operands are in flight during a tile's epilogue. Dynamic shared memory:
- * cuda_tc_mma_shape<BN, STAGES, OPS, BK>::smem_bytes. */
-template <int BN, int STAGES, int OPS, int BK>
-__global__ void __launch_bounds__(GK_CUDA_THREADS, cuda_tc_mma_shape<BN, STAGES, OPS, BK>::BLOCKS)
+ * cuda_tc_mma_shape<BN, STAGES, BK>::smem_bytes. */
+template <int BN, int STAGES, int BK>
+__global__ void __launch_bounds__(GK_CUDA_THREADS, cuda_tc_mma_shape<BN, STAGES, BK>::BLOCKS)
     cuda_tc_mma(cuda_tc_params p, size_t m, size_t dp, unsigned int tiles, unsigned int ntn,
                 const float *__restrict__ xs, const float *__restrict__ ys, float *__restrict__ k,
                 bool vec2, unsigned int *__restrict__ redo_tiles, unsigned int *redo_count,
@@ -518,12 +365,12 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, cuda_tc_mma_shape<BN, STAGES,
 {
     if (!gate.tensor_cores())
         return;
-    typedef cuda_tc_mma_shape<BN, STAGES, OPS, BK> S;
+    typedef cuda_tc_mma_shape<BN, STAGES, BK> S;
     extern __shared__ __align__(16) unsigned char cuda_tc_smem[];
     __shared__ unsigned int counts[GK_CUDA_THREADS / 32];
     typename S::stage *st = (typename S::stage *)cuda_tc_smem;
-    cuda_tc_mma_form<BN, STAGES, OPS, BK> f{
-        st, counts, p, m, dp, tiles, ntn, xs, ys, k, vec2, redo_tiles, redo_count, 0, 0, {}, {}};
+    cuda_tc_mma_form<BN, STAGES, BK> f{st, counts, p,          m,          dp, tiles, ntn, xs, ys,
+                                       k,  vec2,   redo_tiles, redo_count, 0,  0,     {},  {}};
     cuda_tc_pipeline<STAGES, S::BK>(f, blockIdx.x, (unsigned int)(dp / S::BK));
 }
 

@@ -681,7 +681,8 @@ static void tc_case(gk_context *ctx, size_t m, size_t n, size_t d, double gamma,
  * to differences, and whose sample of 256 tiles sends the whole call to differences where more
  * than a quarter of them would fall back. On U[0, 1) rows at d = 256 the bound passes every entry
  * at gamma = 1 / d and fails nearly every one from 1.5 / d: at 1.25 / d some 0.6 % of the
- * entries fail it (seen in a float64 model of the bound), the boundary among the entries, each
+ * entries failed it (a float64 model of the bound with kappa = 3.02 dp + 94, the bf16 form's;
+ * the fp16 form's 3.02 dp + 35 rejects fewer), the boundary among the entries, each
  * failing entry recomputed by one warp; at 4 / d the sample rejects the tensor cores (the
  * difference kernel of cuda_rbf_tc.cu computes every tile). With two clusters (wide = 2) and
  * gamma = 0.25 / d, pairs within the small cluster fail it (e is 500 times larger there, K near
@@ -690,9 +691,9 @@ static void tc_case(gk_context *ctx, size_t m, size_t n, size_t d, double gamma,
  * the large one. Shapes are no multiples of the 128 x 128 tiles, n % 4 != 0 takes the scalar
  * loads and stores (n odd: no float2 stores either), d = 257 the padding, and 6000 x 4500 spans
  * many tiles per block; the d = 64 and 100 cases (offset data, NaN and inf, rbf_matrix(x, x))
- * run the CUDA-core forms (below 2^28 entries at d < 128). ctest runs this case again with
- * GK_RBF_TC=forced (no sample and no size limit: the 128 x 64 configuration takes the d = 64
- * and 100 cases, the fused kernel and its fallbacks the 4 / d case, every tile of it going to
+ * run the CUDA-core forms (below 2^26 entries at d < 128). ctest runs this case again with
+ * GK_RBF_TC=forced (no sample and no size limit: the fused kernel takes the d = 64 and 100
+ * cases, the fused kernel and its fallbacks the 4 / d case, every tile of it going to
  * cuda_tc_differences from the fused kernel's list). Not run on the CPU
  * backend: its own GEMM form is covered above, and at these sizes the references would take
  * valgrind minutes. */
@@ -715,10 +716,10 @@ static void test_matrix_tensor_core(void **state)
 
 /* The tensor-core form on small shapes, for the sanitizers (ctest's rbf_tc_forced runs it with
  * GK_RBF_TC=forced, which takes that form at any size whose scratch fits; without it these are
- * CUDA-core shapes): d = 64 (the 128 x 64 configuration) at gamma = 1 / d and 0.5, data offset
- * by 1e3, n odd (scalar stores), NaN and inf, rbf_matrix(x, x), values scaled by 2^-20 and
- * 2^40 at gamma = 1 / (d scale^2), d = 100 (zero features to the step), and d = 256 (the
- * 128 x 128 configuration). */
+ * CUDA-core shapes): d = 64 at gamma = 1 / d and 0.5, data offset by 1e3, n odd (scalar
+ * stores), NaN and inf, rbf_matrix(x, x), values scaled by 2^-20 and 2^40 at
+ * gamma = 1 / (d scale^2) (the row scales of the fp16 operands), d = 100 (zero features to the
+ * step), and d = 256 (8 steps a tile). */
 static void test_matrix_tensor_core_small(void **state)
 {
     gk_context *ctx = gk_test_context(state);
