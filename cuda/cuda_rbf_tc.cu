@@ -17,19 +17,17 @@
 /* ------------------------------------------------------------------------------------------
  * The form. Rows are centered on c, the mean of the finite values of each feature over the
  * rows of x and y: x~ = fl(x - c), y~ = fl(y - c), with the squared norms nx, ny of x~ and y~
- * summed in double. Each centered value v is split into tf32 numbers hi = tf32(v) and
- * lo = tf32(v - hi) (round to nearest, ties away; v - hi is exact in float32), whose low 13
- * bits are 0, so a tensor core's conversion to tf32 (whether it truncates or rounds) leaves
- * them as they are, and products of two of them (22 significant bits) are exact in float32.
- * Then
- *     G = x~.y~ ~= hi_x.hi_y + (hi_x.lo_y + lo_x.hi_y)    (3xTF32: lo_x.lo_y dropped)
- * in one kernel (cuda_tc_mma) on mma.sync with float32 accumulators, 128 x BN tiles, hi.hi and
- * the cross terms in separate accumulators (so that the large products are summed in a chain
- * of dp and the cross terms, 2^-10 smaller, in their own), added in float at the end; then
- * D = nx + ny - 2 G and K = exp2(c D) from the registers, under the bound below. From d = 128
- * the cross terms run on bf16 (hi and lo rounded to 8 bits, m16n8k16: a third fewer tensor
- * cycles); below, all three products on tf32 from the centered values, split in registers
- * (half the operand traffic). d is padded with zeros to dp, a multiple of 32.
+ * summed in double. Each centered row is scaled by sigma = 2^k, k = 14 - floor(log2 max_l
+ * |v_l|) clamped to [GK_TC_SCALE_MIN, GK_TC_SCALE_MAX] = [-49, 62] (cuda_tc_split), so that
+ * w = sigma v has max |w| in [2^14, 2^15) unless clamped, and each w is split into fp16 numbers
+ * hi = fp16(w), lo = fp16(w - hi) (round to nearest; w - hi is exact in float32). Products of
+ * two of them (11 x 11 bits) are exact in float32. Then
+ *     sigma_x sigma_y G = w_x.w_y ~= hi_x.hi_y + (hi_x.lo_y + lo_x.hi_y)    (lo_x.lo_y dropped)
+ * in one kernel (cuda_tc_mma) on mma.sync m16n8k16 with float32 accumulators, 128 x 64 tiles,
+ * hi.hi and the cross terms in separate accumulators (so that the large products are summed in
+ * a chain of dp and the cross terms, 2^-10 smaller, in their own), added in float at the end;
+ * then D = nx + ny - 2 G and K = exp2(c D) from the registers, under the bound below. d is
+ * padded with zeros to dp, a multiple of 32.
  *
  * Rounding bound (u = 2^-24, s = nx + ny). The tensor cores' accumulation is not documented
  * as rounding to nearest (Fasi, Higham, Mikaitis, Pranesh 2021 found alignment with truncation
@@ -37,44 +35,32 @@
  * and a block FMA of b >= 4 products to cost b + 2 such additions: a summation of N leaves,
  * in any order or tree, then errs by at most 2u (1.5 N + 2) times the sum of their magnitudes.
  *  - centering: |D(x~, y~) - D(x, y)| <= 4u (1 + u) s;
- *  - splitting: v = hi + lo + r with |r| <= 2^-22 |v|; the dropped terms
- *    lo_x lo_y + r_x y~ + (hi_x + lo_x) r_y are at most 3.001 * 2^-22 |x~||y~| per feature,
- *    so 6.002 u s in G (sum |x~_l||y~_l| <= s / 2) and 12.004 u s in D;
- *  - bf16 cross terms (d >= 128): hi and lo rounded to bf16 (relative 2^-9 each) move
- *    hi_x lo_y + lo_x hi_y by at most 2^-19 (1.002) |x~||y~| per feature, 64.1 u s in D;
- *    their products (8 x 8 bits) are exact;
- *  - fp16 operands (GK_TC_OPS_F16) in place of that split: each centered row is scaled by
- *    sigma = 2^k, k = 14 - floor(log2 max_l |v_l|) clamped to [GK_TC_SCALE_MIN,
- *    GK_TC_SCALE_MAX] = [-49, 62] (cuda_tc_split), so that w = sigma v has max |w| in
- *    [2^14, 2^15) unless clamped, and split as hi = fp16(w), lo = fp16(w - hi) (round to
- *    nearest; w - hi is exact in float32). A part in fp16's normal range errs by 2^-11 of its
- *    value; one below it (2^-14: a subnormal, or 0 if the tensor cores flush it) by at most
- *    delta = 2^-14 absolute. So w = hi + lo + r with |r| <= 2^-22 |w| + delta and
- *    |lo| <= 2^-11 |w| + delta: the dropped terms lo_x lo_y + r_x w_y + (hi_x + lo_x) r_y are
- *    the tf32 split's relative 3.001 * 2^-22 |w_x||w_y| (12.004 u s in D, as above) plus at
- *    most 1.002 delta (|w_x| + |w_y|) + 3 delta^2 per feature, in scaled units. Products of two
- *    fp16 numbers (11 x 11 bits) are exact in float32, the scaled sums stay below dp 2^32, and
- *    1 / sigma <= 2^-14 max |v| + 2^-62 (the lower clamp binds only where max |v| >= 2^64, whose
- *    squared norm is not finite: those rows are computed again whatever the products say). So
- *    1 / (sigma_x sigma_y) <= 2^-29 s + 2^-76 (1 + s) + 2^-124, and unscaled the absolute part
- *    is at most 1.002 sqrt(dp) delta (|x~| (2^-14 |y~| + 2^-62) + |y~| (2^-14 |x~| + 2^-62))
- *    <= 1.002 sqrt(dp) (2^-28 s + 2^-76 (1 + s)) in G (|a| + |b| <= 1 + s), with the
- *    delta^2 terms and the cross sums' share of it (a factor 2u (3 dp + 2) more) below
- *    0.5 u s for dp < 2^22 (beyond, kappa u > 1 rejects every entry anyway): in D at most
- *    (0.25 sqrt(dp) + 1) u s + 2^-74 sqrt(dp). The epilogue undoes the scales inside its fma,
- *    D = fma(G, -2^(1 - k_x - k_y), t) (the factor in [2^-123, 2^99], a normal float, the
- *    product of the rows' exact factors), and the accumulators' own underflow, in scaled
- *    units, is smaller still than the term below;
+ *  - splitting: a part in fp16's normal range errs by 2^-11 of its value; one below it
+ *    (2^-14: a subnormal, or 0 if the tensor cores flush it) by at most delta = 2^-14
+ *    absolute. So w = hi + lo + r with |r| <= 2^-22 |w| + delta and |lo| <= 2^-11 |w| + delta,
+ *    and the dropped terms lo_x lo_y + r_x w_y + (hi_x + lo_x) r_y are at most
+ *    3.001 * 2^-22 |w_x||w_y| + 1.002 delta (|w_x| + |w_y|) + 3 delta^2 per feature. The
+ *    relative part gives 6.002 u s in G (sum |x~_l||y~_l| <= s / 2) and 12.004 u s in D. For
+ *    the rest: the scaled sums stay below dp 2^32, and 1 / sigma <= 2^-14 max |v| + 2^-62 (the
+ *    lower clamp binds only where max |v| >= 2^64, whose squared norm is not finite: those
+ *    rows are computed again whatever the products say), so 1 / (sigma_x sigma_y) <= 2^-29 s +
+ *    2^-76 (1 + s) + 2^-124, and unscaled the absolute part is at most 1.002 sqrt(dp) delta
+ *    (|x~| (2^-14 |y~| + 2^-62) + |y~| (2^-14 |x~| + 2^-62)) <= 1.002 sqrt(dp) (2^-28 s +
+ *    2^-76 (1 + s)) in G (|a| + |b| <= 1 + s), with the delta^2 terms and the cross sums'
+ *    share of it (a factor 2u (3 dp + 2) more) below 0.5 u s for dp < 2^22 (beyond, kappa u > 1
+ *    rejects every entry anyway): in D at most (0.25 sqrt(dp) + 1) u s + 2^-74 sqrt(dp);
  *  - accumulation: hi.hi is N = dp + 1 leaves (the cross sum, added at the end, is one) of
  *    total magnitude <= 1.0015 s / 2: 2u (1.5 dp + 3.5) 1.0015 s in D; the cross sum's own
  *    N = 2 dp leaves: 2u (3 dp + 2) 2^-10 1.002 s in D;
- *  - underflow (subnormal products, sums or lo parts flushed): at most 2u s + (8 dp + 32)
- *    2^-124 in all;
- *  - the epilogue in float: nx, ny rounded, t = nx + ny, D = fma(-2, G, t): 4.01 u s.
- * Hence |D^ - D| <= e = kappa u s + eabs with kappa = 3.02 dp + 30 (+ 64.1 with bf16, or
- * + 0.25 sqrt(dp) + 1 with fp16) and eabs = (8 dp + 32) 2^-124 (+ 2^-74 sqrt(dp) with fp16),
- * taken 1.001 times larger for the second-order terms and the bound's own rounding. The entry
- * exp(-gamma D) is then off from exp(-gamma D^) by at most
+ *  - underflow (subnormal products or sums flushed, in scaled units, where they are smaller
+ *    still once unscaled): at most 2u s + (8 dp + 32) 2^-124 in all;
+ *  - the epilogue in float: nx, ny rounded, t = nx + ny, D = fma(G, -2^(1 - k_x - k_y), t)
+ *    (the factor, the product of the rows' exact factors, in [2^-123, 2^99]: a normal float,
+ *    so the scales are undone inside the fma's one rounding): 4.01 u s.
+ * Hence |D^ - D| <= e = kappa u s + eabs with kappa = 3.02 dp + 31 + 0.25 sqrt(dp) and
+ * eabs = (8 dp + 32) 2^-124 + 2^-74 sqrt(dp), taken 1.001 times larger for the second-order
+ * terms and the bound's own rounding. The entry exp(-gamma D) is then off from exp(-gamma D^)
+ * by at most
  *     exp(-gamma (D^ - e)) (1 - exp(-gamma e)),
  * which the epilogue bounds, for gamma e <= 1/64, by K^ gamma e 1.02 (K^ the computed
  * exp(-gamma D^), within 3e-5 relative of the exact one), and for any gamma e by
@@ -99,31 +85,33 @@
  * cuda_tc_differences computes every tile from differences. The count stays on the device (the
  * call does not wait, as the API says).
  *
- * Where it pays (H200, 2026-12-02, bench/RESULTS.md, helper tcform): 16384^2 x 256 in 2.78 ms
- * (the kernel 2.67; main's cuBLAS panels 2.85 to 2.91, differences 5.75); 16384^2 x 128 in 1.71
- * (2.84); 4096^2 x 256 in 0.235 (0.372); 32768^2 x 64 in 4.19 ms at gamma = 1 / d and 0.5 (the
- * CUDA-core forms 4.26 and 5.81), 16384^2 x 64 in 1.085 (1.085 and 1.47); 4096^2 x 64 in 0.113
- * against 0.086 to 0.107, slower (hence GK_RBF_TC_MIN_ENTRIES_NARROW). Where the sample
- * rejects the products the call costs the difference form plus some 75 us (5.79 against 5.71
- * ms). The kernels are far from the tensor cores' rate: ncu at 16384^2 x 256 (clocks free) has
- * the tensor pipe active 32 % (bf16) to 44 % (tf32) of the time at an IPC of 0.26 per
- * scheduler: one 128 x 128 tile's two accumulator sets take 248 registers a thread, so a
- * multiprocessor holds 8 warps, too few to hide the fragment loads and barriers, and a tile's
- * epilogue (exp2, bound, 64 KiB of stores) does not overlap its products. wgmma (operands from
- * shared memory, accumulators of one warpgroup) would lift that; not done.
+ * Where it pays (H200, 2026-12-02, bench/RESULTS.md, helper tc64, round 1, no sample; ms):
+ * 32768^2 x 64 in 3.19 at gamma = 1 / d and 3.17 at 0.5 (the tf32 form 4.20 and 4.18, the
+ * CUDA-core forms 4.26 and 5.81); 16384^2 x 256 in 1.87 and 1.91 with 2 stages (the bf16 form
+ * 3.07 and 3.12, 128 x 128 tiles 2.06 and 2.10); 16384^2 x 64 in 0.852 (CUDA-core 1.085 and
+ * 1.476), 8192^2 x 64 in 0.229 (0.287 and 0.386), 4096^2 x 64 in 0.073 (0.086 and 0.108).
+ * Where the sample rejects the products the call costs the difference form plus some 75 us.
+ * The kernel is bound by issue and latency, not by the tensor cores: ncu at 32768^2 x 64 (2
+ * stages, clocks free) has the tensor pipe active 20 % of the time, 55 % of the issue slots
+ * busy (1.69 G warp instructions, the integer pipe the busiest at 45 %), 14.7 of 16 possible
+ * warps per SM (128 registers a thread and the staging buffers allow two blocks), 1.2 eligible
+ * warps per scheduler, DRAM 28 % busy (4.27 GB written). wgmma (operands from shared memory,
+ * accumulators of one warpgroup, fewer instructions per product) would lift that; not done.
  * ---------------------------------------------------------------------------------------- */
 /* Where the form applies: from this many features (fewer not measured against the CUDA-core
  * forms), for outputs of at least GK_RBF_TC_MIN_ENTRIES entries, and at least
- * GK_RBF_TC_MIN_ENTRIES_NARROW below 128 features, where the passes before the products weigh
- * more (4096^2 x 64 measured slower, 16384^2 x 64 as fast at gamma = 1 / d and faster at 0.5,
- * 32768^2 x 64 faster). */
+ * GK_RBF_TC_MIN_ENTRIES_NARROW below 128 features, where the passes before the products and
+ * the sample weigh more (4096^2 x 64, 2^24 entries, measured 0.073 ms without the sample
+ * against 0.086 on the CUDA cores: no clear gain once the sample is paid; 8192^2 x 64 0.229
+ * against 0.287). */
 #define GK_RBF_TC_MIN_D 64
 #define GK_RBF_TC_MIN_ENTRIES ((double)(1u << 24))
 #define GK_RBF_TC_MIN_ENTRIES_NARROW ((double)(1u << 26))
 /* Below this many features the narrow entry limit applies. */
 #define GK_RBF_TC_WIDE_D 128
-/* The fused kernel's configuration: 128 x 64 tiles (two blocks per SM), 32 features a step,
- * 3 steps in flight (the fastest measured at d = 64 and 256, bench/RESULTS.md). */
+/* The fused kernel's configuration: 128 x 64 tiles (two blocks per SM; faster than 128 x 128
+ * at d = 64 and 256), 32 features a step (64 spilled registers, slower), 3 steps in flight
+ * (faster than 2 and 4 at d = 64; bench/RESULTS.md). */
 #define GK_RBF_TC_BN 64
 #define GK_RBF_TC_STAGES 3
 #define GK_RBF_TC_BK 32
