@@ -87,8 +87,8 @@
  *
  * Where it pays (H200, 2026-12-02, bench/RESULTS.md, helper tc64, round 1, no sample; ms):
  * 32768^2 x 64 in 3.19 at gamma = 1 / d and 3.17 at 0.5 (the tf32 form 4.20 and 4.18, the
- * CUDA-core forms 4.26 and 5.81); 16384^2 x 256 in 1.87 and 1.91 with 2 stages (the bf16 form
- * 3.07 and 3.12, 128 x 128 tiles 2.06 and 2.10); 16384^2 x 64 in 0.852 (CUDA-core 1.085 and
+ * CUDA-core forms 4.26 and 5.81); 16384^2 x 256 in 1.87 and 1.91 with 2 stages (main's bf16
+ * form 2.78; 128 x 128 tiles 2.06 and 2.10); 16384^2 x 64 in 0.852 (CUDA-core 1.085 and
  * 1.476), 8192^2 x 64 in 0.229 (0.287 and 0.386), 4096^2 x 64 in 0.073 (0.086 and 0.108).
  * Where the sample rejects the products the call costs the difference form plus some 75 us.
  * The kernel is bound by issue and latency, not by the tensor cores: ncu at 32768^2 x 64 (2

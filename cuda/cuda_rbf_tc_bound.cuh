@@ -20,7 +20,7 @@ struct cuda_tc_params {
     float esmall;  /* the largest e with gamma e <= 1/64 (rounded down) */
     float kesmall; /* GK_RBF_TC_MAX_ERROR / (1.0202 gamma), rounded down */
     const float *x, *y, *nx, *ny;
-    /* GK_TC_OPS_F16: per row of x -2^(1 - k), per row of y 2^-k, undoing the rows' scales 2^k */
+    /* per row of x -2^(1 - k), per row of y 2^-k, undoing the rows' fp16 scales 2^k */
     const float *sx, *sy;
 };
 
