@@ -85,11 +85,11 @@
  * cuda_tc_differences computes every tile from differences. The count stays on the device (the
  * call does not wait, as the API says).
  *
- * Where it pays (H200, 2026-12-02, bench/RESULTS.md, helper tc64, round 1, no sample; ms):
- * 32768^2 x 64 in 3.19 at gamma = 1 / d and 3.17 at 0.5 (the tf32 form 4.20 and 4.18, the
- * CUDA-core forms 4.26 and 5.81); 16384^2 x 256 in 1.87 and 1.91 with 2 stages (main's bf16
- * form 2.78; 128 x 128 tiles 2.06 and 2.10); 16384^2 x 64 in 0.852 (CUDA-core 1.085 and
- * 1.476), 8192^2 x 64 in 0.229 (0.287 and 0.386), 4096^2 x 64 in 0.073 (0.086 and 0.108).
+ * Where it pays (H200, 2026-12-02, bench/RESULTS.md, helper tc64; ms): 32768^2 x 64 in 3.01 at
+ * gamma = 1 / d and 0.5 (main's tf32 form 4.24 and 4.22, the CUDA-core forms 4.26 and 5.81),
+ * 16384^2 x 256 in 1.77 (main's bf16 form 2.77 and 2.78); round 1, without the sample and with
+ * 2 stages: 16384^2 x 64 in 0.852 (CUDA-core 1.085 and 1.476), 8192^2 x 64 in 0.229 (0.287 and
+ * 0.386), 4096^2 x 64 in 0.073 (0.086 and 0.108); 128 x 128 tiles 0.2 ms slower at d = 256.
  * Where the sample rejects the products the call costs the difference form plus some 75 us.
  * The kernel is bound by issue and latency, not by the tensor cores: ncu at 32768^2 x 64 (2
  * stages, clocks free) has the tensor pipe active 20 % of the time, 55 % of the issue slots
