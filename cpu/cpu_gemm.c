@@ -35,7 +35,10 @@
  * keeps OpenBLAS's pool asleep (its threads spin ~0.1 s after each call, as our team's do after
  * each region, and the two took turns on the cores in rbf_matrix's GEMM form: 1024^2 x 256
  * 3.2 ms tiled against 4.1 on the pool, on the VM) but packs every tile's panels anew: dgemm
- * 512^3 10-15% slower on 2 threads; it was not measured on a 16-core host. */
+ * 512^3 10-15% slower on 2 threads. On the 16-vCPU H200 host (OpenBLAS 0.3.26) 4 x 4 tiles
+ * were no faster than the pool at sgemm 4096^3, one process, 4 rounds each of two runs:
+ * medians 98 against 116 ms, then 121 against 118; 16 x 1 and 2 x 8 tiles 121 (bench/RESULTS.md,
+ * 2026-12-02). */
 #define GK_CPU_PAR_MIN_GEMM ((size_t)1 << 18)
 
 static struct {
