@@ -22,8 +22,8 @@
 
 #define MIN_BATCH_S 2e-3
 #define POINT_BUDGET_S 0.3
-#define MIN_REPS 5
-#define MAX_REPS 63
+#define MIN_REPS 6 /* as bench/sweep.c: even */
+#define MAX_REPS 62
 
 typedef struct world {
     double t[2]; /* seconds a call takes: CPU, GPU */
@@ -133,6 +133,7 @@ int main(int argc, char **argv)
         for (int k = 0; k < 2; k++)
             sum += ceil(MIN_BATCH_S / sim.t[k]) * sim.t[k];
         int reps = (int)fmin(MAX_REPS, fmax(MIN_REPS, floor(POINT_BUDGET_S / sum)));
+        reps += reps % 2;
         double v[MAX_REPS];
         int on[2] = {0, 0};
         for (int r = 0; r < reps; r++) {
