@@ -3,6 +3,7 @@
 #include "backend_math.h"
 #include "cuda_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -200,7 +201,7 @@ template <typename R> __device__ cuda_acc<R::K> cuda_block_merge(cuda_acc<R::K> 
  * block's partial): merges the partials in block order, re-arms the counter for the context's
  * next reduction and stores the double result into the host's slot, over the sentinel the
  * host left there. Returns in every block. */
-template <typename R>
+template <typename R, int FIN>
 __device__ __forceinline__ void cuda_reduce_finish(cuda_acc<R::K> a, double *partials,
                                                    unsigned int *ticket, gk_cuda_result_slot *slot)
 {
@@ -210,24 +211,51 @@ __device__ __forceinline__ void cuda_reduce_finish(cuda_acc<R::K> a, double *par
 #pragma unroll
         for (int q = 0; q < R::K; q++)
             partials[(size_t)blockIdx.x * R::K + q] = a.v[q];
-        __threadfence();
-        last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+        unsigned int old;
+        if (FIN == 2) {
+            asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;"
+                         : "=r"(old)
+                         : "l"(ticket)
+                         : "memory");
+        } else {
+            __threadfence();
+            old = atomicAdd(ticket, 1u);
+        }
+        last = old == gridDim.x - 1;
     }
     __syncthreads();
     if (!last)
         return;
-    __threadfence();
+    if (FIN != 2)
+        __threadfence();
     cuda_acc<R::K> b;
 #pragma unroll
     for (int q = 0; q < R::K; q++)
         b.v[q] = 0.0;
-    for (unsigned int blk = threadIdx.x; blk < gridDim.x; blk += blockDim.x) {
-        cuda_acc<R::K> p;
-        /* __ldcg: read through L2, where the other blocks' partials are, never a stale L1. */
+    if (FIN == 0) {
+        for (unsigned int blk = threadIdx.x; blk < gridDim.x; blk += blockDim.x) {
+            cuda_acc<R::K> p;
 #pragma unroll
-        for (int q = 0; q < R::K; q++)
-            p.v[q] = __ldcg(partials + (size_t)blk * R::K + q);
-        R::merge(b, p);
+            for (int q = 0; q < R::K; q++)
+                p.v[q] = __ldcg(partials + (size_t)blk * R::K + q);
+            R::merge(b, p);
+        }
+    } else {
+        const int UF = 8 / R::K;
+        for (unsigned int base = 0; base < gridDim.x; base += UF * blockDim.x) {
+            cuda_acc<R::K> p[UF];
+#pragma unroll
+            for (int u = 0; u < UF; u++) {
+                unsigned int blk = base + threadIdx.x + u * blockDim.x;
+#pragma unroll
+                for (int q = 0; q < R::K; q++)
+                    p[u].v[q] = blk < gridDim.x ? __ldcg(partials + (size_t)blk * R::K + q) : 0.0;
+            }
+#pragma unroll
+            for (int u = 0; u < UF; u++)
+                if (base + threadIdx.x + u * blockDim.x < gridDim.x)
+                    R::merge(b, p[u]);
+        }
     }
     b = cuda_block_merge<R>(b);
     if (threadIdx.x == 0) {
@@ -274,7 +302,7 @@ cuda_reduce_batch(cuda_acc<R::K> (&a)[R::ACC], const typename gk_cuda_vec<typena
  * vector. A thread takes U of them a round while U remain, then the last few at once. The
  * grid is one wave (GK_CUDA_REDUCE_BLOCKS_PER_SM per multiprocessor), so no block waits for
  * another to leave before it starts. */
-template <typename R, int NIN, int U>
+template <typename R, int NIN, int U, int MAP, int FIN>
 __global__ void __launch_bounds__(GK_CUDA_THREADS, GK_CUDA_REDUCE_BLOCKS_PER_SM)
     cuda_reduce(size_t n, size_t head, size_t nvec, const typename R::T *x, const typename R::T *y,
                 double *partials, unsigned int *ticket, gk_cuda_result_slot *slot)
@@ -301,19 +329,27 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, GK_CUDA_REDUCE_BLOCKS_PER_SM)
 
     const typename V::type *xv = (const typename V::type *)(x + head);
     const typename V::type *yv = NIN >= 2 ? (const typename V::type *)(y + head) : NULL;
-    const size_t round = nthreads * U;
-    size_t i = tid;
+    /* MAP 0: vector k to thread k mod nthreads; MAP 1: block b the b-th of gridDim.x
+     * contiguous ranges, vector lo + k to its thread k mod blockDim.x. */
+    size_t lo = 0, hi = nvec, step = nthreads, i = tid;
+    if (MAP == 1) {
+        lo = nvec * blockIdx.x / gridDim.x;
+        hi = nvec * (blockIdx.x + 1) / gridDim.x;
+        step = blockDim.x;
+        i = lo + threadIdx.x;
+    }
+    const size_t round = step * U;
     /* Below `full`, all U vectors of a round exist: no bounds checks in the main loop. */
-    const size_t full = nvec >= round ? nvec - (round - nthreads) : 0;
+    const size_t full = hi - lo >= round ? hi - (round - step) : lo;
     for (; i < full; i += round)
-        cuda_reduce_batch<R, NIN, U>(a, xv, yv, i, nthreads, nvec, false);
-    if (i < nvec)
-        cuda_reduce_batch<R, NIN, U>(a, xv, yv, i, nthreads, nvec, true);
+        cuda_reduce_batch<R, NIN, U>(a, xv, yv, i, step, hi, false);
+    if (i < hi)
+        cuda_reduce_batch<R, NIN, U>(a, xv, yv, i, step, hi, true);
 
 #pragma unroll
     for (int c = 1; c < R::ACC; c++)
         R::merge(a[0], a[c]);
-    cuda_reduce_finish<R>(a[0], partials, ticket, slot);
+    cuda_reduce_finish<R, FIN>(a[0], partials, ticket, slot);
 }
 
 /* What the host leaves in the result slot before a launch: a signalling NaN, which no
@@ -379,6 +415,28 @@ static gk_status cuda_reduce_wait(gk_cuda_state *s, double *out)
     return GK_OK;
 }
 
+/* Round-1 switches of issue 16's second reduce helper, read once per process:
+ * GK_RX_FIN 0 (fence, ticket, fence, a loop of loads) / 1 (the last block's loads unrolled) /
+ * 2 (1 with an acq_rel ticket, no fences); GK_RX_WAVES 0 (one wave, grid-stride) / W (W waves
+ * of blocks, each a contiguous range). */
+struct gk_cuda_rx {
+    int fin, waves;
+};
+static const gk_cuda_rx &cuda_rx(void)
+{
+    static gk_cuda_rx rx = [] {
+        gk_cuda_rx r = {0, 0};
+        const char *e = getenv("GK_RX_FIN");
+        if (e)
+            r.fin = atoi(e);
+        e = getenv("GK_RX_WAVES");
+        if (e)
+            r.waves = atoi(e);
+        return r;
+    }();
+    return rx;
+}
+
 template <typename R, int NIN>
 static gk_status cuda_reduce_run(gk_cuda_state *s, size_t n, const typename R::T *x,
                                  const typename R::T *y, double *result)
@@ -392,14 +450,30 @@ static gk_status cuda_reduce_run(gk_cuda_state *s, size_t n, const typename R::T
     gk_cuda_split sp = gk__cuda_split(n, sizeof(T), x, NIN >= 2 ? y : NULL, NULL);
     size_t work = sp.nvec > 0 ? sp.nvec : n;
     size_t per_block = sp.nvec > 0 ? (size_t)GK_CUDA_THREADS * U : GK_CUDA_THREADS;
-    size_t cap = (size_t)s->sm_count * GK_CUDA_REDUCE_BLOCKS_PER_SM;
+    const gk_cuda_rx &rx = cuda_rx();
+    size_t cap = (size_t)s->sm_count * GK_CUDA_REDUCE_BLOCKS_PER_SM * (rx.waves > 0 ? rx.waves : 1);
     if (cap > GK_CUDA_MAX_PARTIALS)
         cap = GK_CUDA_MAX_PARTIALS;
     unsigned int blocks = gk__cuda_blocks(work, per_block, cap);
     /* Before the launch, whose doorbell write the driver fences, so this store lands first. */
     s->slot->bits = GK_CUDA_SLOT_EMPTY;
-    cuda_reduce<R, NIN, U><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(
-        n, sp.head, sp.nvec, x, y, s->partials, s->ticket, s->slot_dev);
+#define GK_RX_LAUNCH(M, F)                                                                    \
+    cuda_reduce<R, NIN, U, M, F><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(                  \
+        n, sp.head, sp.nvec, x, y, s->partials, s->ticket, s->slot_dev)
+    const int map = rx.waves > 0;
+    if (map == 0 && rx.fin == 0)
+        GK_RX_LAUNCH(0, 0);
+    else if (map == 0 && rx.fin == 1)
+        GK_RX_LAUNCH(0, 1);
+    else if (map == 0)
+        GK_RX_LAUNCH(0, 2);
+    else if (rx.fin == 0)
+        GK_RX_LAUNCH(1, 0);
+    else if (rx.fin == 1)
+        GK_RX_LAUNCH(1, 1);
+    else
+        GK_RX_LAUNCH(1, 2);
+#undef GK_RX_LAUNCH
     r = gk__cuda_launched("cuda_reduce");
     if (r != GK_OK)
         return r;
