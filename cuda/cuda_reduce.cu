@@ -3,6 +3,8 @@
 #include "backend_math.h"
 #include "cuda_internal.h"
 
+#include <cuda.h>
+
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -420,18 +422,34 @@ static gk_status cuda_reduce_wait(gk_cuda_state *s, double *out)
  * 2 (1 with an acq_rel ticket, no fences); GK_RX_WAVES 0 (one wave, grid-stride) / W (W waves
  * of blocks, each a contiguous range). */
 struct gk_cuda_rx {
-    int fin, waves;
+    int fin, waves, drv;
 };
+/* GK_RX_DRV 1: the launch through the driver's cuLaunchKernel (entry point from the runtime),
+ * without the runtime's launch layer. */
+typedef CUresult (*gk_cu_launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                 unsigned, unsigned, CUstream, void **, void **);
+static gk_cu_launch g_cu_launch;
 static const gk_cuda_rx &cuda_rx(void)
 {
     static gk_cuda_rx rx = [] {
-        gk_cuda_rx r = {0, 0};
+        gk_cuda_rx r = {0, 0, 0};
         const char *e = getenv("GK_RX_FIN");
         if (e)
             r.fin = atoi(e);
         e = getenv("GK_RX_WAVES");
         if (e)
             r.waves = atoi(e);
+        e = getenv("GK_RX_DRV");
+        if (e && atoi(e) == 1) {
+            void *fn = NULL;
+            cudaDriverEntryPointQueryResult q;
+            if (cudaGetDriverEntryPointByVersion("cuLaunchKernel", &fn, 12000, cudaEnableDefault,
+                                                 &q) == cudaSuccess &&
+                q == cudaDriverEntryPointSuccess) {
+                g_cu_launch = (gk_cu_launch)fn;
+                r.drv = 1;
+            }
+        }
         return r;
     }();
     return rx;
@@ -457,9 +475,23 @@ static gk_status cuda_reduce_run(gk_cuda_state *s, size_t n, const typename R::T
     unsigned int blocks = gk__cuda_blocks(work, per_block, cap);
     /* Before the launch, whose doorbell write the driver fences, so this store lands first. */
     s->slot->bits = GK_CUDA_SLOT_EMPTY;
+    size_t head = sp.head, nvec = sp.nvec;
+    void *args[] = {&n, &head, &nvec, &x, &y, &s->partials, &s->ticket, &s->slot_dev};
 #define GK_RX_LAUNCH(M, F)                                                                    \
-    cuda_reduce<R, NIN, U, M, F><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(                  \
-        n, sp.head, sp.nvec, x, y, s->partials, s->ticket, s->slot_dev)
+    do {                                                                                      \
+        if (rx.drv) {                                                                         \
+            static CUfunction f;                                                              \
+            if (!f && cudaGetFuncBySymbol(&f, (const void *)cuda_reduce<R, NIN, U, M, F>) !=  \
+                          cudaSuccess)                                                        \
+                return gk__cuda_check(cudaErrorInvalidDeviceFunction, "cudaGetFuncBySymbol"); \
+            if (g_cu_launch(f, blocks, 1, 1, GK_CUDA_THREADS, 1, 1, 0, (CUstream)s->stream,   \
+                            args, NULL) != CUDA_SUCCESS)                                      \
+                return gk__cuda_check(cudaErrorLaunchFailure, "cuLaunchKernel");             \
+        } else {                                                                              \
+            cuda_reduce<R, NIN, U, M, F><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(          \
+                n, sp.head, sp.nvec, x, y, s->partials, s->ticket, s->slot_dev);              \
+        }                                                                                     \
+    } while (0)
     const int map = rx.waves > 0;
     if (map == 0 && rx.fin == 0)
         GK_RX_LAUNCH(0, 0);
