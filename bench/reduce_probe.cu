@@ -103,6 +103,7 @@ struct probe_args {
     unsigned long long *slot; /* mapped host memory */
     unsigned long long *tl;   /* timeline (device), or NULL */
     unsigned long long *tl_host; /* first block start, mapped, or NULL */
+    unsigned long long *hpart;   /* FIN 3: one partial per block, mapped host memory */
 };
 
 /* Last block: merges the partials in block order, stores the result into the mapped slot.
@@ -112,6 +113,23 @@ template <int T, int FIN>
 __device__ __forceinline__ void finish(double a, const probe_args &p, unsigned long long t0)
 {
     a = block_merge<T>(a);
+    if (FIN == 3) {
+        /* the host merges: each block's partial straight into mapped host memory */
+        if (threadIdx.x == 0) {
+            if (p.tl) {
+                p.tl[4 * blockIdx.x + 0] = t0;
+                p.tl[4 * blockIdx.x + 1] = gtime();
+                p.tl[4 * blockIdx.x + 2] = smid();
+                if (blockIdx.x == 0) {
+                    p.tl[4 * gridDim.x + 0] = 0;
+                    p.tl[4 * gridDim.x + 1] = 0;
+                    p.tl[4 * gridDim.x + 2] = 0;
+                }
+            }
+            *(volatile unsigned long long *)(p.hpart + blockIdx.x) = __double_as_longlong(a);
+        }
+        return;
+    }
     __shared__ bool last;
     if (threadIdx.x == 0) {
         if (p.tl) {
@@ -362,14 +380,23 @@ struct variant {
     const void *fn;
     int threads, bps; /* bps: blocks per SM in the grid (waves x resident blocks) */
     size_t smem;
+    int hm; /* the host merges the blocks' partials (FIN 3) */
 };
 
 static int g_sms;
 static probe_args g_p;
 static cudaStream_t g_st;
 
+static int g_hm_blocks; /* > 0: the launch just made leaves this many partials for the host */
+
 static void launch(const variant &v, size_t nvec)
 {
+    g_hm_blocks = 0;
+    if (v.hm) {
+        g_hm_blocks = g_sms * v.bps;
+        for (int b = 0; b < g_hm_blocks; b++)
+            ((volatile unsigned long long *)g_p.hpart)[b] = EMPTY;
+    }
     probe_args p = g_p;
     p.nvec = nvec;
     void *args[] = {&p};
@@ -378,6 +405,24 @@ static void launch(const variant &v, size_t nvec)
 
 static double wait_slot(void)
 {
+    if (g_hm_blocks > 0) {
+        /* in block order, into 8 accumulators, merged in order at the end */
+        volatile unsigned long long *h = g_p.hpart;
+        double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        for (int b = 0; b < g_hm_blocks; b++) {
+            unsigned long long bits;
+            while ((bits = h[b]) == EMPTY)
+                ;
+            double d;
+            memcpy(&d, &bits, 8);
+            acc[b & 7] += d;
+        }
+        double t = 0;
+        for (int k = 0; k < 8; k++)
+            t += acc[k];
+        /* the timeline's "slot store" for FIN 3: the host's own clock, mapped to the GPU's */
+        return t;
+    }
     volatile unsigned long long *s = g_p.slot;
     while (*s == EMPTY)
         ;
@@ -548,7 +593,11 @@ static void timeline(const variant &v, size_t n, int calls, bool blocks)
             for (int b = 0; b < G; b++)
                 ends.push_back((double)(t[4 * b + 1] - s0));
             std::sort(ends.begin(), ends.end());
-            double gstore = (double)t[4 * G + 1];
+            /* host merges (FIN 3): no last block; the latest block's partial store instead */
+            const bool hm = t[4 * G + 1] == 0;
+            double gstore = hm ? (double)s0 + ends.back() : (double)t[4 * G + 1];
+            if (hm)
+                t[4 * G] = t[4 * G + 2] = (unsigned long long)gstore;
             run.push_back((gstore - s0) * 1e-3);
             post.push_back((h3 - (gstore - g_off)) * 1e-3);
             lastfin.push_back((gstore - (s0 + ends.back())) * 1e-3);
@@ -587,8 +636,8 @@ static void timeline(const variant &v, size_t n, int calls, bool blocks)
     fflush(stdout);
 }
 
-#define V(M, L, U, T, B, name) variant{name, (const void *)ksum<M, L, U, T, B>, T, B, 0}
-#define VW(M, L, U, T, B, W, name) variant{name, (const void *)ksum<M, L, U, T, B>, T, B * W, 0}
+#define V(M, L, U, T, B, name) variant{name, (const void *)ksum<M, L, U, T, B>, T, B, 0, 0}
+#define VW(M, L, U, T, B, W, name) variant{name, (const void *)ksum<M, L, U, T, B>, T, B * W, 0, 0}
 
 int main(int argc, char **argv)
 {
@@ -608,6 +657,7 @@ int main(int argc, char **argv)
     CK(cudaHostGetDevicePointer((void **)&g_p.slot, hs, 0));
     g_p.slot = hs; /* UVA: the same address */
     unsigned long long *tl_host = hs + 8;
+    CK(cudaHostAlloc((void **)&g_p.hpart, 65536 * 8, cudaHostAllocMapped));
     g_p.xv = (const float4 *)x;
     unsigned long long *tl;
     CK(cudaMalloc((void **)&tl, (size_t)(4 * 65536 + 4) * 8));
@@ -631,17 +681,19 @@ int main(int argc, char **argv)
         V(M_GRID, L_NA, 8, 256, 4, "grid,noalloc,U8,256x4"),
         V(M_GRID, L_P128, 8, 256, 4, "grid,L2pf128,U8,256x4"),
         V(M_TWO, L_EVF, 8, 256, 4, "two,evict_first,U8,256x4"),
-        variant{"lib, finish unrolled", (const void *)ksum<M_GRID, L_LDG, 8, 256, 4, 1>, 256, 4, 0},
-        variant{"lib, finish acq_rel", (const void *)ksum<M_GRID, L_LDG, 8, 256, 4, 2>, 256, 4, 0},
+        variant{"lib, finish unrolled", (const void *)ksum<M_GRID, L_LDG, 8, 256, 4, 1>, 256, 4, 0, 0},
+        variant{"lib, finish acq_rel", (const void *)ksum<M_GRID, L_LDG, 8, 256, 4, 2>, 256, 4, 0, 0},
+        variant{"lib, host merges", (const void *)ksum<M_GRID, L_LDG, 8, 256, 4, 3>, 256, 4, 0, 1},
+        variant{"block,U8,4 waves, host merges", (const void *)ksum<M_BLOCK, L_LDG, 8, 256, 4, 3>, 256, 16, 0, 1},
         VW(M_BLOCK, L_LDG, 8, 256, 4, 2, "block,ldg,U8,256x4,2 waves"),
         VW(M_BLOCK, L_LDG, 8, 256, 4, 4, "block,ldg,U8,256x4,4 waves"),
         VW(M_BLOCK, L_LDG, 8, 256, 4, 8, "block,ldg,U8,256x4,8 waves"),
         VW(M_BLOCK, L_LDG, 4, 256, 4, 8, "block,ldg,U4,256x4,8 waves"),
         VW(M_BLOCK, L_LDG, 8, 256, 4, 16, "block,ldg,U8,256x4,16 waves"),
-        variant{"tma 8K x4, 256x4", (const void *)ksum_tma<8192, 4, 256>, 256, 4, 4 * 8192},
-        variant{"tma 16K x3, 256x4", (const void *)ksum_tma<16384, 3, 256>, 256, 4, 3 * 16384},
-        variant{"tma 32K x3, 512x2", (const void *)ksum_tma<32768, 3, 512>, 512, 2, 3 * 32768},
-        variant{"tma 8K x6, 256x4", (const void *)ksum_tma<8192, 6, 256>, 256, 4, 6 * 8192},
+        variant{"tma 8K x4, 256x4", (const void *)ksum_tma<8192, 4, 256>, 256, 4, 4 * 8192, 0},
+        variant{"tma 16K x3, 256x4", (const void *)ksum_tma<16384, 3, 256>, 256, 4, 3 * 16384, 0},
+        variant{"tma 32K x3, 512x2", (const void *)ksum_tma<32768, 3, 512>, 512, 2, 3 * 32768, 0},
+        variant{"tma 8K x6, 256x4", (const void *)ksum_tma<8192, 6, 256>, 256, 4, 6 * 8192, 0},
     };
     for (auto &v : vs)
         if (v.smem > 0)
@@ -698,7 +750,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "no variant %s\n", name);
         exit(1);
     };
-    const char *tl_names[] = {"lib (grid,ldg,U8,256x4)", "lib, finish unrolled", "lib, finish acq_rel", "two,ldg,U8,256x4", "block,ldg,U8,256x4",
+    const char *tl_names[] = {"lib (grid,ldg,U8,256x4)", "lib, finish unrolled", "lib, finish acq_rel",
+                              "lib, host merges", "block,U8,4 waves, host merges", "two,ldg,U8,256x4", "block,ldg,U8,256x4",
                               "block,ldg,U8,256x4,8 waves", "tma 8K x4, 256x4"};
     timeline(vs[0], 100000000, 15, true);
     timeline(vs[0], 1000000, 15, true);
