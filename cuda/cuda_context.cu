@@ -8,7 +8,8 @@
 
 /* Offset of the staging area inside the pinned block; the bytes before it take the reduction
  * result slot, and 256 keeps the staging area aligned for the DMA engines. */
-#define GK_CUDA_PINNED_HEAD 256
+#define GK_CUDA_PINNED_HEAD                                                                    \
+    (GK_CUDA_HOST_PARTIALS_AT + GK_CUDA_MAX_PARTIALS * GK_CUDA_PARTIAL_DOUBLES * 8)
 
 gk_status gk__cuda_device_count(int *count)
 {

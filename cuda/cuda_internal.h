@@ -34,6 +34,9 @@
 typedef struct gk_cuda_result_slot {
     unsigned long long bits;
 } gk_cuda_result_slot;
+/* GK_RX_FIN 3 (round 1 of helper reduce2): the blocks' partials for the host to merge, from
+ * this offset after the slot, GK_CUDA_MAX_PARTIALS x GK_CUDA_PARTIAL_DOUBLES doubles. */
+#define GK_CUDA_HOST_PARTIALS_AT 256
 
 /* Everything one context owns. Created by context_create, used by one thread at a time. */
 typedef struct gk_cuda_state {

@@ -15,6 +15,24 @@ template <int K> struct cuda_acc {
     double v[K];
 };
 
+/* TwoSum on either side: the device's _rn intrinsics, the host's plain IEEE doubles (no
+ * -ffast-math in this module, so the host compiler keeps the error term). */
+__host__ __device__ __forceinline__ void cuda_two_sum_hd(double a, double b, double &s, double &e)
+{
+#ifdef __CUDA_ARCH__
+    cuda_two_sum(a, b, s, e);
+#else
+    s = a + b;
+    double bp = s - a;
+    e = (a - (s - bp)) + (b - bp);
+#endif
+}
+
+__host__ __device__ __forceinline__ double cuda_comp_value_hd(double s, double c)
+{
+    return isfinite(s) ? s + c : s;
+}
+
 /* (s, c) += x, compensated: the accumulated error stays near 2 ulp of the sum however many
  * terms one thread adds, which the float64 contract (1e-13 of sum |terms|) needs for long
  * inputs. */
@@ -34,11 +52,11 @@ struct cuda_sum_f32 {
     {
         a.v[0] += (double)x;
     }
-    static __device__ void merge(cuda_acc<1> &a, const cuda_acc<1> &b)
+    static __host__ __device__ void merge(cuda_acc<1> &a, const cuda_acc<1> &b)
     {
         a.v[0] += b.v[0];
     }
-    static __device__ double finish(const cuda_acc<1> &a)
+    static __host__ __device__ double finish(const cuda_acc<1> &a)
     {
         return a.v[0];
     }
@@ -50,11 +68,11 @@ struct cuda_dot_f32 {
     {
         a.v[0] = fma((double)x, (double)y, a.v[0]);
     }
-    static __device__ void merge(cuda_acc<1> &a, const cuda_acc<1> &b)
+    static __host__ __device__ void merge(cuda_acc<1> &a, const cuda_acc<1> &b)
     {
         a.v[0] += b.v[0];
     }
-    static __device__ double finish(const cuda_acc<1> &a)
+    static __host__ __device__ double finish(const cuda_acc<1> &a)
     {
         return a.v[0];
     }
@@ -67,21 +85,21 @@ struct cuda_nrm2_f32 {
     {
         a.v[0] = fma((double)x, (double)x, a.v[0]);
     }
-    static __device__ void merge(cuda_acc<1> &a, const cuda_acc<1> &b)
+    static __host__ __device__ void merge(cuda_acc<1> &a, const cuda_acc<1> &b)
     {
         a.v[0] += b.v[0];
     }
-    static __device__ double finish(const cuda_acc<1> &a)
+    static __host__ __device__ double finish(const cuda_acc<1> &a)
     {
         return sqrt(a.v[0]);
     }
 };
 
 /* float64: compensated (sum, correction) pairs. */
-__device__ __forceinline__ void cuda_comp_merge(cuda_acc<2> &a, const cuda_acc<2> &b)
+__host__ __device__ __forceinline__ void cuda_comp_merge(cuda_acc<2> &a, const cuda_acc<2> &b)
 {
     double e;
-    cuda_two_sum(a.v[0], b.v[0], a.v[0], e);
+    cuda_two_sum_hd(a.v[0], b.v[0], a.v[0], e);
     a.v[1] += b.v[1] + e;
 }
 struct cuda_sum_f64 {
@@ -91,13 +109,13 @@ struct cuda_sum_f64 {
     {
         cuda_comp_add(a.v[0], a.v[1], x);
     }
-    static __device__ void merge(cuda_acc<2> &a, const cuda_acc<2> &b)
+    static __host__ __device__ void merge(cuda_acc<2> &a, const cuda_acc<2> &b)
     {
         cuda_comp_merge(a, b);
     }
-    static __device__ double finish(const cuda_acc<2> &a)
+    static __host__ __device__ double finish(const cuda_acc<2> &a)
     {
-        return cuda_comp_value(a.v[0], a.v[1]);
+        return cuda_comp_value_hd(a.v[0], a.v[1]);
     }
 };
 struct cuda_dot_f64 {
@@ -111,13 +129,13 @@ struct cuda_dot_f64 {
         cuda_comp_add(a.v[0], a.v[1], p);
         a.v[1] += e;
     }
-    static __device__ void merge(cuda_acc<2> &a, const cuda_acc<2> &b)
+    static __host__ __device__ void merge(cuda_acc<2> &a, const cuda_acc<2> &b)
     {
         cuda_comp_merge(a, b);
     }
-    static __device__ double finish(const cuda_acc<2> &a)
+    static __host__ __device__ double finish(const cuda_acc<2> &a)
     {
-        return cuda_comp_value(a.v[0], a.v[1]);
+        return cuda_comp_value_hd(a.v[0], a.v[1]);
     }
 };
 
@@ -145,17 +163,17 @@ struct cuda_nrm2_f64 {
             a.v[2] += e;
         }
     }
-    static __device__ void merge(cuda_acc<4> &a, const cuda_acc<4> &b)
+    static __host__ __device__ void merge(cuda_acc<4> &a, const cuda_acc<4> &b)
     {
         double e;
         a.v[0] += b.v[0];
-        cuda_two_sum(a.v[1], b.v[1], a.v[1], e);
+        cuda_two_sum_hd(a.v[1], b.v[1], a.v[1], e);
         a.v[2] += b.v[2] + e;
         a.v[3] += b.v[3];
     }
-    static __device__ double finish(const cuda_acc<4> &a)
+    static __host__ __device__ double finish(const cuda_acc<4> &a)
     {
-        return gk__nrm2_join(a.v[0], cuda_comp_value(a.v[1], a.v[2]), a.v[3]);
+        return gk__nrm2_join(a.v[0], cuda_comp_value_hd(a.v[1], a.v[2]), a.v[3]);
     }
 };
 
@@ -208,6 +226,18 @@ __device__ __forceinline__ void cuda_reduce_finish(cuda_acc<R::K> a, double *par
                                                    unsigned int *ticket, gk_cuda_result_slot *slot)
 {
     a = cuda_block_merge<R>(a);
+    if (FIN == 3) {
+        /* The host merges: each block's partial straight into mapped host memory, after the
+         * result slot (cuda_reduce_host_partials). */
+        if (threadIdx.x == 0) {
+            volatile unsigned long long *hp =
+                (volatile unsigned long long *)((unsigned char *)slot + GK_CUDA_HOST_PARTIALS_AT);
+#pragma unroll
+            for (int q = 0; q < R::K; q++)
+                hp[(size_t)blockIdx.x * R::K + q] = __double_as_longlong(a.v[q]);
+        }
+        return;
+    }
     __shared__ bool last;
     if (threadIdx.x == 0) {
 #pragma unroll
@@ -417,6 +447,69 @@ static gk_status cuda_reduce_wait(gk_cuda_state *s, double *out)
     return GK_OK;
 }
 
+/* GK_RX_FIN 3: the blocks' partials, K doubles each, in mapped host memory after the slot. */
+static volatile unsigned long long *cuda_reduce_host_partials(gk_cuda_state *s)
+{
+    return (volatile unsigned long long *)((volatile unsigned char *)s->slot +
+                                           GK_CUDA_HOST_PARTIALS_AT);
+}
+
+static void cuda_reduce_host_arm(gk_cuda_state *s, size_t count)
+{
+    volatile unsigned long long *hp = cuda_reduce_host_partials(s);
+    for (size_t i = 0; i < count; i++)
+        hp[i] = GK_CUDA_SLOT_EMPTY;
+}
+
+/* Waits for every block's partial, in block order, merging each into one of 8 accumulators
+ * as it comes (partial b into b mod 8), then the 8 in order: a fixed order, so the bits
+ * repeat. The stream is asked now and then, as cuda_reduce_wait does. */
+template <typename R>
+static gk_status cuda_reduce_host_merge(gk_cuda_state *s, unsigned int blocks, double *out)
+{
+    volatile unsigned long long *hp = cuda_reduce_host_partials(s);
+    cuda_acc<R::K> acc[8];
+    for (int c = 0; c < 8; c++)
+        for (int q = 0; q < R::K; q++)
+            acc[c].v[q] = 0.0;
+    const long long start = cuda_now_ns();
+    long long asked = start;
+    int done = 0;
+    for (unsigned int b = 0; b < blocks; b++) {
+        cuda_acc<R::K> p;
+        for (int q = 0; q < R::K; q++) {
+            unsigned long long bits;
+            for (;;) {
+                bits = __atomic_load_n(&hp[(size_t)b * R::K + q], __ATOMIC_ACQUIRE);
+                if (bits != GK_CUDA_SLOT_EMPTY || done)
+                    break;
+                long long now = cuda_now_ns();
+                if (now - asked < GK_CUDA_SLOT_QUERY_NS)
+                    continue;
+                asked = now;
+                const char *what = "cudaStreamQuery";
+                cudaError_t e = cudaStreamQuery(s->stream);
+                if (e == cudaErrorNotReady && now - start > GK_CUDA_SLOT_SPIN_NS) {
+                    what = "cudaStreamSynchronize";
+                    e = cudaStreamSynchronize(s->stream);
+                }
+                if (e != cudaErrorNotReady) {
+                    gk_status r = gk__cuda_check(e, what);
+                    if (r != GK_OK)
+                        return r;
+                    done = 1;
+                }
+            }
+            memcpy(&p.v[q], &bits, sizeof bits);
+        }
+        R::merge(acc[b & 7], p);
+    }
+    for (int c = 1; c < 8; c++)
+        R::merge(acc[0], acc[c]);
+    *out = R::finish(acc[0]);
+    return GK_OK;
+}
+
 /* Round-1 switches of issue 16's second reduce helper, read once per process:
  * GK_RX_FIN 0 (fence, ticket, fence, a loop of loads) / 1 (the last block's loads unrolled) /
  * 2 (1 with an acq_rel ticket, no fences); GK_RX_WAVES 0 (one wave, grid-stride) / W (W waves
@@ -493,22 +586,30 @@ static gk_status cuda_reduce_run(gk_cuda_state *s, size_t n, const typename R::T
         }                                                                                     \
     } while (0)
     const int map = rx.waves > 0;
+    if (rx.fin == 3)
+        cuda_reduce_host_arm(s, blocks * R::K);
     if (map == 0 && rx.fin == 0)
         GK_RX_LAUNCH(0, 0);
     else if (map == 0 && rx.fin == 1)
         GK_RX_LAUNCH(0, 1);
-    else if (map == 0)
+    else if (map == 0 && rx.fin == 2)
         GK_RX_LAUNCH(0, 2);
+    else if (map == 0)
+        GK_RX_LAUNCH(0, 3);
     else if (rx.fin == 0)
         GK_RX_LAUNCH(1, 0);
     else if (rx.fin == 1)
         GK_RX_LAUNCH(1, 1);
-    else
+    else if (rx.fin == 2)
         GK_RX_LAUNCH(1, 2);
+    else
+        GK_RX_LAUNCH(1, 3);
 #undef GK_RX_LAUNCH
     r = gk__cuda_launched("cuda_reduce");
     if (r != GK_OK)
         return r;
+    if (rx.fin == 3)
+        return cuda_reduce_host_merge<R>(s, blocks, result);
     return cuda_reduce_wait(s, result);
 }
 
