@@ -511,8 +511,9 @@ static gk_status cuda_reduce_host_merge(gk_cuda_state *s, unsigned int blocks, d
 }
 
 /* Round-1 switches of issue 16's second reduce helper, read once per process:
- * GK_RX_FIN 0 (fence, ticket, fence, a loop of loads) / 1 (the last block's loads unrolled) /
- * 2 (1 with an acq_rel ticket, no fences); GK_RX_WAVES 0 (one wave, grid-stride) / W (W waves
+ * GK_RX_FIN 0 (main's: fence, ticket, fence, a loop of loads) / 1 (the last block's loads
+ * unrolled) / 2 (1 with an acq_rel ticket, no fences) / 3 (the default: the host merges the
+ * blocks' partials); GK_RX_WAVES 0 (one wave, grid-stride) / W (W waves
  * of blocks, each a contiguous range). */
 struct gk_cuda_rx {
     int fin, waves, drv;
@@ -525,7 +526,7 @@ static gk_cu_launch g_cu_launch;
 static const gk_cuda_rx &cuda_rx(void)
 {
     static gk_cuda_rx rx = [] {
-        gk_cuda_rx r = {0, 0, 0};
+        gk_cuda_rx r = {3, 0, 0};
         const char *e = getenv("GK_RX_FIN");
         if (e)
             r.fin = atoi(e);
