@@ -6,10 +6,9 @@
 
 #include "cuda_internal.h"
 
-/* Offset of the staging area inside the pinned block; the bytes before it take the reduction
- * result slot, and 256 keeps the staging area aligned for the DMA engines. */
-#define GK_CUDA_PINNED_HEAD                                                                    \
-    (GK_CUDA_HOST_PARTIALS_AT + GK_CUDA_MAX_PARTIALS * GK_CUDA_PARTIAL_DOUBLES * 8)
+/* Offset of the staging area inside the pinned block; the bytes before it take the reductions'
+ * partials, a multiple of 256 that keeps the staging area aligned for the DMA engines. */
+#define GK_CUDA_PINNED_HEAD ((size_t)GK_CUDA_MAX_PARTIALS * GK_CUDA_PARTIAL_DOUBLES * 8)
 
 gk_status gk__cuda_device_count(int *count)
 {
@@ -40,8 +39,6 @@ static void gk_cuda_state_free(gk_cuda_state *s)
         (void)cublasDestroy(s->blas);
     if (s->work != NULL)
         gk__cuda_free(s, s->work);
-    if (s->partials != NULL)
-        (void)cudaFree(s->partials);
     if (s->pinned != NULL)
         (void)cudaFreeHost(s->pinned);
     if (s->staging_free != NULL)
@@ -99,41 +96,24 @@ static gk_status gk_cuda_make_blas(gk_cuda_state *s)
 
 static gk_status gk_cuda_make_scratch(gk_cuda_state *s)
 {
-    /* One allocation for the context's life, so reductions never allocate per call:
-     * partials | ticket (8 doubles' room). */
-    size_t partials = (size_t)GK_CUDA_MAX_PARTIALS * GK_CUDA_PARTIAL_DOUBLES;
-    size_t total = partials + 8;
-    cudaError_t e = gk__cuda_fault() ? cudaErrorMemoryAllocation
-                                     : cudaMalloc((void **)&s->partials, total * sizeof(double));
-    gk_status r = gk__cuda_check(e, "cudaMalloc(reduction scratch)");
-    if (r != GK_OK)
-        return r;
-    s->ticket = (unsigned int *)(s->partials + partials);
-    r = gk__cuda_check(cudaMemsetAsync(s->ticket, 0, sizeof(unsigned int), s->stream),
-                       "cudaMemsetAsync(reduction ticket)");
-    if (r != GK_OK)
-        return r;
-    e = gk__cuda_fault()
+    /* One allocation for the context's life, so reductions never allocate per call. */
+    cudaError_t e = gk__cuda_fault()
             ? cudaErrorMemoryAllocation
             : cudaHostAlloc((void **)&s->pinned, GK_CUDA_PINNED_HEAD + GK_CUDA_STAGING_BYTES,
                             cudaHostAllocMapped);
-    r = gk__cuda_check(e, "cudaHostAlloc(staging)");
+    gk_status r = gk__cuda_check(e, "cudaHostAlloc(staging)");
     if (r != GK_OK)
         return r;
     s->staging = s->pinned + GK_CUDA_PINNED_HEAD;
-    /* Reductions' last blocks write the result straight into host memory, which saves a
-     * copy and lets the host see it before the kernel has retired. */
-    s->slot = (volatile gk_cuda_result_slot *)s->pinned;
-    s->slot->bits = 0;
-    r = gk__cuda_check(cudaHostGetDevicePointer((void **)&s->slot_dev, s->pinned, 0),
-                       "cudaHostGetDevicePointer(result slot)");
+    /* Reductions' blocks write their partials straight into host memory, which saves a copy
+     * and lets the host merge them before the kernel has retired. */
+    s->host_partials = (volatile unsigned long long *)s->pinned;
+    r = gk__cuda_check(cudaHostGetDevicePointer((void **)&s->host_partials_dev, s->pinned, 0),
+                       "cudaHostGetDevicePointer(reduction partials)");
     if (r != GK_OK)
         return r;
-    r = gk__cuda_check(cudaEventCreateWithFlags(&s->staging_free, cudaEventDisableTiming),
-                       "cudaEventCreateWithFlags");
-    if (r != GK_OK)
-        return r;
-    return gk__cuda_check(cudaStreamSynchronize(s->stream), "cudaStreamSynchronize");
+    return gk__cuda_check(cudaEventCreateWithFlags(&s->staging_free, cudaEventDisableTiming),
+                          "cudaEventCreateWithFlags");
 }
 
 gk_status gk__cuda_context_create(const gk_backend_config *cfg, void **out)

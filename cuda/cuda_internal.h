@@ -20,23 +20,15 @@
 #define GK_CUDA_GRID_X_MAX 0x7fffffffu
 #define GK_CUDA_GRID_Y_MAX 65535u
 
-/* Reductions write one partial per block; the last block combines them (cuda_reduce.cu). */
+/* Reductions leave one partial per block (at most GK_CUDA_MAX_PARTIALS blocks, each partial up
+ * to GK_CUDA_PARTIAL_DOUBLES doubles) in mapped host memory, where the host merges them
+ * (cuda_reduce.cu). */
 #define GK_CUDA_MAX_PARTIALS 4096
 #define GK_CUDA_PARTIAL_DOUBLES 4
 
 /* Host writes up to this size are staged through pinned memory so that mem_write can return
  * without waiting for the stream (cuda_memory.cu). */
 #define GK_CUDA_STAGING_BYTES ((size_t)1 << 20)
-
-/* Where a reduction's last block leaves the result for the host, in host memory mapped into
- * the device's address space: the bits of a double, which the host sets to a sentinel before
- * each launch and waits to see replaced (cuda_reduce.cu). */
-typedef struct gk_cuda_result_slot {
-    unsigned long long bits;
-} gk_cuda_result_slot;
-/* GK_RX_FIN 3 (round 1 of helper reduce2): the blocks' partials for the host to merge, from
- * this offset after the slot, GK_CUDA_MAX_PARTIALS x GK_CUDA_PARTIAL_DOUBLES doubles. */
-#define GK_CUDA_HOST_PARTIALS_AT 256
 
 /* Everything one context owns. Created by context_create, used by one thread at a time. */
 typedef struct gk_cuda_state {
@@ -55,19 +47,17 @@ typedef struct gk_cuda_state {
     cudaMemPool_t pool;
     /* Small blocks freed by mem_free, kept for the next mem_alloc of their size class. */
     gk_cuda_block_cache cache;
-    /* Device scratch, allocated once: reduction partials and the reduction ticket counter. */
-    double *partials;
-    unsigned int *ticket;
     /* Grow-only device workspace for kernels that need temporary memory (rbf_matvec's split
      * partial sums); stream-ordered, so growing it never waits. */
     void *work;
     size_t work_bytes;
     /* Pinned host memory, mapped into the device's address space: the head holds the
-     * reduction result slot, the rest stages small copies. */
+     * reductions' partials, the rest stages small copies. */
     unsigned char *pinned;
-    /* The result slot as the host and as kernels see it. */
-    volatile gk_cuda_result_slot *slot;
-    gk_cuda_result_slot *slot_dev;
+    /* The partials (GK_CUDA_MAX_PARTIALS x GK_CUDA_PARTIAL_DOUBLES doubles' bits) as the host
+     * and as kernels see them. */
+    volatile unsigned long long *host_partials;
+    unsigned long long *host_partials_dev;
     unsigned char *staging;
     cudaEvent_t staging_free; /* recorded after the last copy that reads `staging` */
     char name[256];

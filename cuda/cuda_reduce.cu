@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_reduce.cu - sum, dot and nrm2 as one-pass, deterministic reductions with a host result. */
+/* cuda_reduce.cu - sum, dot and nrm2 as one-pass, deterministic reductions with a host result:
+ * every block leaves its partial in mapped host memory, the host merges them in block order. */
 #include "backend_math.h"
 #include "cuda_internal.h"
 
-#include <cuda.h>
-
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -217,83 +215,21 @@ template <typename R> __device__ cuda_acc<R::K> cuda_block_merge(cuda_acc<R::K> 
     return a;
 }
 
-/* The last block's part (ticket counter taken after a release fence, so it sees every other
- * block's partial): merges the partials in block order, re-arms the counter for the context's
- * next reduction and stores the double result into the host's slot, over the sentinel the
- * host left there. Returns in every block. */
-template <typename R, int FIN>
-__device__ __forceinline__ void cuda_reduce_finish(cuda_acc<R::K> a, double *partials,
-                                                   unsigned int *ticket, gk_cuda_result_slot *slot)
+/* Each block's part: its merged partial, K doubles, stored by thread 0 straight into the host's
+ * partials (mapped host memory) over the sentinels the host left there, one 8-byte store per
+ * double (the host sees the old bits or the new ones, never a mix). No block waits for another:
+ * the host merges (cuda_reduce_merge), which keeps a ticket, fences and a last block's loads of
+ * the partials off the end of the kernel. */
+template <typename R>
+__device__ __forceinline__ void cuda_reduce_finish(cuda_acc<R::K> a,
+                                                   unsigned long long *host_partials)
 {
     a = cuda_block_merge<R>(a);
-    if (FIN == 3) {
-        /* The host merges: each block's partial straight into mapped host memory, after the
-         * result slot (cuda_reduce_host_partials). */
-        if (threadIdx.x == 0) {
-            volatile unsigned long long *hp =
-                (volatile unsigned long long *)((unsigned char *)slot + GK_CUDA_HOST_PARTIALS_AT);
-#pragma unroll
-            for (int q = 0; q < R::K; q++)
-                hp[(size_t)blockIdx.x * R::K + q] = __double_as_longlong(a.v[q]);
-        }
-        return;
-    }
-    __shared__ bool last;
     if (threadIdx.x == 0) {
+        volatile unsigned long long *hp = host_partials + (size_t)blockIdx.x * R::K;
 #pragma unroll
         for (int q = 0; q < R::K; q++)
-            partials[(size_t)blockIdx.x * R::K + q] = a.v[q];
-        unsigned int old;
-        if (FIN == 2) {
-            asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;"
-                         : "=r"(old)
-                         : "l"(ticket)
-                         : "memory");
-        } else {
-            __threadfence();
-            old = atomicAdd(ticket, 1u);
-        }
-        last = old == gridDim.x - 1;
-    }
-    __syncthreads();
-    if (!last)
-        return;
-    if (FIN != 2)
-        __threadfence();
-    cuda_acc<R::K> b;
-#pragma unroll
-    for (int q = 0; q < R::K; q++)
-        b.v[q] = 0.0;
-    if (FIN == 0) {
-        for (unsigned int blk = threadIdx.x; blk < gridDim.x; blk += blockDim.x) {
-            cuda_acc<R::K> p;
-#pragma unroll
-            for (int q = 0; q < R::K; q++)
-                p.v[q] = __ldcg(partials + (size_t)blk * R::K + q);
-            R::merge(b, p);
-        }
-    } else {
-        const int UF = 8 / R::K;
-        for (unsigned int base = 0; base < gridDim.x; base += UF * blockDim.x) {
-            cuda_acc<R::K> p[UF];
-#pragma unroll
-            for (int u = 0; u < UF; u++) {
-                unsigned int blk = base + threadIdx.x + u * blockDim.x;
-#pragma unroll
-                for (int q = 0; q < R::K; q++)
-                    p[u].v[q] = blk < gridDim.x ? __ldcg(partials + (size_t)blk * R::K + q) : 0.0;
-            }
-#pragma unroll
-            for (int u = 0; u < UF; u++)
-                if (base + threadIdx.x + u * blockDim.x < gridDim.x)
-                    R::merge(b, p[u]);
-        }
-    }
-    b = cuda_block_merge<R>(b);
-    if (threadIdx.x == 0) {
-        *ticket = 0;
-        /* One 8-byte store: the host sees the old bits or the new ones, never a mix. */
-        *(volatile unsigned long long *)&slot->bits = __double_as_longlong(R::finish(b));
+            hp[q] = __double_as_longlong(a.v[q]);
     }
 }
 
@@ -334,10 +270,10 @@ cuda_reduce_batch(cuda_acc<R::K> (&a)[R::ACC], const typename gk_cuda_vec<typena
  * vector. A thread takes U of them a round while U remain, then the last few at once. The
  * grid is one wave (GK_CUDA_REDUCE_BLOCKS_PER_SM per multiprocessor), so no block waits for
  * another to leave before it starts. */
-template <typename R, int NIN, int U, int MAP, int FIN>
+template <typename R, int NIN, int U>
 __global__ void __launch_bounds__(GK_CUDA_THREADS, GK_CUDA_REDUCE_BLOCKS_PER_SM)
     cuda_reduce(size_t n, size_t head, size_t nvec, const typename R::T *x, const typename R::T *y,
-                double *partials, unsigned int *ticket, gk_cuda_result_slot *slot)
+                unsigned long long *host_partials)
 {
     typedef typename R::T T;
     typedef gk_cuda_vec<T> V;
@@ -361,35 +297,27 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, GK_CUDA_REDUCE_BLOCKS_PER_SM)
 
     const typename V::type *xv = (const typename V::type *)(x + head);
     const typename V::type *yv = NIN >= 2 ? (const typename V::type *)(y + head) : NULL;
-    /* MAP 0: vector k to thread k mod nthreads; MAP 1: block b the b-th of gridDim.x
-     * contiguous ranges, vector lo + k to its thread k mod blockDim.x. */
-    size_t lo = 0, hi = nvec, step = nthreads, i = tid;
-    if (MAP == 1) {
-        lo = nvec * blockIdx.x / gridDim.x;
-        hi = nvec * (blockIdx.x + 1) / gridDim.x;
-        step = blockDim.x;
-        i = lo + threadIdx.x;
-    }
-    const size_t round = step * U;
+    const size_t round = nthreads * U;
+    size_t i = tid;
     /* Below `full`, all U vectors of a round exist: no bounds checks in the main loop. */
-    const size_t full = hi - lo >= round ? hi - (round - step) : lo;
+    const size_t full = nvec >= round ? nvec - (round - nthreads) : 0;
     for (; i < full; i += round)
-        cuda_reduce_batch<R, NIN, U>(a, xv, yv, i, step, hi, false);
-    if (i < hi)
-        cuda_reduce_batch<R, NIN, U>(a, xv, yv, i, step, hi, true);
+        cuda_reduce_batch<R, NIN, U>(a, xv, yv, i, nthreads, nvec, false);
+    if (i < nvec)
+        cuda_reduce_batch<R, NIN, U>(a, xv, yv, i, nthreads, nvec, true);
 
 #pragma unroll
     for (int c = 1; c < R::ACC; c++)
         R::merge(a[0], a[c]);
-    cuda_reduce_finish<R, FIN>(a[0], partials, ticket, slot);
+    cuda_reduce_finish<R>(a[0], host_partials);
 }
 
-/* What the host leaves in the result slot before a launch: a signalling NaN, which no
- * arithmetic produces (a NaN result is quiet), so the slot holding other bits means the result
- * has arrived. Even a result with these bits is read correctly, only later (see the wait). */
+/* What the host leaves in each partial's doubles before a launch: a signalling NaN, which no
+ * arithmetic produces (a NaN partial is quiet), so other bits mean the partial has arrived.
+ * Even a partial with these bits is read correctly, only later (see the wait). */
 #define GK_CUDA_SLOT_EMPTY 0x7ff4dead5eed0001ULL
 
-/* While the host spins on the result slot it asks the stream every GK_CUDA_SLOT_QUERY_NS
+/* While the host waits for the partials it asks the stream every GK_CUDA_SLOT_QUERY_NS
  * whether the work failed; past GK_CUDA_SLOT_SPIN_NS it stops spinning. */
 #define GK_CUDA_SLOT_QUERY_NS 20000LL
 #define GK_CUDA_SLOT_SPIN_NS 20000000LL
@@ -401,87 +329,37 @@ static long long cuda_now_ns(void)
     return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
-/* 1 once the slot holds the launched reduction's result. */
-static int cuda_slot_ready(const gk_cuda_state *s)
-{
-    return __atomic_load_n(&s->slot->bits, __ATOMIC_ACQUIRE) != GK_CUDA_SLOT_EMPTY;
-}
-
-/* Waits for the reduction just launched and reads its result. The last block stores it before
- * the kernel retires, so spinning on the slot saves the wait for the kernel's end to be
- * signalled, and the stream is asked only now and then: a fault (the kernel never writes the
- * slot) ends the wait with the stream's error within GK_CUDA_SLOT_QUERY_NS, and so does a
- * finished stream, after which the slot holds the result whatever its bits. A wait longer than
- * GK_CUDA_SLOT_SPIN_NS is the queued work's, not the signal's: cudaStreamSynchronize takes
- * over, with the runtime's own spin-or-yield policy. */
-static gk_status cuda_reduce_wait(gk_cuda_state *s, double *out)
-{
-    const long long start = cuda_now_ns();
-    long long asked = start;
-    for (;;) {
-        int ready = 0;
-        for (int p = 0; p < 64 && !(ready = cuda_slot_ready(s)); p++)
-            ;
-        if (ready)
-            break;
-        long long now = cuda_now_ns();
-        if (now - asked < GK_CUDA_SLOT_QUERY_NS)
-            continue;
-        asked = now;
-        const char *what = "cudaStreamQuery";
-        cudaError_t e = cudaStreamQuery(s->stream);
-        if (e == cudaErrorNotReady && now - start > GK_CUDA_SLOT_SPIN_NS) {
-            what = "cudaStreamSynchronize";
-            e = cudaStreamSynchronize(s->stream);
-        }
-        if (e != cudaErrorNotReady) {
-            gk_status r = gk__cuda_check(e, what);
-            if (r != GK_OK)
-                return r;
-            /* The stream is done, so the kernel's stores to host memory are visible. */
-            break;
-        }
-    }
-    unsigned long long bits = __atomic_load_n(&s->slot->bits, __ATOMIC_ACQUIRE);
-    memcpy(out, &bits, sizeof bits);
-    return GK_OK;
-}
-
-/* GK_RX_FIN 3: the blocks' partials, K doubles each, in mapped host memory after the slot. */
-static volatile unsigned long long *cuda_reduce_host_partials(gk_cuda_state *s)
-{
-    return (volatile unsigned long long *)((volatile unsigned char *)s->slot +
-                                           GK_CUDA_HOST_PARTIALS_AT);
-}
-
-static void cuda_reduce_host_arm(gk_cuda_state *s, size_t count)
-{
-    volatile unsigned long long *hp = cuda_reduce_host_partials(s);
-    for (size_t i = 0; i < count; i++)
-        hp[i] = GK_CUDA_SLOT_EMPTY;
-}
-
-/* Waits for every block's partial, in block order, merging each into one of 8 accumulators
- * as it comes (partial b into b mod 8), then the 8 in order: a fixed order, so the bits
- * repeat. The stream is asked now and then, as cuda_reduce_wait does. */
+/* Waits for every block's partial, in block order, merging partial b into accumulator b mod 8
+ * as it arrives (8 independent chains keep the host's additions off the critical path), then
+ * the 8 in order: a fixed order, so the bits repeat. Each block stores its partial before it
+ * retires, so spinning on the partials saves the wait for the kernel's end to be signalled;
+ * the stream is asked only now and then: a fault (some partial never arrives) ends the wait
+ * with the stream's error within GK_CUDA_SLOT_QUERY_NS, and so does a finished stream, after
+ * which every partial is in place whatever its bits. A wait longer than GK_CUDA_SLOT_SPIN_NS
+ * is the queued work's, not the signal's: cudaStreamSynchronize takes over, with the
+ * runtime's own spin-or-yield policy. */
 template <typename R>
-static gk_status cuda_reduce_host_merge(gk_cuda_state *s, unsigned int blocks, double *out)
+static gk_status cuda_reduce_merge(gk_cuda_state *s, unsigned int blocks, double *out)
 {
-    volatile unsigned long long *hp = cuda_reduce_host_partials(s);
+    volatile unsigned long long *hp = s->host_partials;
     cuda_acc<R::K> acc[8];
     for (int c = 0; c < 8; c++)
         for (int q = 0; q < R::K; q++)
             acc[c].v[q] = 0.0;
     const long long start = cuda_now_ns();
     long long asked = start;
-    int done = 0;
+    int finished = 0;
     for (unsigned int b = 0; b < blocks; b++) {
         cuda_acc<R::K> p;
         for (int q = 0; q < R::K; q++) {
             unsigned long long bits;
             for (;;) {
-                bits = __atomic_load_n(&hp[(size_t)b * R::K + q], __ATOMIC_ACQUIRE);
-                if (bits != GK_CUDA_SLOT_EMPTY || done)
+                int spins = 0;
+                while ((bits = __atomic_load_n(&hp[(size_t)b * R::K + q], __ATOMIC_ACQUIRE)) ==
+                           GK_CUDA_SLOT_EMPTY &&
+                       !finished && ++spins < 64)
+                    ;
+                if (bits != GK_CUDA_SLOT_EMPTY || finished)
                     break;
                 long long now = cuda_now_ns();
                 if (now - asked < GK_CUDA_SLOT_QUERY_NS)
@@ -497,7 +375,8 @@ static gk_status cuda_reduce_host_merge(gk_cuda_state *s, unsigned int blocks, d
                     gk_status r = gk__cuda_check(e, what);
                     if (r != GK_OK)
                         return r;
-                    done = 1;
+                    /* The stream is done, so the kernel's stores to host memory are visible. */
+                    finished = 1;
                 }
             }
             memcpy(&p.v[q], &bits, sizeof bits);
@@ -510,51 +389,12 @@ static gk_status cuda_reduce_host_merge(gk_cuda_state *s, unsigned int blocks, d
     return GK_OK;
 }
 
-/* Round-1 switches of issue 16's second reduce helper, read once per process:
- * GK_RX_FIN 0 (main's: fence, ticket, fence, a loop of loads) / 1 (the last block's loads
- * unrolled) / 2 (1 with an acq_rel ticket, no fences) / 3 (the default: the host merges the
- * blocks' partials); GK_RX_WAVES 0 (one wave, grid-stride) / W (W waves
- * of blocks, each a contiguous range). */
-struct gk_cuda_rx {
-    int fin, waves, drv;
-};
-/* GK_RX_DRV 1: the launch through the driver's cuLaunchKernel (entry point from the runtime),
- * without the runtime's launch layer. */
-typedef CUresult (*gk_cu_launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                                 unsigned, unsigned, CUstream, void **, void **);
-static gk_cu_launch g_cu_launch;
-static const gk_cuda_rx &cuda_rx(void)
-{
-    static gk_cuda_rx rx = [] {
-        gk_cuda_rx r = {3, 0, 0};
-        const char *e = getenv("GK_RX_FIN");
-        if (e)
-            r.fin = atoi(e);
-        e = getenv("GK_RX_WAVES");
-        if (e)
-            r.waves = atoi(e);
-        e = getenv("GK_RX_DRV");
-        if (e && atoi(e) == 1) {
-            void *fn = NULL;
-            cudaDriverEntryPointQueryResult q;
-            if (cudaGetDriverEntryPointByVersion("cuLaunchKernel", &fn, 12000, cudaEnableDefault,
-                                                 &q) == cudaSuccess &&
-                q == cudaDriverEntryPointSuccess) {
-                g_cu_launch = (gk_cu_launch)fn;
-                r.drv = 1;
-            }
-        }
-        return r;
-    }();
-    return rx;
-}
-
 template <typename R, int NIN>
 static gk_status cuda_reduce_run(gk_cuda_state *s, size_t n, const typename R::T *x,
                                  const typename R::T *y, double *result)
 {
     typedef typename R::T T;
-    static_assert(R::K <= GK_CUDA_PARTIAL_DOUBLES, "scratch holds too few doubles per partial");
+    static_assert(R::K <= GK_CUDA_PARTIAL_DOUBLES, "the host holds too few doubles per partial");
     const int U = GK_CUDA_REDUCE_UNROLL(NIN);
     gk_status r = gk__cuda_enter(s);
     if (r != GK_OK)
@@ -562,56 +402,19 @@ static gk_status cuda_reduce_run(gk_cuda_state *s, size_t n, const typename R::T
     gk_cuda_split sp = gk__cuda_split(n, sizeof(T), x, NIN >= 2 ? y : NULL, NULL);
     size_t work = sp.nvec > 0 ? sp.nvec : n;
     size_t per_block = sp.nvec > 0 ? (size_t)GK_CUDA_THREADS * U : GK_CUDA_THREADS;
-    const gk_cuda_rx &rx = cuda_rx();
-    size_t cap = (size_t)s->sm_count * GK_CUDA_REDUCE_BLOCKS_PER_SM * (rx.waves > 0 ? rx.waves : 1);
+    size_t cap = (size_t)s->sm_count * GK_CUDA_REDUCE_BLOCKS_PER_SM;
     if (cap > GK_CUDA_MAX_PARTIALS)
         cap = GK_CUDA_MAX_PARTIALS;
     unsigned int blocks = gk__cuda_blocks(work, per_block, cap);
-    /* Before the launch, whose doorbell write the driver fences, so this store lands first. */
-    s->slot->bits = GK_CUDA_SLOT_EMPTY;
-    size_t head = sp.head, nvec = sp.nvec;
-    void *args[] = {&n, &head, &nvec, &x, &y, &s->partials, &s->ticket, &s->slot_dev};
-#define GK_RX_LAUNCH(M, F)                                                                    \
-    do {                                                                                      \
-        if (rx.drv) {                                                                         \
-            static CUfunction f;                                                              \
-            if (!f && cudaGetFuncBySymbol(&f, (const void *)cuda_reduce<R, NIN, U, M, F>) !=  \
-                          cudaSuccess)                                                        \
-                return gk__cuda_check(cudaErrorInvalidDeviceFunction, "cudaGetFuncBySymbol"); \
-            if (g_cu_launch(f, blocks, 1, 1, GK_CUDA_THREADS, 1, 1, 0, (CUstream)s->stream,   \
-                            args, NULL) != CUDA_SUCCESS)                                      \
-                return gk__cuda_check(cudaErrorLaunchFailure, "cuLaunchKernel");             \
-        } else {                                                                              \
-            cuda_reduce<R, NIN, U, M, F><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(          \
-                n, sp.head, sp.nvec, x, y, s->partials, s->ticket, s->slot_dev);              \
-        }                                                                                     \
-    } while (0)
-    const int map = rx.waves > 0;
-    if (rx.fin == 3)
-        cuda_reduce_host_arm(s, blocks * R::K);
-    if (map == 0 && rx.fin == 0)
-        GK_RX_LAUNCH(0, 0);
-    else if (map == 0 && rx.fin == 1)
-        GK_RX_LAUNCH(0, 1);
-    else if (map == 0 && rx.fin == 2)
-        GK_RX_LAUNCH(0, 2);
-    else if (map == 0)
-        GK_RX_LAUNCH(0, 3);
-    else if (rx.fin == 0)
-        GK_RX_LAUNCH(1, 0);
-    else if (rx.fin == 1)
-        GK_RX_LAUNCH(1, 1);
-    else if (rx.fin == 2)
-        GK_RX_LAUNCH(1, 2);
-    else
-        GK_RX_LAUNCH(1, 3);
-#undef GK_RX_LAUNCH
+    /* Before the launch, whose doorbell write the driver fences, so these stores land first. */
+    for (size_t i = 0; i < (size_t)blocks * R::K; i++)
+        s->host_partials[i] = GK_CUDA_SLOT_EMPTY;
+    cuda_reduce<R, NIN, U><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(n, sp.head, sp.nvec, x, y,
+                                                                      s->host_partials_dev);
     r = gk__cuda_launched("cuda_reduce");
     if (r != GK_OK)
         return r;
-    if (rx.fin == 3)
-        return cuda_reduce_host_merge<R>(s, blocks, result);
-    return cuda_reduce_wait(s, result);
+    return cuda_reduce_merge<R>(s, blocks, result);
 }
 
 template <typename R32, typename R64, int NIN>
