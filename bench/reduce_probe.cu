@@ -367,6 +367,18 @@ __global__ void kempty(probe_args p)
     }
 }
 
+/* The same from a one-wave grid of the reduction's shape (block 0 stores): what the grid's
+ * size adds to the time until the first block runs. */
+__global__ void __launch_bounds__(256, 4) kempty_grid(probe_args p)
+{
+    if (threadIdx.x == 0 && blockIdx.x == 0) {
+        unsigned long long t = gtime();
+        if (p.tl_host)
+            *(volatile unsigned long long *)p.tl_host = t;
+        *(volatile unsigned long long *)p.slot = __double_as_longlong(1.0);
+    }
+}
+
 /* Spins on a host flag, then answers with the GPU's time: the clocks' offset. */
 __global__ void kping(volatile unsigned long long *flag, volatile unsigned long long *answer)
 {
@@ -716,8 +728,12 @@ int main(int argc, char **argv)
     struct {
         const char *name;
         cudaStream_t st;
-    } streams[] = {{"non-blocking stream", g_st}, {"legacy default stream", legacy},
-                   {"per-thread stream", cudaStreamPerThread}};
+        const void *fn;
+        int blocks, threads;
+    } streams[] = {{"non-blocking stream", g_st, (const void *)kempty, 1, 32},
+                   {"legacy default stream", legacy, (const void *)kempty, 1, 32},
+                   {"per-thread stream", cudaStreamPerThread, (const void *)kempty, 1, 32},
+                   {"non-blocking stream, 528x256 grid", g_st, (const void *)kempty_grid, 4 * g_sms, 256}};
     for (auto &sv : streams) {
         std::vector<double> tot, api, pre, post;
         for (int k = 0; k < 200; k++) {
@@ -725,7 +741,7 @@ int main(int argc, char **argv)
             long long h0 = now_ns();
             probe_args p = g_p;
             void *args[] = {&p};
-            CK(cudaLaunchKernel((const void *)kempty, dim3(1), dim3(32), args, 0, sv.st));
+            CK(cudaLaunchKernel(sv.fn, dim3(sv.blocks), dim3(sv.threads), args, 0, sv.st));
             long long h1 = now_ns();
             wait_slot();
             long long h3 = now_ns();
