@@ -1,8 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /* reduce_probe.cu - where a float32 sum's time goes on the GPU: access patterns and the round
- * trip of one call on a timeline (issue 16). Standalone: its own copy of cuda_reduce.cu's sum
- * (same launch shape, accumulators, last-block finish and mapped result slot), varied one
- * thing at a time. Prints one line per measurement. */
+ * trip of one call on a timeline (issue 16). Standalone: its own copy of the sum kernel of
+ * cuda_reduce.cu before 311f1cd ("lib": one wave of 4 x 256-thread blocks per SM, 8 loads in
+ * flight, a last block that merges the partials and stores the result into a mapped host
+ * slot), varied one thing at a time: loads, access map, launch shape, TMA bulk copies, the
+ * finish ("host merges" is the library's since 311f1cd), the launch path. The timeline puts
+ * the GPU's %globaltimer on the host's clock through a ping-pong over mapped memory. Prints
+ * one line per measurement (bench/RESULTS.md, helper reduce2's section, reads them).
+ *
+ *     nvcc -O3 -std=c++17 -arch=sm_90 -o reduce_probe bench/reduce_probe.cu -lcuda
+ *     ./reduce_probe [once | part of a variant's name]
+ *
+ * `once` runs every variant once at 1e8 and exits (for ncu -k regex:ksum); a name part keeps
+ * only the matching variants in the 1e8 table. */
 #include <cuda.h>
 #include <cuda_runtime.h>
 
