@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* reduce_probe.cu - where a float32 sum's time goes on the GPU: access patterns and the round
  * trip of one call on a timeline (issue 16). Standalone: its own copy of the sum kernel of
- * cuda_reduce.cu before 311f1cd ("lib": one wave of 4 x 256-thread blocks per SM, 8 loads in
+ * cuda_reduce.cu before 60b32bb ("lib": one wave of 4 x 256-thread blocks per SM, 8 loads in
  * flight, a last block that merges the partials and stores the result into a mapped host
  * slot), varied one thing at a time: loads, access map, launch shape, TMA bulk copies, the
- * finish ("host merges" is the library's since 311f1cd), the launch path. The timeline puts
+ * finish ("host merges" is the library's since 60b32bb), the launch path. The timeline puts
  * the GPU's %globaltimer on the host's clock through a ping-pong over mapped memory. Prints
  * one line per measurement (bench/RESULTS.md, helper reduce2's section, reads them).
  *
