@@ -4,12 +4,14 @@
  * the device from a sample. */
 #include "cuda_rbf_tc.cuh"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 
 #include <cuda_fp16.h>
 
+#include "cuda_rbf_gemm.cuh"
 #include "cuda_rbf_tc_bound.cuh"
 #include "cuda_rbf_tc_mma.cuh"
 #include "cuda_rbf_tile.cuh"
@@ -453,10 +455,14 @@ static cuda_tc_layout cuda_tc_plan(size_t m, size_t n, size_t d, size_t bk)
     o += cuda_tc_round16(l.chunks * d * sizeof(unsigned int));
     l.o_center = o;
     o += cuda_tc_round16(d * sizeof(float));
+    /* Room for the fused kernel's operands or the GEMM form's (cuda_rbf_gemm.cu), whichever is
+     * larger. */
     l.o_xs = o;
-    o += cuda_tc_round16(m * l.dp * sizeof(float));
+    o += cuda_tc_round16(
+        std::max(m * l.dp * sizeof(float), gk__cuda_rbf_gemm_operand_bytes(m, l.dp)));
     l.o_ys = o;
-    o += cuda_tc_round16(n * l.dp * sizeof(float));
+    o += cuda_tc_round16(
+        std::max(n * l.dp * sizeof(float), gk__cuda_rbf_gemm_operand_bytes(n, l.dp)));
     l.o_nx = o;
     o += cuda_tc_round16(m * sizeof(float));
     l.o_ny = o;
@@ -485,9 +491,10 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
         (double)((m + 127) / 128) * (double)((n + 63) / 64) >= 4294901760.0)
         return 0;
     const size_t rows = m + n, dp0 = (d + GK_RBF_TC_BK - 1) / GK_RBF_TC_BK * GK_RBF_TC_BK;
-    /* Scratch no larger than the output (the rule of cpu_rbf_gemm.c): checked in double
-     * first, so that the sizes below cannot wrap. */
-    if ((double)rows * ((double)dp0 + 2.0) + (double)GK_TC_SUM_CHUNKS * (double)d * 3.0 +
+    /* Scratch no larger than the output (the rule of cpu_rbf_gemm.c; operands of up to 1.5 dp
+     * floats a row, the GEMM form's): checked in double first, so that the sizes below cannot
+     * wrap. */
+    if ((double)rows * (1.5 * (double)dp0 + 3.0) + (double)GK_TC_SUM_CHUNKS * (double)d * 3.0 +
             (double)d + entries / 4096.0 + 64.0 >
         entries)
         return 0;
@@ -503,6 +510,10 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
     float *nx = (float *)(w + l.o_nx), *ny = (float *)(w + l.o_ny);
     float *sx = (float *)(w + l.o_sx), *sy = (float *)(w + l.o_sy);
     unsigned int *flags = (unsigned int *)(w + l.o_flags);
+    /* From GK_RBF_GEMM_MIN_D features and GK_RBF_GEMM_MIN_ENTRIES entries the products run on
+     * cuBLASLt (cuda_rbf_gemm.cu), whose bound is at most this form's (kappa, eabs below). */
+    cuda_gemm_plan plan;
+    const bool gemm = gk__cuda_rbf_gemm_plan(s, m, n, d, l.dp, mode == 2, xs, ys, k, &plan);
 
     cudaStream_t st = s->stream;
     const size_t warps = GK_CUDA_THREADS / 32;
@@ -551,15 +562,20 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
         if ((*r = gk__cuda_launched("cuda_tc_sample")) != GK_OK)
             return 1;
     }
-    cuda_tc_split<<<(unsigned int)((rows + warps - 1) / warps), GK_CUDA_THREADS, 0, st>>>(
-        m, n, d, l.dp, x, y, center, xs, ys, nx, ny, sx, sy, gate);
-    if ((*r = gk__cuda_launched("cuda_tc_split")) != GK_OK)
-        return 1;
-    *r = cuda_tc_fused<GK_RBF_TC_BN, GK_RBF_TC_STAGES, GK_RBF_TC_BK>(s, m, p, l.dp, xs, ys, k,
-                                                                     flags, gate);
+    if (gemm) {
+        *r = gk__cuda_rbf_gemm(s, m, l.dp, p, plan, center, xs, ys, nx, ny, k, flags, gate);
+    } else {
+        cuda_tc_split<<<(unsigned int)((rows + warps - 1) / warps), GK_CUDA_THREADS, 0, st>>>(
+            m, n, d, l.dp, x, y, center, xs, ys, nx, ny, sx, sy, gate);
+        if ((*r = gk__cuda_launched("cuda_tc_split")) != GK_OK)
+            return 1;
+        *r = cuda_tc_fused<GK_RBF_TC_BN, GK_RBF_TC_STAGES, GK_RBF_TC_BK>(s, m, p, l.dp, xs, ys, k,
+                                                                         flags, gate);
+    }
     if (*r != GK_OK)
         return 1;
-    const unsigned int bn = GK_RBF_TC_BN;
+    /* The GEMM form's epilogue lists tiles of 128 x 128. */
+    const unsigned int bn = gemm ? 128u : GK_RBF_TC_BN;
     const size_t most = (size_t)s->sm_count * 2;
     cuda_tc_differences<<<(unsigned int)(mt * nt < most ? mt * nt : most), GK_CUDA_THREADS, 0,
                           st>>>(p, m, (unsigned int)nt, (unsigned int)((n + bn - 1) / bn), bn,

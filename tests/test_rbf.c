@@ -137,10 +137,17 @@ static void make_xy(gk_dtype t, size_t m, size_t n, size_t d, double offset, int
     for (size_t j = 0; wide == 2 && j < n && j < 128; j++)
         for (size_t l = 0; l < d; l++)
             gk_test_set(t, *hy, j * d + l, gk_test_get(t, *hy, j * d + l) + 10.0);
-    for (size_t i = 0; wide >= 3 && i < m * d; i++)
+    for (size_t i = 0; (wide == 3 || wide == 4) && i < m * d; i++)
         gk_test_set(t, *hx, i, ldexp(gk_test_get(t, *hx, i), wide == 3 ? -20 : 40));
-    for (size_t j = 0; wide >= 3 && j < n * d; j++)
+    for (size_t j = 0; (wide == 3 || wide == 4) && j < n * d; j++)
         gk_test_set(t, *hy, j, ldexp(gk_test_get(t, *hy, j), wide == 3 ? -20 : 40));
+    for (size_t l = 0; wide == 5 && l < d; l++) {
+        const double f = ldexp(1.0, -(int)(l % 40));
+        for (size_t i = 0; i < m; i++)
+            gk_test_set(t, *hx, i * d + l, offset + f * (gk_test_get(t, *hx, i * d + l) - offset));
+        for (size_t j = 0; j < n; j++)
+            gk_test_set(t, *hy, j * d + l, offset + f * (gk_test_get(t, *hy, j * d + l) - offset));
+    }
     if (identical)
         for (size_t j = 0; j < n; j += 5)
             copy_row(t, *hy, j, *hx, (j * 7) % m, d);
@@ -151,7 +158,9 @@ static void make_xy(gk_dtype t, size_t m, size_t n, size_t d, double offset, int
  * wide = 2: two clusters, the first 128 rows of x and of y 10 higher in every feature than the
  * rest, so the small cluster's rows are far from the data's center but close to each other;
  * wide = 3 and 4: every value times 2^-20 or 2^40 (after the offset, exactly), data far below
- * or above fp16's range (the tensor-core form's row scales). */
+ * or above fp16's range (the tensor-core form's row scales); wide = 5: feature l spread
+ * 2^-(l % 40) as wide, so a row's values span 2^39 (in the CUDA GEMM form's fp16 operands,
+ * scaled to the row's largest value, the small ones subnormal or 0). */
 static void matrix_case(gk_context *ctx, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
                         double offset, int identical, int wide)
 {
@@ -677,24 +686,27 @@ static void tc_case(gk_context *ctx, size_t m, size_t n, size_t d, double gamma,
 }
 
 /* The CUDA backend's float32 tensor-core form (cuda/cuda_rbf_tc.cu, cuda/cuda_rbf_tc_mma.cuh: 2^24
- * entries or more, d from GK_RBF_TC_MIN_D), whose rounding bound keeps an entry or sends it back
- * to differences, and whose sample of 256 tiles sends the whole call to differences where more
- * than a quarter of them would fall back. On U[0, 1) rows at d = 256 the bound passes every entry
- * at gamma = 1 / d and fails nearly every one from 1.5 / d: at 1.25 / d some 0.6 % of the
- * entries failed it (a float64 model of the bound with kappa = 3.02 dp + 94, the bf16 form's;
- * the fp16 form's 3.02 dp + 35 rejects fewer), the boundary among the entries, each
+ * entries or more, d from GK_RBF_TC_MIN_D; from d = 256 and 2^28 entries the products on
+ * cuBLASLt, cuda/cuda_rbf_gemm.cu, and its in-place epilogue), whose rounding bound keeps an
+ * entry or sends it back to differences, and whose sample of 256 tiles sends the whole call to
+ * differences where more than a quarter of them would fall back. On U[0, 1) rows at d = 256 the
+ * bound passes every entry at gamma = 1 / d and fails nearly every one from 1.5 / d: at 1.25 / d
+ * some 0.6 % of the entries failed it (a float64 model of the bound with kappa = 3.02 dp + 94, the
+ * bf16 form's; the fp16 form's 3.02 dp + 35 rejects fewer), the boundary among the entries, each
  * failing entry recomputed by one warp; at 4 / d the sample rejects the tensor cores (the
  * difference kernel of cuda_rbf_tc.cu computes every tile). With two clusters (wide = 2) and
  * gamma = 0.25 / d, pairs within the small cluster fail it (e is 500 times larger there, K near
  * 1): their tile is computed from differences as a whole, and the copies of its rows elsewhere in
  * y (identical rows) one warp each; pairs across the clusters pass (K near 0), as do pairs within
- * the large one. Shapes are no multiples of the 128 x 128 tiles, n % 4 != 0 takes the scalar
- * loads and stores (n odd: no float2 stores either), d = 257 the padding, and 6000 x 4500 spans
+ * the large one. wide = 5 (values spanning 2^39 in a row) with NaN and inf, and on offset data,
+ * takes the GEMM form's subnormal and zero fp16 parts (under GK_RBF_TC=forced). Shapes are no
+ * multiples of the 128 x 128 tiles, n % 4 != 0 takes the scalar loads and stores (n odd: no
+ * float2 stores either), d = 257 the padding, and 6000 x 4500 spans
  * many tiles per block; the d = 64 and 100 cases (offset data, NaN and inf, rbf_matrix(x, x))
  * run the CUDA-core forms (below 2^26 entries at d < 128). ctest runs this case again with
  * GK_RBF_TC=forced (no sample and no size limit: the fused kernel takes the d = 64 and 100
- * cases, the fused kernel and its fallbacks the 4 / d case, every tile of it going to
- * cuda_tc_differences from the fused kernel's list). Not run on the CPU
+ * cases, the GEMM form the d >= 256 cases and its fallbacks the 4 / d case, every tile of it
+ * going to cuda_tc_differences from the GEMM form's epilogue's list). Not run on the CPU
  * backend: its own GEMM form is covered above, and at these sizes the references would take
  * valgrind minutes. */
 static void test_matrix_tensor_core(void **state)
@@ -707,6 +719,8 @@ static void test_matrix_tensor_core(void **state)
     tc_case(ctx, 4100, 0, 256, 0.5, 0.0, 0, 0, 1);
     tc_case(ctx, 6000, 4500, 256, 1.0 / 256, 0.0, 0, 0, 0);
     tc_case(ctx, 4100, 4097, 256, 4.0 / 256, 0.0, 0, 0, 0);
+    tc_case(ctx, 4100, 4097, 256, 1.0 / 256, 0.0, 5, 1, 0);
+    tc_case(ctx, 4100, 4096, 256, 0.5, 1e3, 5, 0, 0);
     tc_case(ctx, 4100, 4097, 64, 1.0 / 64, 0.0, 0, 0, 0);
     tc_case(ctx, 4100, 4098, 64, 0.5, 1e3, 0, 0, 0);
     tc_case(ctx, 4100, 4097, 64, 0.5, 0.0, 0, 1, 0);
