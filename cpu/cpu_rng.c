@@ -38,13 +38,35 @@ static void cpu_rng_blocks_f64(uint64_t seed, uint64_t b0, size_t blocks, double
     }
 }
 
-/* per = elements per block (4 or 2); x[i] is element offset + i. */
-static void cpu_rng_uniform(int nt, size_t n, uint64_t seed, uint64_t offset, void *x, size_t per)
+/* How n elements from element offset fall on Philox blocks of per (4 or 2) elements: head
+ * elements before the first whole block, then whole blocks b0, b0 + 1, ... in chunks of
+ * GK_RNG_CHUNK (one task each), then the tail. The uniform and normal streams split alike. */
+typedef struct {
+    size_t head, blocks, chunks;
+    uint64_t b0;
+} cpu_rng_span;
+
+static cpu_rng_span cpu_rng_span_of(size_t n, uint64_t offset, size_t per)
 {
     size_t head = (size_t)((per - offset % per) % per);
     head = head < n ? head : n;
-    size_t blocks = (n - head) / per, chunks = (blocks + GK_RNG_CHUNK - 1) / GK_RNG_CHUNK;
-    uint64_t b0 = (offset + head) / per;
+    size_t blocks = (n - head) / per;
+    return (cpu_rng_span){head, blocks, (blocks + GK_RNG_CHUNK - 1) / GK_RNG_CHUNK,
+                          (offset + head) / per};
+}
+
+/* The whole blocks of the chunk that starts at block i0 of blocks. */
+static size_t cpu_rng_chunk_blocks(size_t blocks, size_t i0)
+{
+    return blocks - i0 < GK_RNG_CHUNK ? blocks - i0 : GK_RNG_CHUNK;
+}
+
+/* per = elements per block (4 or 2); x[i] is element offset + i. */
+static void cpu_rng_uniform(int nt, size_t n, uint64_t seed, uint64_t offset, void *x, size_t per)
+{
+    const cpu_rng_span sp = cpu_rng_span_of(n, offset, per);
+    const size_t head = sp.head, blocks = sp.blocks, chunks = sp.chunks;
+    const uint64_t b0 = sp.b0;
     for (size_t i = 0; i < head; i++) {
         if (per == 4)
             ((float *)x)[i] = gk__philox_uniform_f32(seed, offset + i);
@@ -54,8 +76,7 @@ static void cpu_rng_uniform(int nt, size_t n, uint64_t seed, uint64_t offset, vo
     GK_CPU_PARALLEL_IF(
         nt > 1, "omp parallel for num_threads(nt) schedule(static)",
         for (size_t c = 0; c < chunks; c++) {
-            size_t i0 = c * GK_RNG_CHUNK,
-                   cnt = blocks - i0 < GK_RNG_CHUNK ? blocks - i0 : GK_RNG_CHUNK;
+            size_t i0 = c * GK_RNG_CHUNK, cnt = cpu_rng_chunk_blocks(blocks, i0);
             if (per == 4)
                 cpu_rng_blocks_f32(seed, b0 + i0, cnt, (float *)x + head + 4 * i0);
             else
@@ -111,17 +132,15 @@ static void cpu_rng_normal(int nt, size_t n, uint64_t seed, uint64_t offset, dou
                            double stddev, void *x, size_t per)
 {
     const gk_cpu_vmath *vm = gk__cpu_vmath();
-    size_t head = (size_t)((per - offset % per) % per);
-    head = head < n ? head : n;
-    size_t blocks = (n - head) / per, chunks = (blocks + GK_RNG_CHUNK - 1) / GK_RNG_CHUNK;
-    uint64_t b0 = (offset + head) / per;
+    const cpu_rng_span sp = cpu_rng_span_of(n, offset, per);
+    const size_t head = sp.head, blocks = sp.blocks, chunks = sp.chunks;
+    const uint64_t b0 = sp.b0;
     cpu_normal_part(vm, seed, offset, mean, stddev, per, 0, head, x);
     cpu_normal_part(vm, seed, offset, mean, stddev, per, head + blocks * per, n, x);
     GK_CPU_PARALLEL_IF(
         nt > 1, "omp parallel for num_threads(nt) schedule(static)",
         for (size_t c = 0; c < chunks; c++) {
-            size_t i0 = c * GK_RNG_CHUNK,
-                   cnt = blocks - i0 < GK_RNG_CHUNK ? blocks - i0 : GK_RNG_CHUNK;
+            size_t i0 = c * GK_RNG_CHUNK, cnt = cpu_rng_chunk_blocks(blocks, i0);
             if (per == 4)
                 vm->normal_f32(seed, b0 + i0, cnt, mean, stddev, (float *)x + head + 4 * i0);
             else
