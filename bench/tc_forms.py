@@ -5,8 +5,8 @@
 """Prints one line per (shape, data, gamma, form): median ms per call (gpu_libs.measure), the
 host's time to return from one call, and the largest error of 24 sampled rows against a float64
 reference. Forms: on (the default choice), off (the CUDA-core forms of cuda_rbf_matrix.cu only),
-forced (the tensor-core form without its sample), fused (the fused kernel where the products
-would run on cuBLASLt); GK_RBF_TC in README."""
+forced (the tensor-core form without its sample), gemm (the products of d >= 256 on cuBLASLt
+from 2^28 entries), gemm-forced; GK_RBF_TC in README."""
 import argparse
 import ctypes
 import os

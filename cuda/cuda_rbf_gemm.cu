@@ -64,7 +64,7 @@
  * ---------------------------------------------------------------------------------------- */
 /* From this many features (d = 128 measured slower than the fused kernel with two GEMMs, not
  * yet with one) and this many entries (16384^2 x 256 faster, 4096^2 x 256 slower: 0.28 against
- * 0.22 ms, the host's 0.27 ms a call building the graph), unless GK_RBF_TC=forced. */
+ * 0.22 ms, the host's 0.27 ms a call building the graph), unless GK_RBF_TC=gemm-forced. */
 #define GK_RBF_GEMM_MIN_D 256
 #define GK_RBF_GEMM_MIN_ENTRIES ((double)(1u << 28))
 /* The epilogue's tile, as cuda_tc_differences takes it (bn = 128), and the rows a thread
@@ -332,12 +332,17 @@ static bool cuda_gemm_algo(gk_cuda_state *s, size_t m, size_t n, size_t kd, size
     return false;
 }
 
-/* GK_RBF_TC=fused (README) keeps the fused kernel of cuda_rbf_tc_mma.cuh where this form would
- * take the call. */
+/* Only on request, GK_RBF_TC=gemm or gemm-forced (README): the fused kernel of cuda_rbf_tc_mma.cuh
+ * takes these calls otherwise. On the H200 this form is the faster (16384^2 x 256: 1.50 against
+ * 1.77 ms), but compute-sanitizer's racecheck reports a shared-memory hazard inside every kernel
+ * cuBLASLt offers for the product (its eight heuristic nvjet_sm90_hss kernels, 480-520 instances
+ * each, at 1200^2 x 768), and the one family it does not flag (algorithm id 21) takes 1.14 ms for
+ * the GEMM alone against nvjet's 0.58-0.69 (bench/RESULTS.md, 2026-12-02): the default stays on
+ * the kernel the sanitizers pass. */
 static bool cuda_gemm_env(void)
 {
     const char *v = getenv("GK_RBF_TC");
-    return v == NULL || strcmp(v, "fused") != 0;
+    return v != NULL && (strcmp(v, "gemm") == 0 || strcmp(v, "gemm-forced") == 0);
 }
 
 bool gk__cuda_rbf_gemm_plan(gk_cuda_state *s, size_t m, size_t n, size_t d, size_t dp, bool forced,

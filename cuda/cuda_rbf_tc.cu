@@ -421,7 +421,8 @@ static gk_status cuda_tc_fused(gk_cuda_state *s, size_t m, const cuda_tc_params 
     return gk__cuda_launched("cuda_tc_mma");
 }
 
-/* GK_RBF_TC (README): off leaves every call to the CUDA-core forms; forced takes the
+/* GK_RBF_TC (README): off leaves every call to the CUDA-core forms; forced (and gemm-forced, which
+ * also puts the products of d >= GK_RBF_GEMM_MIN_D on cuBLASLt: cuda_rbf_gemm.cu) takes the
  * tensor-core form wherever it can run (also below GK_RBF_TC_MIN_ENTRIES and
  * GK_RBF_TC_MIN_ENTRIES_NARROW, so that small cases can run it under the sanitizers) and skips the
  * sample, so that the products run whatever the bound will say (for tests and measurements). */
@@ -430,7 +431,7 @@ static int cuda_tc_env(void)
     const char *v = getenv("GK_RBF_TC");
     if (v != NULL && strcmp(v, "off") == 0)
         return 0;
-    if (v != NULL && strcmp(v, "forced") == 0)
+    if (v != NULL && (strcmp(v, "forced") == 0 || strcmp(v, "gemm-forced") == 0))
         return 2;
     return 1;
 }
@@ -510,8 +511,9 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
     float *nx = (float *)(w + l.o_nx), *ny = (float *)(w + l.o_ny);
     float *sx = (float *)(w + l.o_sx), *sy = (float *)(w + l.o_sy);
     unsigned int *flags = (unsigned int *)(w + l.o_flags);
-    /* From GK_RBF_GEMM_MIN_D features and GK_RBF_GEMM_MIN_ENTRIES entries the products run on
-     * cuBLASLt (cuda_rbf_gemm.cu), whose bound is at most this form's (kappa, eabs below). */
+    /* Under GK_RBF_TC=gemm, from GK_RBF_GEMM_MIN_D features and GK_RBF_GEMM_MIN_ENTRIES entries,
+     * the products run on cuBLASLt (cuda_rbf_gemm.cu), whose bound is at most this form's (kappa,
+     * eabs below). */
     cuda_gemm_plan plan;
     const bool gemm = gk__cuda_rbf_gemm_plan(s, m, n, d, l.dp, mode == 2, xs, ys, k, &plan);
 

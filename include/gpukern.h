@@ -280,8 +280,8 @@ GK_API gk_status gk_gemm(gk_context *c, gk_transpose ta, gk_transpose tb, size_t
  * on the CPU for float32 rbf_matrix on AVX-512 from d = 8, and through one GEMM from d = 64
  * (rbf_matrix, and rbf_matvec tile by tile); on CUDA for float32 rbf_matrix through tensor
  * cores on row-scaled operands split into two fp16 parts (d >= 128 with 2^24 entries or more,
- * 64 <= d < 128 with 2^26 or more; from d = 256 with 2^28 the products as one cuBLASLt GEMM;
- * the bound is checked per entry, and a sample of it sends calls where many entries would
+ * 64 <= d < 128 with 2^26 or more; on request (GK_RBF_TC=gemm, README) from d = 256 with 2^28
+ * the products as one cuBLASLt GEMM; the bound is checked per entry, and a sample of it sends calls where many entries would
  * fail to differences), and through a CUDA-core inner product per 128 x 128
  * tile for 4 < d <= 128 otherwise (a million entries or more). So data far from the origin keeps its
  * accuracy, and identical rows give exactly 1. Outputs must not overlap inputs

@@ -686,8 +686,8 @@ static void tc_case(gk_context *ctx, size_t m, size_t n, size_t d, double gamma,
 }
 
 /* The CUDA backend's float32 tensor-core form (cuda/cuda_rbf_tc.cu, cuda/cuda_rbf_tc_mma.cuh: 2^24
- * entries or more, d from GK_RBF_TC_MIN_D; from d = 256 and 2^28 entries the products on
- * cuBLASLt, cuda/cuda_rbf_gemm.cu, and its in-place epilogue), whose rounding bound keeps an
+ * entries or more, d from GK_RBF_TC_MIN_D; under GK_RBF_TC=gemm, from d = 256 and 2^28 entries, the
+ * products on cuBLASLt, cuda/cuda_rbf_gemm.cu, and its in-place epilogue), whose rounding bound keeps an
  * entry or sends it back to differences, and whose sample of 256 tiles sends the whole call to
  * differences where more than a quarter of them would fall back. On U[0, 1) rows at d = 256 the
  * bound passes every entry at gamma = 1 / d and fails nearly every one from 1.5 / d: at 1.25 / d
@@ -699,14 +699,15 @@ static void tc_case(gk_context *ctx, size_t m, size_t n, size_t d, double gamma,
  * 1): their tile is computed from differences as a whole, and the copies of its rows elsewhere in
  * y (identical rows) one warp each; pairs across the clusters pass (K near 0), as do pairs within
  * the large one. wide = 5 (values spanning 2^39 in a row) with NaN and inf, and on offset data,
- * takes the GEMM form's subnormal and zero fp16 parts (under GK_RBF_TC=forced). Shapes are no
+ * takes the GEMM form's subnormal and zero fp16 parts (under GK_RBF_TC=gemm-forced). Shapes are no
  * multiples of the 128 x 128 tiles, n % 4 != 0 takes the scalar loads and stores (n odd: no
  * float2 stores either), d = 257 the padding, and 6000 x 4500 spans
  * many tiles per block; the d = 64 and 100 cases (offset data, NaN and inf, rbf_matrix(x, x))
  * run the CUDA-core forms (below 2^26 entries at d < 128). ctest runs this case again with
- * GK_RBF_TC=forced (no sample and no size limit: the fused kernel takes the d = 64 and 100
- * cases, the GEMM form the d >= 256 cases and its fallbacks the 4 / d case, every tile of it
- * going to cuda_tc_differences from the GEMM form's epilogue's list). Not run on the CPU
+ * GK_RBF_TC=forced (no sample and no size limit: the fused kernel takes every case, its
+ * fallbacks the 4 / d case) and with GK_RBF_TC=gemm-forced (the GEMM form the d >= 256 cases,
+ * every tile of the 4 / d case going to cuda_tc_differences from the GEMM form's epilogue's
+ * list). Not run on the CPU
  * backend: its own GEMM form is covered above, and at these sizes the references would take
  * valgrind minutes. */
 static void test_matrix_tensor_core(void **state)
@@ -728,9 +729,9 @@ static void test_matrix_tensor_core(void **state)
     tc_case(ctx, 4100, 4097, 100, 1.0 / 100, 0.0, 0, 1, 0);
 }
 
-/* The tensor-core form on small shapes, for the sanitizers (ctest's rbf_tc_forced runs it with
- * GK_RBF_TC=forced, which takes that form at any size whose scratch fits; without it these are
- * CUDA-core shapes): d = 64 at gamma = 1 / d and 0.5, data offset by 1e3, n odd (scalar
+/* The tensor-core form on small shapes, for the sanitizers (ctest's rbf_tc_forced and
+ * rbf_tc_gemm_forced run it with GK_RBF_TC=forced and gemm-forced, which take that form at any
+ * size whose scratch fits; without them these are CUDA-core shapes): d = 64 at gamma = 1 / d and 0.5, data offset by 1e3, n odd (scalar
  * stores), NaN and inf, rbf_matrix(x, x), values scaled by 2^-20 and 2^40 at
  * gamma = 1 / (d scale^2) (the row scales of the fp16 operands), d = 100 (zero features to the
  * step), and d = 256 (8 steps a tile). */
