@@ -22,7 +22,7 @@
 
 #define MIN_BATCH_S 2e-3
 #define POINT_BUDGET_S 0.3
-#define MIN_REPS 6 /* as bench/sweep.c: even */
+#define MIN_REPS 10 /* as bench/sweep.c: even */
 #define MAX_REPS 62
 
 typedef struct world {

@@ -6,7 +6,7 @@ backend at every size, in three sweeps in a row) and prints, per sweep, how many
 was within 1.1x of the faster backend and the worst three, with where AUTO ran them.
 
     python3 bench/auto_sweeps.py [--gkbench build/bench/gkbench] [--count 3] [--explain] \
-        [-- --op gemm]
+        [--keep DIR] [-- --op gemm]
 
 Each sweep calibrates into a file of its own (GK_CALIBRATION), not the user's cache. --explain
 runs the sweeps with GK_LOG=1 and prints, per size, AUTO's timed calls by where they ran (and
@@ -19,6 +19,7 @@ import csv
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -70,9 +71,21 @@ def explain(output):
     return lines
 
 
-def run_sweeps(gkbench, count, extra, timeout_s, log_calls=False):
+def keep_files(keep, number, tmp, out):
+    """Copies sweep number's calibration and CSV from tmp, and its output, into keep."""
+    os.makedirs(keep, exist_ok=True)
+    for name, suffix in (("calibration.txt", "-calibration.txt"), ("sweep.csv", ".csv")):
+        if os.path.exists(os.path.join(tmp, name)):
+            shutil.copyfile(os.path.join(tmp, name), os.path.join(keep, f"sweep{number}{suffix}"))
+    with open(os.path.join(keep, f"sweep{number}.log"), "w") as f:
+        f.write(out)
+
+
+def run_sweeps(gkbench, count, extra, timeout_s, log_calls=False, keep=None):
     """Per sweep: sizes compared, sizes within AUTO_WITHIN, the worst rows, errors; with
-    log_calls, GK_LOG=1 and explain()'s lines."""
+    log_calls, GK_LOG=1 and explain()'s lines; with keep, a directory that receives each
+    sweep's calibration, CSV and output (sweepN-calibration.txt, sweepN.csv, sweepN.log), what
+    bench/auto_replay reads."""
     sweeps = []
     for i in range(count):
         with tempfile.TemporaryDirectory(prefix="gk_sweep") as tmp:
@@ -103,6 +116,8 @@ def run_sweeps(gkbench, count, extra, timeout_s, log_calls=False):
             if log_calls:
                 sw["explain"] = explain(out)
             sw["seconds"] = time.perf_counter() - t0
+            if keep:
+                keep_files(keep, i + 1, tmp, out)
             rows = read_sweep(path) if os.path.exists(path) else []
         rated = [r for r in rows if r.get("auto_over_best")]
         sw["sizes"] = len(rated)
@@ -144,9 +159,12 @@ def main():
     ap.add_argument("--json", help="also write the sweeps' summaries here")
     ap.add_argument("--explain", action="store_true", help="GK_LOG=1: per size, where AUTO's "
                     "calls ran and what they took (the log costs about a microsecond a call)")
+    ap.add_argument("--keep", help="a directory for each sweep's calibration, CSV and output "
+                    "(for bench/auto_replay)")
     ap.add_argument("extra", nargs="*", help="gkbench arguments after --, e.g. -- --op gemm")
     args = ap.parse_args()
-    sweeps = run_sweeps(args.gkbench, args.count, args.extra, args.timeout, args.explain)
+    sweeps = run_sweeps(args.gkbench, args.count, args.extra, args.timeout, args.explain,
+                        args.keep)
     for x in sweeps:
         print(sweep_text(x))
         for line in x.get("explain", []):

@@ -458,6 +458,8 @@ def main():
                     "alone)")
     ap.add_argument("--auto-sweeps", type=int, help="gkbench --sweep runs (3; quick 1)")
     ap.add_argument("--sweep-args", default="", help="extra gkbench arguments for the sweeps")
+    ap.add_argument("--keep-sweeps", help="a directory for each sweep's calibration, CSV and "
+                    "output (auto_sweeps.py --keep; for bench/auto_replay)")
     ap.add_argument("--json", default="gpu_targets.json", help="where the JSON goes")
     ap.add_argument("--commit", help="the commit measured, where git cannot say (a copied tree)")
     ap.add_argument("--dry-run", action="store_true", help="print the plan and exit")
@@ -520,7 +522,8 @@ def main():
                 if r.kind == "auto":
                     if args.auto_sweeps > 0:
                         r.sweeps = run_sweeps(gkbench, args.auto_sweeps,
-                                              shlex.split(args.sweep_args), 150)
+                                              shlex.split(args.sweep_args), 150,
+                                              keep=args.keep_sweeps)
                         bad = [f"sweep {x['sweep']} rc {x['rc']}" for x in r.sweeps
                                if x["rc"] != 0 or x["sizes"] == 0]
                         if bad:
