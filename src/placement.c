@@ -125,12 +125,14 @@ static uint32_t to_mult(uint32_t calls, uint32_t period)
 }
 
 static uint32_t retry_in(const gk_cost_model *m, const gk_workload *w, const gk_placement_bucket *b,
-                         const double expected_s[2], int best)
+                         const double predicted[2], const double expected_s[2], int best)
 {
     int other = !best;
     double ahead = expected_s[other] / expected_s[best];
-    if (b->count[other] < 2)
-        return ahead < GK_EXPLORE_NEW_BAND ? 0 : UINT32_MAX;
+    if (b->count[other] < 2) {
+        double ahead_model = predicted[other] / expected_s[best];
+        return ahead < GK_EXPLORE_NEW_BAND || ahead_model < GK_EXPLORE_NEW_BAND ? 0 : UINT32_MAX;
+    }
     uint32_t every = (uint32_t)GK_EXPLORE_EVERY << b->backoff,
              wide = (uint32_t)GK_EXPLORE_WIDE_EVERY << b->backoff, in = UINT32_MAX, k;
     if (ahead < GK_EXPLORE_BAND && (k = to_mult(b->calls, every)) < in)
@@ -191,7 +193,7 @@ gk_placement gk__place_learned(const gk_cost_model *m, gk_placement_history *h,
         b->retry_left--;
         run = b->retry_backend;
         p.retry = 1;
-    } else if ((retry = retry_in(m, w, b, p.expected_s, best)) == 0) {
+    } else if ((retry = retry_in(m, w, b, predicted, p.expected_s, best)) == 0) {
         b->retry_left = GK_RETRY_CALLS - 1;
         b->judging = 1;
         b->retry_backend = (uint8_t)!best;

@@ -164,7 +164,14 @@ static inline int gk__place_outright(const gk_cost_model *m, gk_placement_histor
  * and a change of choice, a retry's or not, takes them back to the start.
  * The first call of a retry runs cold (its caches, the CPU's sleeping thread team, the
  * device's staging memory) and is not kept: it would overstate what the backend costs call
- * after call. */
+ * after call.
+ * For a bucket that has not measured the other backend, "within GK_EXPLORE_NEW_BAND" holds for
+ * its estimate as measurements corrected it or for the model's own prediction, whichever is
+ * closer: a corrected estimate there is borrowed from a nearby octave, whose calls may have run
+ * in a bad moment. On the H200 host a first sweep after other work placed every call of
+ * rbf_matrix 1778^2 to 5623^2 x 20 on the GPU, 3.3-4.0x the CPU's time, with the CPU never
+ * retried there (bench/RESULTS.md, 2026-12-02), which only an estimate of the CPU at 3x the
+ * GPU's or more explains; the model's own prediction had the CPU ahead. */
 #define GK_EXPLORE_NEW_BAND 3.0
 #define GK_EXPLORE_BAND 1.5
 #define GK_EXPLORE_EVERY 32

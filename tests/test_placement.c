@@ -181,6 +181,33 @@ static void test_a_misleading_neighbour_is_checked(void **state)
     assert_true(on_cpu >= n - 8 - 2 * GK_RETRY_CALLS);
 }
 
+/* A neighbour's measurements can mislead by more than the band: the CPU ran 10x its prediction
+ * one octave down (a bad moment), which would put it 11x behind the GPU here, where it runs 0.75x
+ * its prediction. The model's own prediction has the two within GK_EXPLORE_NEW_BAND, so the CPU
+ * is retried at the new size, and AUTO keeps it. */
+static void test_a_neighbour_far_off_is_checked(void **state)
+{
+    (void)state;
+    gk_cost_model m = injected();
+    static gk_placement_history h;
+    memset(&h, 0, sizeof h);
+    gk_workload below = {GK_WORK_RBF_PAIRS, 0, 1e9 - 1e3}; /* CPU 1 s, GPU 0.9 s */
+    for (int i = 0; i < 12; i++) {
+        gk_placement p = gk__place_learned(&m, &h, &below, 0.9e9 - 1e6, 0);
+        gk__placement_observe(&h, &below, p, simulated(p, 10.0, 1.0, 1.5));
+    }
+    gk_workload here = {GK_WORK_RBF_PAIRS, 0, 2.2e9}; /* CPU 2.2 s, GPU 2.0 s predicted */
+    int on_cpu = 0, n = 40;
+    for (int i = 0; i < n; i++) {
+        gk_placement p = gk__place_learned(&m, &h, &here, 2.0e9 - 2.2e6, 0);
+        if (i == 0)
+            assert_true(p.expected_s[0] > GK_EXPLORE_NEW_BAND * p.expected_s[1]);
+        gk__placement_observe(&h, &here, p, simulated(p, 0.75, 1.0, 1.5));
+        on_cpu += i >= 8 && p.backend == GK_BACKEND_CPU;
+    }
+    assert_true(on_cpu >= n - 8 - 2 * GK_RETRY_CALLS);
+}
+
 /* Far from the crossover nothing is retried, and outright CPU calls are not timed. */
 static void test_clear_calls_are_not_explored(void **state)
 {
@@ -753,6 +780,7 @@ int main(void)
         cmocka_unit_test(test_a_cold_call_is_not_kept),
         cmocka_unit_test(test_new_sizes_borrow_the_nearest_measurement),
         cmocka_unit_test(test_a_misleading_neighbour_is_checked),
+        cmocka_unit_test(test_a_neighbour_far_off_is_checked),
         cmocka_unit_test(test_cold_retries_do_not_hide_the_faster_backend),
         cmocka_unit_test(test_outright_calls_are_audited_now_and_then),
         cmocka_unit_test(test_an_outright_cpu_measured_slow_loses_the_call),
