@@ -35,6 +35,7 @@ static void gk_cuda_state_free(gk_cuda_state *s)
         (void)cudaStreamSynchronize(s->stream);
     s->stream = s->own_stream;
     gk__cuda_cache_flush(s);
+    gk__cuda_graphs_free(&s->graphs);
     if (s->blas != NULL)
         (void)cublasDestroy(s->blas);
     if (s->work != NULL)

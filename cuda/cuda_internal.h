@@ -10,6 +10,7 @@
 
 #include "backend.h"
 #include "cuda_block_cache.h"
+#include "cuda_launch_graph.h"
 #include "cuda_slots.h"
 
 /* Launch shape used by every kernel of the module: 8 warps keep enough loads in flight per
@@ -60,6 +61,8 @@ typedef struct gk_cuda_state {
     unsigned long long *host_partials_dev;
     unsigned char *staging;
     cudaEvent_t staging_free; /* recorded after the last copy that reads `staging` */
+    /* The reductions' launches (cuda_launch_graph.h). */
+    gk_cuda_launch_graphs graphs;
     char name[256];
 } gk_cuda_state;
 

@@ -409,9 +409,23 @@ static gk_status cuda_reduce_run(gk_cuda_state *s, size_t n, const typename R::T
     /* Before the launch, whose doorbell write the driver fences, so these stores land first. */
     for (size_t i = 0; i < (size_t)blocks * R::K; i++)
         s->host_partials[i] = GK_CUDA_SLOT_EMPTY;
-    cuda_reduce<R, NIN, U><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(n, sp.head, sp.nvec, x, y,
-                                                                      s->host_partials_dev);
-    r = gk__cuda_launched("cuda_reduce");
+    /* Through the context's graphs: the host waits for this kernel (cuda_launch_graph.h). */
+    size_t head = sp.head, nvec = sp.nvec;
+    unsigned long long *partials = s->host_partials_dev;
+    void *args[] = {&n, &head, &nvec, (void *)&x, (void *)&y, &partials};
+    /* All 8-byte fields: no padding bytes to compare. */
+    struct {
+        size_t n, head, nvec;
+        const void *x, *y;
+        size_t blocks;
+    } fields = {n, head, nvec, x, y, blocks};
+    unsigned char key[GK_CUDA_LAUNCH_KEY_BYTES] = {0};
+    static_assert(sizeof fields <= sizeof key, "the launch key holds the arguments");
+    memcpy(key, &fields, sizeof fields);
+    r = gk__cuda_check(gk__cuda_graph_launch(&s->graphs, s->stream,
+                                             (const void *)cuda_reduce<R, NIN, U>, blocks,
+                                             GK_CUDA_THREADS, args, key),
+                       "launch of cuda_reduce");
     if (r != GK_OK)
         return r;
     return cuda_reduce_merge<R>(s, blocks, result);
