@@ -87,18 +87,23 @@
  * cuda_tc_differences computes every tile from differences. The count stays on the device (the
  * call does not wait, as the API says).
  *
- * Where it pays (H200, 2026-12-02, bench/RESULTS.md, helper tc64; ms): 32768^2 x 64 in 3.01 at
- * gamma = 1 / d and 0.5 (main's tf32 form 4.24 and 4.22, the CUDA-core forms 4.26 and 5.81),
- * 16384^2 x 256 in 1.77 (main's bf16 form 2.77 and 2.78); round 1, without the sample and with
- * 2 stages: 16384^2 x 64 in 0.852 (CUDA-core 1.085 and 1.476), 8192^2 x 64 in 0.229 (0.287 and
- * 0.386), 4096^2 x 64 in 0.073 (0.086 and 0.108); 128 x 128 tiles 0.2 ms slower at d = 256.
- * Where the sample rejects the products the call costs the difference form plus some 75 us.
- * The kernel is bound by issue and latency, not by the tensor cores: ncu at 32768^2 x 64 (2
- * stages, clocks free) has the tensor pipe active 20 % of the time, 55 % of the issue slots
- * busy (1.69 G warp instructions, the integer pipe the busiest at 45 %), 14.7 of 16 possible
- * warps per SM (128 registers a thread and the staging buffers allow two blocks), 1.2 eligible
- * warps per scheduler, DRAM 28 % busy (4.27 GB written). wgmma (operands from shared memory,
- * accumulators of one warpgroup, fewer instructions per product) would lift that; not done.
+ * Where it pays (H200, 2026-12-02, bench/RESULTS.md, helpers tc64 and tc3; ms): 32768^2 x 64
+ * in 2.38 at gamma = 1 / d and 0.5 (3.01 to 3.06 before tc3's epilogue and staging; main's tf32
+ * form 4.24 and 4.22, the CUDA-core forms 4.26 and 5.81), 16384^2 x 256 in 1.77 (main's bf16
+ * form 2.77 and 2.78); round 1 of tc64, without the sample and with 2 stages: 16384^2 x 64 in
+ * 0.852 (CUDA-core 1.085 and 1.476), 8192^2 x 64 in 0.229 (0.287 and 0.386), 4096^2 x 64 in
+ * 0.073 (0.086 and 0.108); 128 x 128 tiles 0.2 ms slower at d = 256. Where the sample rejects
+ * the products the call costs the difference form plus some 75 us.
+ * The kernel is bound by issue and latency, not by the tensor cores: ncu at 32768^2 x 64 before
+ * tc3 (2 stages, clocks free) had the tensor pipe active 20 % of the time, 55 % of the issue
+ * slots busy (1.69 G warp instructions, the integer pipe the busiest at 45 %), 14.7 of 16
+ * possible warps per SM (128 registers a thread and the staging buffers allow two blocks), 1.2
+ * eligible warps per scheduler, DRAM 28 % busy (4.27 GB written). tc3 cut a warp's instructions
+ * per 128 x 64 tile at d = 64 from some 1600 to some 950 (counted in the sm_90 SASS: operand
+ * copies from one tile address, the norms staged in shared memory, one bound per thread, inner
+ * tiles stored without bounds tests), not profiled since. Further: bulk copies of operands laid
+ * out as the staged tiles, or wgmma (operands from shared memory, accumulators of one
+ * warpgroup, fewer instructions per product); not done.
  * ---------------------------------------------------------------------------------------- */
 /* Where the form applies: from this many features (fewer not measured against the CUDA-core
  * forms), for outputs of at least GK_RBF_TC_MIN_ENTRIES entries, and at least

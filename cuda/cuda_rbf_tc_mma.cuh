@@ -48,6 +48,16 @@ __device__ __forceinline__ void cuda_tc_cp16(float *dst, const float *src, bool 
                  : "memory");
 }
 
+/* The same with the bytes to copy in a register (at most 16; the rest of the 16 filled with
+ * zeros; src must be mapped). */
+__device__ __forceinline__ void cuda_tc_cp16_bytes(float *dst, const float *src, unsigned int bytes)
+{
+    unsigned int d = (unsigned int)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d),
+                 "l"(__cvta_generic_to_global(src)), "r"(bytes)
+                 : "memory");
+}
+
 /* The operands of the products: each centered row scaled by a power of two and split into fp16
  * hi and lo (cuda_tc_split), in dp / 32 blocks of 32 hi then 32 lo (dp floats' worth of bytes
  * a row); all three products on fp16 m16n8k16.
@@ -72,6 +82,9 @@ template <int BN, int STAGES, int BKF> struct cuda_tc_mma_shape {
     };
     struct stage {
         float xh[BM][LDS], yh[BN][LDS];
+        /* the tile's norms and undoing factors (cuda_tc_params' nx, sx, ny, sy), staged with its
+         * last step */
+        float nx[BM], sx[BM], ny[BN], sy[BN];
     };
     static constexpr size_t smem_bytes = STAGES * sizeof(stage);
 };
@@ -112,12 +125,47 @@ template <int BN, int STAGES, int BKF> struct cuda_tc_mma_form {
                                                       size_t row0, size_t rows, size_t ld,
                                                       size_t l0)
     {
-        enum { Q = S::BK / 4, PER = ROWS * Q / GK_CUDA_THREADS };
+        enum { Q = S::BK / 4, PER = ROWS * Q / GK_CUDA_THREADS, RS = GK_CUDA_THREADS / Q };
+        /* Thread t copies 16 bytes of rows t / Q + q RS. Where the tile is inside the matrix,
+         * every address is the tile's (uniform) plus a 32-bit offset: a 64-bit multiply and a
+         * bounds test per copy had been most of a step's instructions (in the sm_90 SASS, some
+         * 150 of the 300 a warp issues per step at d = 64). */
+        const int r = (int)(threadIdx.x / Q), c = (int)(threadIdx.x % Q * 4);
+        const float *tile = src + row0 * ld + l0;
+        if (row0 + ROWS <= rows && (size_t)ROWS * ld < ((size_t)1 << 29)) {
+            /* every row inside the matrix, and the offsets (in bytes) within 31 bits */
+            const char *s0 = (const char *)tile + (unsigned int)(r * (unsigned int)ld + c) * 4u;
+            const unsigned int step = (unsigned int)(RS * ld * 4);
 #pragma unroll
-        for (int q = 0; q < PER; q++) {
-            const int idx = (int)threadIdx.x + q * GK_CUDA_THREADS, r = idx / Q, c = idx % Q * 4;
-            const bool ok = row0 + r < rows;
-            cuda_tc_cp16(&dst[r][c], ok ? src + (row0 + r) * ld + l0 + c : src, ok);
+            for (int q = 0; q < PER; q++)
+                cuda_tc_cp16(&dst[r + q * RS][c], (const float *)(s0 + q * step), true);
+        } else {
+#pragma unroll
+            for (int q = 0; q < PER; q++) {
+                const bool ok = row0 + r + q * RS < rows;
+                cuda_tc_cp16(&dst[r + q * RS][c], ok ? tile + (size_t)(r + q * RS) * ld + c : src,
+                             ok);
+            }
+        }
+    }
+    /* The norms and factors of the tile's rows and columns, 16 bytes a thread from thread 0 on
+     * (zeros outside the matrix), staged with the tile's last step, so that the epilogue reads
+     * them from shared memory instead of waiting on 24 bounds-tested global loads a thread. */
+    __device__ __forceinline__ void stage_norms(stage &s, size_t row0, size_t col0)
+    {
+        enum { XQ = S::BM / 4, YQ = BN / 4 };
+        const int t = (int)threadIdx.x;
+        if (t < 2 * XQ + 2 * YQ) {
+            const bool isx = t < 2 * XQ;
+            const int q = isx ? t % XQ : (t - 2 * XQ) % YQ;
+            const bool second = isx ? t >= XQ : t >= 2 * XQ + YQ;
+            const float *src = isx ? (second ? p.sx : p.nx) : (second ? p.sy : p.ny);
+            float *dst = isx ? (second ? s.sx : s.nx) : (second ? s.sy : s.ny);
+            const size_t i0 = (isx ? row0 : col0) + 4 * q, lim = isx ? m : p.n;
+            const unsigned int bytes = i0 >= lim       ? 0u
+                                       : lim - i0 >= 4 ? 16u
+                                                       : (unsigned int)(lim - i0) * 4u;
+            cuda_tc_cp16_bytes(dst + 4 * q, bytes != 0 ? src + i0 : src, bytes);
         }
     }
     __device__ void issue(int b, unsigned int t, size_t l0, bool)
@@ -129,19 +177,30 @@ template <int BN, int STAGES, int BKF> struct cuda_tc_mma_form {
         stage &s = st[b];
         stage_rows<S::BM>(s.xh, xs, irow0, m, dp, l0);
         stage_rows<BN>(s.yh, ys, icol0, p.n, dp, l0);
+        if (l0 + S::BK == dp)
+            stage_norms(s, irow0, icol0);
     }
-    __device__ void compute(int b, int, bool init)
+    /* The accumulators start at zero (the form's initializer) and are zeroed again after each
+     * tile's epilogue (finish), not at a tile's first step, where the test of init would cost
+     * a select per accumulator at every step. */
+    __device__ void compute(int b, int, bool)
     {
-        if (init) {
-#pragma unroll
-            for (int i = 0; i < S::MT; i++)
-#pragma unroll
-                for (int j = 0; j < S::NT; j++)
-#pragma unroll
-                    for (int e = 0; e < 4; e++)
-                        hh[i][j][e] = cr[i][j][e] = 0.0f;
-        }
         compute_f16(st[b]);
+    }
+    __device__ void zero()
+    {
+#pragma unroll
+        for (int i = 0; i < S::MT; i++)
+#pragma unroll
+            for (int j = 0; j < S::NT; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    hh[i][j][e] = cr[i][j][e] = 0.0f;
+    }
+    __device__ void finish(int b, unsigned int t)
+    {
+        finish_tile(b, t);
+        zero();
     }
     /* All three products on fp16 m16n8k16 from the staged hi and lo of 16 features at a time
      * (ldmatrix gives the fragments directly): B's for the whole warp tile, A's one row block
@@ -150,9 +209,13 @@ template <int BN, int STAGES, int BKF> struct cuda_tc_mma_form {
     {
         typedef const __half(*rows)[2 * S::LDS];
         rows xh = (rows)s.xh, yh = (rows)s.yh;
-        const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
-        const int lr = lane % 8, lb = lane / 8;
-        const int wr = warp / S::WN * S::WTM, wc = warp % S::WN * 32;
+        /* unsigned index arithmetic: the addresses are worked out again at every step (the
+         * registers are taken), where signed division and remainder cost several times more */
+        const unsigned int lane = threadIdx.x % 32u, warp = threadIdx.x / 32u;
+        const unsigned int lr = lane % 8u, lb = lane / 8u;
+        const unsigned int wr = warp / S::WN * S::WTM, wc = warp % S::WN * 32u;
+        const __half *yrow = &yh[wc + lb / 2u * 8u + lr][lb % 2u * 8u];
+        const __half *xrow = &xh[wr + lb % 2u * 8u + lr][lb / 2u * 8u];
 #pragma unroll
         for (int kk = 0; kk < S::BK; kk += 16) {
             /* features kk.. of the step: in block kk / 32, hi at 64 per block, lo 32 after */
@@ -160,16 +223,16 @@ template <int BN, int STAGES, int BKF> struct cuda_tc_mma_form {
             unsigned int bh[S::NT][2], bl[S::NT][2];
 #pragma unroll
             for (int j = 0; j < S::NT; j += 2) {
-                const int c = wc + j * 8 + lb / 2 * 8 + lr, kb = lb % 2 * 8;
-                cuda_tc_ldmatrix4(bh[j][0], bh[j][1], bh[j + 1][0], bh[j + 1][1], &yh[c][hi + kb]);
-                cuda_tc_ldmatrix4(bl[j][0], bl[j][1], bl[j + 1][0], bl[j + 1][1], &yh[c][lo + kb]);
+                const __half *c = yrow + j * 8 * 2 * S::LDS;
+                cuda_tc_ldmatrix4(bh[j][0], bh[j][1], bh[j + 1][0], bh[j + 1][1], c + hi);
+                cuda_tc_ldmatrix4(bl[j][0], bl[j][1], bl[j + 1][0], bl[j + 1][1], c + lo);
             }
 #pragma unroll
             for (int i = 0; i < S::MT; i++) {
                 unsigned int ah[4], al[4];
-                const int ar = wr + i * 16 + lb % 2 * 8 + lr, ka = lb / 2 * 8;
-                cuda_tc_ldmatrix4(ah[0], ah[1], ah[2], ah[3], &xh[ar][hi + ka]);
-                cuda_tc_ldmatrix4(al[0], al[1], al[2], al[3], &xh[ar][lo + ka]);
+                const __half *r = xrow + i * 16 * 2 * S::LDS;
+                cuda_tc_ldmatrix4(ah[0], ah[1], ah[2], ah[3], r + hi);
+                cuda_tc_ldmatrix4(al[0], al[1], al[2], al[3], r + lo);
 #pragma unroll
                 for (int j = 0; j < S::NT; j++) {
                     cuda_tc_mma_f16(hh[i][j], ah, bh[j]);
@@ -182,11 +245,12 @@ template <int BN, int STAGES, int BKF> struct cuda_tc_mma_form {
     /* Entry e of fragment (i, j) of lane l: row and column offsets within the tile. */
     static __device__ __forceinline__ int frag_row(int warp, int l, int i, int e)
     {
-        return warp / S::WN * S::WTM + i * 16 + l / 4 + e / 2 * 8;
+        return (int)((unsigned int)warp / S::WN * S::WTM + (unsigned int)l / 4u) + i * 16 +
+               e / 2 * 8;
     }
     static __device__ __forceinline__ int frag_col(int warp, int l, int j, int e)
     {
-        return warp % S::WN * 32 + j * 8 + l % 4 * 2 + e % 2;
+        return (int)((unsigned int)warp % S::WN * 32u + (unsigned int)l % 4u * 2u) + j * 8 + e % 2;
     }
     /* The tile's failing entries, one bit per (i, j, e) of the thread's fragments. */
     typedef
@@ -196,82 +260,130 @@ template <int BN, int STAGES, int BKF> struct cuda_tc_mma_form {
      * failing ones, so that the stores need not wait for the barrier; entries that fail the
      * bound are then stored again by the same thread (one warp each), or their whole tile by
      * cuda_tc_differences after this kernel. */
-    __device__ void finish(int, unsigned int t)
+    __device__ __forceinline__ void finish_tile(int b, unsigned int t)
     {
         const size_t row0 = (size_t)(t / ntn) * S::BM;
         const size_t col0 = (size_t)(t % ntn) * BN;
-        const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
+        const int lane = (int)(threadIdx.x % 32u), warp = (int)(threadIdx.x / 32u);
+        const stage &s = st[b];
         /* the rows' norms and the factors -2 2^-k_x undoing their scales (with D's -2) */
         float nx[S::MT][2], fx[S::MT][2];
 #pragma unroll
         for (int i = 0; i < S::MT; i++)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
-                size_t row = row0 + frag_row(warp, lane, i, 2 * h);
-                nx[i][h] = row < m ? p.nx[row] : 0.0f;
-                fx[i][h] = row < m ? p.sx[row] : 0.0f;
+                const int r = frag_row(warp, lane, i, 2 * h);
+                nx[i][h] = s.nx[r];
+                fx[i][h] = s.sx[r];
             }
-        /* D^ = t - 2 G, K^ = exp2(c D^), kept under the bound's first test (small gamma e);
-         * hh takes K^, cr D^ for the second */
-        redo_bits redo = 0;
+        float ny[S::NT][2], fy[S::NT][2];
 #pragma unroll
         for (int j = 0; j < S::NT; j++)
 #pragma unroll
             for (int e = 0; e < 2; e++) {
-                const size_t col = col0 + frag_col(warp, lane, j, e);
-                const float ny = col < p.n ? p.ny[col] : 0.0f;
-                const float fy = col < p.n ? p.sy[col] : 0.0f;
+                const int c = frag_col(warp, lane, j, e);
+                ny[j][e] = s.ny[c];
+                fy[j][e] = s.sy[c];
+            }
+        redo_bits redo = 0;
+        /* D^ = t - 2 G, K^ = exp2(c D^); hh takes K^, cr D^. One bound for all of the thread's
+         * entries, from its largest norms (E >= each entry's e: the bound is monotonic in t), so
+         * that an entry's test is two comparisons: D^ > E and K^ <= KT with KT E <= kesmall give
+         * D^ > e and fl(K^ e) <= kesmall, the first test of cuda_tc_keep_small (E <= esmall
+         * checked once). A NaN norm leaves D^ NaN (failing); an infinite one makes E infinite
+         * (all failing). Where any entry of the warp fails, the exact tests (cuda_tc_keep_small,
+         * then cuda_tc_keep_large) decide every entry, so that the entries kept are those of the
+         * per-entry tests. An entry costs 8 instructions here, against some 17 with its own
+         * bound, bounds tests and bit (sm_90 SASS). */
+        float mxn = 0.0f, myn = 0.0f;
+#pragma unroll
+        for (int i = 0; i < S::MT; i++)
+            mxn = fmaxf(mxn, fmaxf(nx[i][0], nx[i][1]));
+#pragma unroll
+        for (int j = 0; j < S::NT; j++)
+            myn = fmaxf(myn, fmaxf(ny[j][0], ny[j][1]));
+        const float ebig = cuda_tc_bound(p, mxn + myn);
+        const float kt = ebig <= p.esmall ? __fdiv_rd(p.kesmall, ebig) : -1.0f;
+        bool bad = false;
+#pragma unroll
+        for (int j = 0; j < S::NT; j++)
+#pragma unroll
+            for (int e = 0; e < 2; e++)
 #pragma unroll
                 for (int i = 0; i < S::MT; i++)
 #pragma unroll
                     for (int h = 0; h < 2; h++) {
                         const int f = 2 * h + e;
-                        const size_t row = row0 + frag_row(warp, lane, i, 2 * h);
-                        const float tn = nx[i][h] + ny;
+                        const float tn = nx[i][h] + ny[j][e];
                         const float g = hh[i][j][f] + cr[i][j][f];
-                        const float dh = fmaf(g, fx[i][h] * fy, tn);
+                        const float dh = fmaf(g, fx[i][h] * fy[j][e], tn);
                         const float kv = cuda_ex2(dh * p.c);
-                        const float eb = cuda_tc_bound(p, tn);
-                        if (!cuda_tc_keep_small(p, dh, eb, kv) && row < m && col < p.n)
-                            redo |= (redo_bits)1 << ((i * S::NT + j) * 4 + f);
+                        bad |= !(dh > ebig);
+                        bad |= !(kv <= kt);
                         hh[i][j][f] = kv;
                         cr[i][j][f] = dh;
                     }
-            }
+        if (__any_sync(0xffffffffu, bad)) {
 #pragma unroll
-        for (int i = 0; i < S::MT; i++)
+            for (int j = 0; j < S::NT; j++)
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
-                size_t row = row0 + frag_row(warp, lane, i, 2 * h);
-                if (row >= m)
-                    continue;
+                for (int e = 0; e < 2; e++) {
+                    const size_t col = col0 + frag_col(warp, lane, j, e);
 #pragma unroll
-                for (int j = 0; j < S::NT; j++) {
-                    size_t col = col0 + frag_col(warp, lane, j, 0);
-                    float *dst = k + row * p.n + col;
-                    if (vec2 && col < p.n) {
-                        __stcs((float2 *)dst, make_float2(hh[i][j][2 * h], hh[i][j][2 * h + 1]));
-                    } else {
-                        if (col < p.n)
-                            __stcs(dst, hh[i][j][2 * h]);
-                        if (col + 1 < p.n)
-                            __stcs(dst + 1, hh[i][j][2 * h + 1]);
+                    for (int i = 0; i < S::MT; i++)
+#pragma unroll
+                        for (int h = 0; h < 2; h++) {
+                            const int f = 2 * h + e;
+                            const size_t row = row0 + frag_row(warp, lane, i, 2 * h);
+                            const float eb = cuda_tc_bound(p, nx[i][h] + ny[j][e]);
+                            if (!cuda_tc_keep_small(p, cr[i][j][f], eb, hh[i][j][f]) &&
+                                !cuda_tc_keep_large(p, cr[i][j][f] - eb) && row < m && col < p.n)
+                                redo |= (redo_bits)1 << ((i * S::NT + j) * 4 + f);
+                        }
+                }
+        }
+        if (vec2 && row0 + S::BM <= m && col0 + BN <= p.n) {
+            /* an inner tile: one address a row, the columns at constant offsets */
+            float *base =
+                k + (row0 + frag_row(warp, lane, 0, 0)) * p.n + col0 + frag_col(warp, lane, 0, 0);
+            const size_t rstep = 8 * p.n;
+#pragma unroll
+            for (int i = 0; i < S::MT; i++)
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    float *dst = base + (size_t)(2 * i + h) * rstep;
+#pragma unroll
+                    for (int j = 0; j < S::NT; j++)
+                        __stcs((float2 *)(dst + j * 8),
+                               make_float2(hh[i][j][2 * h], hh[i][j][2 * h + 1]));
+                }
+        } else {
+#pragma unroll
+            for (int i = 0; i < S::MT; i++)
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    size_t row = row0 + frag_row(warp, lane, i, 2 * h);
+                    if (row >= m)
+                        continue;
+#pragma unroll
+                    for (int j = 0; j < S::NT; j++) {
+                        size_t col = col0 + frag_col(warp, lane, j, 0);
+                        float *dst = k + row * p.n + col;
+                        if (vec2 && col < p.n) {
+                            __stcs((float2 *)dst,
+                                   make_float2(hh[i][j][2 * h], hh[i][j][2 * h + 1]));
+                        } else {
+                            if (col < p.n)
+                                __stcs(dst, hh[i][j][2 * h]);
+                            if (col + 1 < p.n)
+                                __stcs(dst + 1, hh[i][j][2 * h + 1]);
+                        }
                     }
                 }
-            }
-        /* The entries that failed it take the second test (any gamma e), where any did. */
-        if (__any_sync(0xffffffffu, redo != 0)) {
-#pragma unroll
-            for (int b = 0; b < S::MT * S::NT * 4; b++) {
-                const int i = b / 4 / S::NT, j = b / 4 % S::NT, f = b % 4;
-                if (redo >> b & 1) {
-                    const size_t col = col0 + frag_col(warp, lane, j, f);
-                    const float eb = cuda_tc_bound(p, nx[i][f / 2] + p.ny[col]);
-                    if (cuda_tc_keep_large(p, cr[i][j][f] - eb))
-                        redo &= ~((redo_bits)1 << b);
-                }
-            }
         }
+        /* No failing entry in the block (the usual case): one barrier, no counts. */
+        if (!__syncthreads_or(redo != 0))
+            return;
         unsigned int mine = __reduce_add_sync(0xffffffffu, (unsigned int)__popcll(redo));
         if (lane == 0)
             counts[warp] = mine;
