@@ -14,6 +14,7 @@
  * rules alone make of those times, which separates their misses from the machine's.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,19 +28,48 @@
 
 typedef struct world {
     double t[2]; /* seconds a call takes: CPU, GPU */
-    double cold;
-    int last; /* backend of the previous call: 0 CPU, 1 GPU, -1 none */
+    double cold; /* the factor on the first `warm` calls after a switch of backend */
+    int warm;
+    double noise;            /* sigma of a log-normal factor on the times AUTO observes */
+    double burst_p, burst_f; /* with probability burst_p an observed time is burst_f times */
+    uint64_t rng;
+    int last;  /* backend of the previous call: 0 CPU, 1 GPU, -1 none */
+    int since; /* calls on it since the switch */
 } world;
 
-/* One AUTO call: placed, run in the simulated world, observed. Returns its seconds. */
+/* Uniform in (0, 1) from a 64-bit xorshift. */
+static double uniform(world *sim)
+{
+    sim->rng ^= sim->rng << 13;
+    sim->rng ^= sim->rng >> 7;
+    sim->rng ^= sim->rng << 17;
+    return ((double)(sim->rng >> 11) + 0.5) / 9007199254740992.0;
+}
+
+/* The factor noise and bursts put on one observed time. */
+static double disturbance(world *sim)
+{
+    double f = 1.0;
+    if (sim->noise > 0.0) {
+        double u = uniform(sim), v = uniform(sim);
+        f *= exp(sim->noise * sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v));
+    }
+    if (sim->burst_p > 0.0 && uniform(sim) < sim->burst_p)
+        f *= sim->burst_f;
+    return f;
+}
+
+/* One AUTO call: placed, run in the simulated world, observed (disturbed). Returns its seconds
+ * as the world gave them, undisturbed: what the placement made of the call. */
 static double call(const gk_cost_model *m, gk_placement_history *h, const gk_workload *w, double in,
                    double out, world *sim, int *on)
 {
     gk_placement p = gk__place_learned(m, h, w, in, out);
     int g = p.backend == GK_BACKEND_CUDA;
-    double s = sim->t[g] * (sim->last >= 0 && sim->last != g ? sim->cold : 1.0);
+    sim->since = sim->last == g ? sim->since + 1 : 0;
+    double s = sim->t[g] * (sim->last >= 0 && sim->since < sim->warm ? sim->cold : 1.0);
     sim->last = g;
-    gk__placement_observe(h, w, p, s);
+    gk__placement_observe(h, w, p, s * disturbance(sim));
     if (on != NULL)
         on[g]++;
     return s;
@@ -85,14 +115,96 @@ static int workload(const char *op, double m, double n, double d, gk_workload *w
     return 1;
 }
 
+/* A sweep row as the CSV gives it. */
+typedef struct row {
+    char op[32];
+    double size, m, n, d, cpu_ms, cuda_ms, auto_ms;
+} row;
+
+#define MAX_ROWS 128
+
+/* Replays the sweep's rows in one history, as the sweep's AUTO context sees them; per row, the
+ * replayed time over the faster backend's into ratio[] and the timed calls by backend into
+ * on[][2] (NULL: not wanted). Returns how many rows were within 1.1x. */
+static int replay(const gk_cost_model *m, const row *rows, int nrows, world proto, double *ratio,
+                  int (*on)[2])
+{
+    static gk_placement_history h;
+    memset(&h, 0, sizeof h);
+    int ok = 0;
+    for (int r0 = 0; r0 < nrows; r0++) {
+        const row *q = &rows[r0];
+        gk_workload w;
+        double in, out;
+        workload(q->op, q->m, q->n, q->d, &w, &in, &out);
+        world sim = proto;
+        sim.t[0] = q->cpu_ms * 1e-3;
+        sim.t[1] = q->cuda_ms * 1e-3;
+        sim.last = -1;
+        /* The sweep's warm-up: one call, then up to three more, the fastest sizing the batches. */
+        double est = batch(m, &h, &w, in, out, &sim, 1, NULL), fastest = INFINITY;
+        for (int i = 0; i < 3 && est < POINT_BUDGET_S / 4; i++)
+            fastest = fmin(fastest, batch(m, &h, &w, in, out, &sim, 1, NULL));
+        if (fastest < INFINITY)
+            est = fastest;
+        int calls = (int)fmax(1.0, ceil(MIN_BATCH_S / est));
+        double sum = calls * est;
+        for (int k = 0; k < 2; k++)
+            sum += ceil(MIN_BATCH_S / sim.t[k]) * sim.t[k];
+        int reps = (int)fmin(MAX_REPS, fmax(MIN_REPS, floor(POINT_BUDGET_S / sum)));
+        reps += reps % 2;
+        double v[MAX_REPS];
+        int ran[2] = {0, 0};
+        for (int r = 0; r < reps; r++) {
+            sim.last = -1; /* the other contexts ran in between */
+            batch(m, &h, &w, in, out, &sim, calls / 8 + 1, NULL);
+            v[r] = batch(m, &h, &w, in, out, &sim, calls, ran);
+            if (calls * v[r] < MIN_BATCH_S)
+                calls = (int)ceil(MIN_BATCH_S / v[r]);
+        }
+        proto.rng = sim.rng;
+        qsort(v, (size_t)reps, sizeof v[0], cmp);
+        ratio[r0] = v[reps / 2] * 1e3 / fmin(q->cpu_ms, q->cuda_ms);
+        if (on != NULL) {
+            on[r0][0] = ran[0];
+            on[r0][1] = ran[1];
+        }
+        ok += ratio[r0] <= 1.1;
+    }
+    return ok;
+}
+
 int main(int argc, char **argv)
 {
-    double cold = 1.5;
-    if (argc == 5 && strcmp(argv[3], "--cold") == 0)
-        cold = atof(argv[4]);
-    else if (argc != 3) {
-        fprintf(stderr, "usage: %s CALIBRATION SWEEP_CSV [--cold FACTOR]\n", argv[0]);
+    world proto = {{0, 0}, 1.5, 1, 0.0, 0.0, 1.0, 0, -1, 0};
+    int trials = 1;
+    unsigned long long seed = 1;
+    if (argc < 3 || (argc - 3) % 2 != 0) {
+        fprintf(stderr,
+                "usage: %s CALIBRATION SWEEP_CSV [--cold FACTOR] [--warm CALLS] [--noise SIGMA]"
+                " [--burst P:FACTOR] [--trials N] [--seed S]\n",
+                argv[0]);
         return EXIT_FAILURE;
+    }
+    for (int a = 3; a + 1 < argc; a += 2) {
+        const char *k = argv[a], *v = argv[a + 1];
+        if (strcmp(k, "--cold") == 0)
+            proto.cold = atof(v);
+        else if (strcmp(k, "--warm") == 0)
+            proto.warm = atoi(v);
+        else if (strcmp(k, "--noise") == 0)
+            proto.noise = atof(v);
+        else if (strcmp(k, "--burst") == 0 &&
+                 sscanf(v, "%lf:%lf", &proto.burst_p, &proto.burst_f) == 2)
+            ;
+        else if (strcmp(k, "--trials") == 0)
+            trials = atoi(v);
+        else if (strcmp(k, "--seed") == 0)
+            seed = strtoull(v, NULL, 10);
+        else {
+            fprintf(stderr, "%s: unknown option %s %s\n", argv[0], k, v);
+            return EXIT_FAILURE;
+        }
     }
     gk_cost_model m;
     gk__cost_model_defaults(&m);
@@ -106,51 +218,50 @@ int main(int argc, char **argv)
         perror(argv[2]);
         return EXIT_FAILURE;
     }
-    static gk_placement_history h;
+    static row rows[MAX_ROWS];
+    int nrows = 0;
     char line[1024];
-    int ok = 0, rows = 0;
-    printf("%-11s %10s %11s %11s %11s  replay/best measured/best  timed calls cpu/gpu\n", "op",
-           "size", "cpu ms", "cuda ms", "replay ms");
-    while (fgets(line, sizeof line, f) != NULL) {
-        char op[32];
-        double size, mm, n, d, cpu_ms, cuda_ms, auto_ms;
-        if (line[0] == '#' || sscanf(line, "%31[^,],%lf,%*[^,],%lf,%lf,%lf,%lf,%lf,%lf", op, &size,
-                                     &mm, &n, &d, &cpu_ms, &cuda_ms, &auto_ms) != 8)
-            continue;
+    while (nrows < MAX_ROWS && fgets(line, sizeof line, f) != NULL) {
+        row *q = &rows[nrows];
         gk_workload w;
         double in, out;
-        if (!workload(op, mm, n, d, &w, &in, &out))
+        if (line[0] == '#' ||
+            sscanf(line, "%31[^,],%lf,%*[^,],%lf,%lf,%lf,%lf,%lf,%lf", q->op, &q->size, &q->m,
+                   &q->n, &q->d, &q->cpu_ms, &q->cuda_ms, &q->auto_ms) != 8 ||
+            !workload(q->op, q->m, q->n, q->d, &w, &in, &out))
             continue;
-        world sim = {{cpu_ms * 1e-3, cuda_ms * 1e-3}, cold, -1};
-        /* The sweep's warm-up: one call, then up to three more, the fastest sizing the batches. */
-        double est = batch(&m, &h, &w, in, out, &sim, 1, NULL), fastest = INFINITY;
-        for (int i = 0; i < 3 && est < POINT_BUDGET_S / 4; i++)
-            fastest = fmin(fastest, batch(&m, &h, &w, in, out, &sim, 1, NULL));
-        if (fastest < INFINITY)
-            est = fastest;
-        int calls = (int)fmax(1.0, ceil(MIN_BATCH_S / est));
-        double sum = calls * est;
-        for (int k = 0; k < 2; k++)
-            sum += ceil(MIN_BATCH_S / sim.t[k]) * sim.t[k];
-        int reps = (int)fmin(MAX_REPS, fmax(MIN_REPS, floor(POINT_BUDGET_S / sum)));
-        reps += reps % 2;
-        double v[MAX_REPS];
-        int on[2] = {0, 0};
-        for (int r = 0; r < reps; r++) {
-            sim.last = -1; /* the other contexts ran in between */
-            batch(&m, &h, &w, in, out, &sim, calls / 8 + 1, NULL);
-            v[r] = batch(&m, &h, &w, in, out, &sim, calls, on);
-            if (calls * v[r] < MIN_BATCH_S)
-                calls = (int)ceil(MIN_BATCH_S / v[r]);
-        }
-        qsort(v, (size_t)reps, sizeof v[0], cmp);
-        double best = fmin(cpu_ms, cuda_ms), replay = v[reps / 2] * 1e3;
-        printf("%-11s %10.0f %11.4g %11.4g %11.4g  %11.3f %12.3f  %d/%d\n", op, size, cpu_ms,
-               cuda_ms, replay, replay / best, auto_ms / best, on[0], on[1]);
-        rows++;
-        ok += replay / best <= 1.1;
+        nrows++;
     }
     fclose(f);
-    printf("replayed: %d of %d sizes within 1.1x\n", ok, rows);
+    static double ratio[MAX_ROWS];
+    static int on[MAX_ROWS][2], missed[MAX_ROWS];
+    if (trials <= 1) {
+        proto.rng = seed * 0x9E3779B97F4A7C15ULL | 1;
+        int ok = replay(&m, rows, nrows, proto, ratio, on);
+        printf("%-11s %10s %11s %11s %11s  replay/best measured/best  timed calls cpu/gpu\n", "op",
+               "size", "cpu ms", "cuda ms", "replay ms");
+        for (int r = 0; r < nrows; r++) {
+            const row *q = &rows[r];
+            double best = fmin(q->cpu_ms, q->cuda_ms);
+            printf("%-11s %10.0f %11.4g %11.4g %11.4g  %11.3f %12.3f  %d/%d\n", q->op, q->size,
+                   q->cpu_ms, q->cuda_ms, ratio[r] * best, ratio[r], q->auto_ms / best, on[r][0],
+                   on[r][1]);
+        }
+        printf("replayed: %d of %d sizes within 1.1x\n", ok, nrows);
+        return EXIT_SUCCESS;
+    }
+    int clean = 0;
+    for (int t = 0; t < trials; t++) {
+        proto.rng = (seed + (unsigned long long)t) * 0x9E3779B97F4A7C15ULL | 1;
+        int ok = replay(&m, rows, nrows, proto, ratio, NULL);
+        clean += ok == nrows;
+        for (int r = 0; r < nrows; r++)
+            missed[r] += ratio[r] > 1.1;
+    }
+    for (int r = 0; r < nrows; r++)
+        if (missed[r] > 0)
+            printf("%-11s %10.0f  missed in %d of %d trials\n", rows[r].op, rows[r].size, missed[r],
+                   trials);
+    printf("replayed %d trials: %d with every size within 1.1x\n", trials, clean);
     return EXIT_SUCCESS;
 }
