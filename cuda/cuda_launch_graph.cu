@@ -40,8 +40,8 @@ static int cuda_graph_make(gk_cuda_launch_graph *s, const cudaKernelNodeParams *
 /* The slot for this launch: the one with the same kernel and key, else the least recently used
  * one with the same kernel (its node updated), else an empty or the least recently used slot
  * (made anew); NULL where no graph could be made or updated. */
-static gk_cuda_launch_graph *cuda_graph_slot(gk_cuda_launch_graphs *g, const cudaKernelNodeParams *p,
-                                             const void *key)
+static gk_cuda_launch_graph *cuda_graph_slot(gk_cuda_launch_graphs *g,
+                                             const cudaKernelNodeParams *p, const void *key)
 {
     gk_cuda_launch_graph *same = NULL, *lru = &g->slot[0];
     for (int i = 0; i < GK_CUDA_LAUNCH_GRAPHS; i++) {

@@ -58,9 +58,9 @@ double gk__bucket_ratio(const gk_placement_bucket *b, int i)
             v[c] = v[c - 1];
             v[c - 1] = t;
         }
-    /* The lower middle of an even count: a retry keeps two calls, and one slow copy among
-     * them should not count as the typical cost. */
-    return v[(n - 1) / 2];
+    /* Low, not middle (placement.h): a retry keeps two calls, and one slow copy among them
+     * should not count as the typical cost; of five, three slow ones should not either. */
+    return v[(n - 1) / 3];
 }
 
 static void remember(gk_placement_bucket *b, int i, double r)
@@ -69,7 +69,7 @@ static void remember(gk_placement_bucket *b, int i, double r)
     b->next[i] = (uint8_t)((b->next[i] + 1) % GK_RATIO_WINDOW);
     if (b->count[i] < GK_RATIO_WINDOW)
         b->count[i]++;
-    b->median[i] = (float)gk__bucket_ratio(b, i);
+    b->typical[i] = (float)gk__bucket_ratio(b, i);
 }
 
 /* A bucket's ratio for backend i; one not measured yet borrows the nearest measured octave's
@@ -84,7 +84,7 @@ static double ratio_of(const gk_placement_history *h, const gk_workload *w, int 
         for (int side = -1; side <= 1; side += 2) {
             int at = o + side * dist;
             if (at >= 0 && at < GK_WORK_OCTAVES && row[at].count[i] > 0)
-                return row[at].median[i];
+                return row[at].typical[i];
         }
     return 0.0;
 }
@@ -98,7 +98,7 @@ static double ratio_of(const gk_placement_history *h, const gk_workload *w, int 
 static int cpu_measured_slow(const gk_cost_model *m, const gk_workload *w,
                              const gk_placement_bucket *b)
 {
-    double r = b->median[0], rate = m->cpu_rate[w->cls][w->f64];
+    double r = b->typical[0], rate = m->cpu_rate[w->cls][w->f64];
     return b->count[0] >= GK_RATIO_WINDOW &&
            !(w->work * r < (2.0 * m->gpu_call_s - m->cpu_call_s * r) * rate);
 }

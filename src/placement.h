@@ -54,16 +54,21 @@ static inline int gk__cpu_wins_outright(const gk_cost_model *m, const gk_workloa
 
 /* What an AUTO context has measured, by class of work, dtype and octave of work (the binary
  * exponent of w->work): per backend, the latest ratios of a call's measured to predicted
- * seconds, whose median scales later predictions in the same bucket. The calibration is a few
- * seconds on quiet buffers; a program's own conditions (pageable copies of its arrays, its
- * other threads, the clock) can differ enough to move a crossover, and only its calls show it.
- * A median, not a mean: copies of pageable memory take twice as long now and then, and one
- * such call must not send the next thirty calls to the slower device. */
+ * seconds, whose lower tercile (gk__bucket_ratio) scales later predictions in the same bucket.
+ * The calibration is a few seconds on quiet buffers; a program's own conditions (pageable copies
+ * of its arrays, its other threads, the clock) can differ enough to move a crossover, and only
+ * its calls show it. Neither a mean nor the median: copies of pageable memory take twice as long
+ * now and then, and a busy moment slows several calls in a row; interference only ever slows a
+ * call, so a slowdown counts once it holds four of the last five calls, a speed-up once it holds
+ * two. bench/auto_replay on the H200's kept sweeps with slow calls injected (5 % at 4x, 10 % at
+ * 3x, log-normal noise): 93 % of replayed sweeps with every size within 1.1x, 75 % with the
+ * median, whose three slow calls in five put the CPU 3x behind at gemm 512^2, beyond the bands
+ * that retry it. */
 #define GK_WORK_OCTAVES 64
 #define GK_RATIO_WINDOW 5
 typedef struct gk_placement_bucket {
     float seen[2][GK_RATIO_WINDOW]; /* [0] CPU, [1] GPU; the latest first filled */
-    float median[2];                /* gk__bucket_ratio of each, kept as seen changes */
+    float typical[2];               /* gk__bucket_ratio of each, kept as seen changes */
     uint8_t count[2], next[2];
     uint8_t retry_left, retry_backend; /* calls left of a retry in progress, and where */
     uint8_t backoff;                   /* periodic retries' periods are shifted by this */
@@ -98,8 +103,9 @@ static inline gk_placement_bucket *gk__bucket_of(gk_placement_history *h, const 
     return &h->bucket[w->cls][w->f64 != 0][gk__work_octave(w)];
 }
 
-/* The median (of an even count, the lower middle) of a bucket's ratios for backend i (0: CPU,
- * 1: GPU); 0 when none was measured. */
+/* The lower tercile of a bucket's ratios for backend i (0: CPU, 1: GPU): the sorted ratios'
+ * element (n - 1) / 3, the smaller of two, the second smallest of five; 0 when none was
+ * measured. */
 double gk__bucket_ratio(const gk_placement_bucket *b, int i);
 
 /* A placed call: where it runs, the model's seconds for it there (0: placed outright, so
@@ -117,13 +123,13 @@ typedef struct gk_placement {
  * than a CPU context does (a bit test and a counter), except GK_AUDIT_CALLS in a row of every
  * GK_AUDIT_EVERY of the context's, from the GK_AUDIT_AT-th on (a size's first calls run cold),
  * which are timed against the CPU's prediction like any placed call. Rarely: a timed call
- * costs two clock reads and the bucket's median (GK_TIMED_COST_S), on calls of 0.15 us (3 in
+ * costs two clock reads and the bucket's ratio kept (GK_TIMED_COST_S), on calls of 0.15 us (3 in
  * 64, with a bucket looked up on every call and GK_LOG's getenv on every timed one, put the H200
  * host's tiny calls 25-55 ns over a CPU context's). So a model wrong for the CPU at some size is
  * seen (a slow team there: rbf_matrix
  * 316^2 x 20 took 0.6 ms on the H200 host's CPU at 5da9071, placed outright against a 0.07 ms
- * GPU): once the median of a bucket's last GK_RATIO_WINDOW CPU measurements puts the CPU's time
- * at twice the GPU's fixed call cost or above, the shortcut is off for that bucket (a bit in
+ * GPU): once the lower tercile of a bucket's last GK_RATIO_WINDOW CPU measurements puts the CPU's
+ * time at twice the GPU's fixed call cost or above, the shortcut is off for that bucket (a bit in
  * history->off) and
  * gk__place_learned places and times its calls, until measurements say otherwise. Returns 1
  * when the call is placed outright on the CPU, with *p (which the caller initialized as an
@@ -182,7 +188,7 @@ static inline int gk__place_outright(const gk_cost_model *m, gk_placement_histor
 /* A bucket that gk__place_outright's measurements took off the shortcut retries the CPU every
  * GK_RECHECK_EVERY-th call whatever its estimate (measured 9x slower: 2.3 % of the calls' time). */
 #define GK_RECHECK_EVERY 1024
-/* A placed call is timed: two clock reads and the bucket's median kept up to date, some 1200
+/* A placed call is timed: two clock reads and the bucket's ratio kept up to date, some 1200
  * instructions (callgrind), 0.25 us (GK_TIMED_COST_S), as much as a whole add of 1000 floats on
  * the CPU. So a call that gk__place_learned leaves where the estimates put it (no retry begun
  * or under way), once its bucket has measured that backend twice, settles the bucket: the next
