@@ -89,20 +89,15 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
                     int *__restrict__ ey, float *__restrict__ nx, float *__restrict__ ny,
                     cuda_tc_gate gate)
 {
-    if (!gate.tensor_cores())
-        return;
-    const size_t row = (size_t)blockIdx.x * (GK_CUDA_THREADS / 32) + threadIdx.x / 32;
-    const int lane = threadIdx.x % 32;
-    if (row >= m + n)
+    const cuda_split_row row = cuda_split_row_of(m, n, d, x, y, gate);
+    if (!row.ok)
         return; /* the whole warp */
-    const bool is_x = row < m;
-    const size_t r = is_x ? row : row - m;
-    const float *src = (is_x ? x : y) + r * d;
-    __half *dst = (is_x ? xs : ys) + r * 3 * dp;
+    const int lane = threadIdx.x % 32;
+    __half *dst = (row.is_x ? xs : ys) + row.r * 3 * dp;
     double acc = 0.0;
     float most = 0.0f;
     for (size_t l = lane; l < d; l += 32) {
-        const float v = src[l] - center[l];
+        const float v = row.src[l] - center[l];
         acc = fma((double)v, (double)v, acc);
         most = fmaxf(most, fabsf(v));
     }
@@ -114,9 +109,9 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
     const bool finite = isfinite(norm);
     const int e = finite && most > 0.0f ? 14 - ilogbf(most) : 0;
     /* x: [h | l | h], y: [l | h | h] */
-    __half *dh0 = dst + (is_x ? 0 : dp), *dl = dst + (is_x ? dp : 0), *dh1 = dst + 2 * dp;
+    __half *dh0 = dst + (row.is_x ? 0 : dp), *dl = dst + (row.is_x ? dp : 0), *dh1 = dst + 2 * dp;
     for (size_t l = lane; l < dp; l += 32) {
-        const float w = finite && l < d ? ldexpf(src[l] - center[l], e) : 0.0f;
+        const float w = finite && l < d ? ldexpf(row.src[l] - center[l], e) : 0.0f;
         const __half h = __float2half_rn(w);
         const __half lo = __float2half_rn(w - __half2float(h));
         dh0[l] = h;
@@ -124,8 +119,8 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
         dh1[l] = h;
     }
     if (lane == 0) {
-        (is_x ? nx : ny)[r] = norm;
-        (is_x ? ex : ey)[r] = e;
+        (row.is_x ? nx : ny)[row.r] = norm;
+        (row.is_x ? ex : ey)[row.r] = e;
     }
 }
 

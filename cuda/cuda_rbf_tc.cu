@@ -208,30 +208,25 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
                   float *__restrict__ ny, float *__restrict__ sx, float *__restrict__ sy,
                   cuda_tc_gate gate)
 {
-    if (!gate.tensor_cores())
-        return;
-    const size_t row = (size_t)blockIdx.x * (GK_CUDA_THREADS / 32) + threadIdx.x / 32;
-    const int lane = threadIdx.x % 32;
-    if (row >= m + n)
+    const cuda_split_row row = cuda_split_row_of(m, n, d, x, y, gate);
+    if (!row.ok)
         return; /* the whole warp */
-    const bool is_x = row < m;
-    const size_t r = is_x ? row : row - m;
-    const float *src = (is_x ? x : y) + r * d;
-    __half *h = (__half *)((is_x ? xs : ys) + r * dp);
+    const int lane = threadIdx.x % 32;
+    __half *h = (__half *)((row.is_x ? xs : ys) + row.r * dp);
     /* the largest |v| by its bits (NaN above inf, both giving the smallest k) */
     unsigned int big = 0;
     for (size_t l = lane; l < d; l += 32)
-        big = max(big, __float_as_uint(fabsf(src[l] - center[l])));
+        big = max(big, __float_as_uint(fabsf(row.src[l] - center[l])));
     big = __reduce_max_sync(0xffffffffu, big);
     const int k = min(max(141 - (int)(big >> 23), GK_TC_SCALE_MIN), GK_TC_SCALE_MAX);
     const float scale = __int_as_float((127 + k) << 23);
     /* what undoes it: 2^-k for y, -2^(1 - k) for x (the epilogue's -2 folded in) */
-    const float undo = __int_as_float((127 - k + (is_x ? 1 : 0)) << 23);
+    const float undo = __int_as_float((127 - k + (row.is_x ? 1 : 0)) << 23);
     if (lane == 0)
-        (is_x ? sx : sy)[r] = is_x ? -undo : undo;
+        (row.is_x ? sx : sy)[row.r] = row.is_x ? -undo : undo;
     double acc = 0.0;
     for (size_t l = lane; l < dp; l += 32) {
-        const float v = l < d ? src[l] - center[l] : 0.0f, w = v * scale;
+        const float v = l < d ? row.src[l] - center[l] : 0.0f, w = v * scale;
         const __half hi = __float2half_rn(w);
         h[l / 32 * 64 + l % 32] = hi;
         h[l / 32 * 64 + 32 + l % 32] = __float2half_rn(w - __half2float(hi));
@@ -240,7 +235,7 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
     for (int off = 16; off > 0; off /= 2)
         acc += __shfl_xor_sync(0xffffffffu, acc, off);
     if (lane == 0)
-        (is_x ? nx : ny)[r] = (float)acc;
+        (row.is_x ? nx : ny)[row.r] = (float)acc;
 }
 
 /* The form's choice: GK_TC_SAMPLE_TILES tiles of 128 x 128 spread over the output (rows

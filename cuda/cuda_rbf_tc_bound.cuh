@@ -37,6 +37,25 @@ struct cuda_tc_gate {
     }
 };
 
+/* The row a warp of the split kernels (cuda_tc_split, cuda_gemm_split: one warp a row of x, then
+ * of y) prepares: none (ok false, for the whole warp) past the last row or where the sample
+ * chose differences (gate). */
+struct cuda_split_row {
+    bool ok;          /* a row to prepare */
+    bool is_x;        /* a row of x, else of y */
+    size_t r;         /* its index there */
+    const float *src; /* its d features */
+};
+__device__ __forceinline__ cuda_split_row cuda_split_row_of(size_t m, size_t n, size_t d,
+                                                            const float *x, const float *y,
+                                                            const cuda_tc_gate &gate)
+{
+    const size_t i = (size_t)blockIdx.x * (GK_CUDA_THREADS / 32) + threadIdx.x / 32;
+    cuda_split_row row = {gate.tensor_cores() && i < m + n, i < m, i < m ? i : i - m, NULL};
+    row.src = (row.is_x ? x : y) + row.r * d;
+    return row;
+}
+
 /* Whether an entry whose computed squared distance is dh, from rows whose centered squared
  * norms sum to t, may keep kv = exp2(c dh): its error bound is within GK_RBF_TC_MAX_ERROR and
  * dh is clear of 0 by more than that bound (so identical rows never keep it). False for NaN. */
