@@ -83,8 +83,7 @@ static cuda_matvec_plan cuda_matvec_split(gk_cuda_state *s, size_t m, size_t n, 
 template <typename T, int D>
 static void cuda_matvec_small_launch(cudaStream_t st, const cuda_matvec_plan &p, bool check,
                                      bool fact, size_t m, size_t n, double gamma, T c, const T *x,
-                                     const T *y, const T *w, T *out, double *part,
-                                     const int *skip)
+                                     const T *y, const T *w, T *out, double *part, const int *skip)
 {
     unsigned int sc = (unsigned int)p.splits;
     if constexpr (std::is_same<T, float>::value && D >= 1) {
@@ -96,13 +95,11 @@ static void cuda_matvec_small_launch(cudaStream_t st, const cuda_matvec_plan &p,
         }
     }
     if (check)
-        cuda_rbf_matvec_small<T, D, true>
-            <<<p.blocks, GK_CUDA_THREADS, 0, st>>>(m, n, c, x, y, w, sc, p.per_split, out, part,
-                                                    skip);
+        cuda_rbf_matvec_small<T, D, true><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
+            m, n, c, x, y, w, sc, p.per_split, out, part, skip);
     else
-        cuda_rbf_matvec_small<T, D, false>
-            <<<p.blocks, GK_CUDA_THREADS, 0, st>>>(m, n, c, x, y, w, sc, p.per_split, out, part,
-                                                    skip);
+        cuda_rbf_matvec_small<T, D, false><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
+            m, n, c, x, y, w, sc, p.per_split, out, part, skip);
 }
 
 template <typename T>
@@ -130,23 +127,23 @@ static gk_status cuda_matvec_forms_launch(cudaStream_t st, const cuda_matvec_pla
     switch (d <= 4 ? (int)d : -1) {
     case 0:
         cuda_matvec_small_launch<T, 0>(st, p, check, fact, m, n, gamma, c, x, y, w, out, part,
-                                         skip);
+                                       skip);
         break;
     case 1:
         cuda_matvec_small_launch<T, 1>(st, p, check, fact, m, n, gamma, c, x, y, w, out, part,
-                                         skip);
+                                       skip);
         break;
     case 2:
         cuda_matvec_small_launch<T, 2>(st, p, check, fact, m, n, gamma, c, x, y, w, out, part,
-                                         skip);
+                                       skip);
         break;
     case 3:
         cuda_matvec_small_launch<T, 3>(st, p, check, fact, m, n, gamma, c, x, y, w, out, part,
-                                         skip);
+                                       skip);
         break;
     case 4:
         cuda_matvec_small_launch<T, 4>(st, p, check, fact, m, n, gamma, c, x, y, w, out, part,
-                                         skip);
+                                       skip);
         break;
     default:
         cuda_matvec_tiled_launch<T>(st, p, check, m, n, d, c, x, y, w, out, part);
@@ -237,9 +234,10 @@ static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_
      * operands and the centered rows, then (16-byte aligned) the Taylor form's. */
     const size_t part_bytes = slots > 1 ? (slots * m * sizeof(double) + 15) / 16 * 16 : 0;
     const size_t fbytes =
-        part_bytes + (dot ? (cuda_matvec_tc_floats(m, n, d) +
-                             gk__cuda_matvec_center_floats(m, n, d)) * sizeof(float)
-                          : 0);
+        part_bytes +
+        (dot ? (cuda_matvec_tc_floats(m, n, d) + gk__cuda_matvec_center_floats(m, n, d)) *
+                   sizeof(float)
+             : 0);
     const size_t taylor_bytes =
         std::is_same<T, float>::value ? gk__cuda_matvec_taylor_bytes(s, m, n, d, gamma) : 0;
     const size_t taylor_off = (fbytes + 15) / 16 * 16;

@@ -108,8 +108,9 @@ static gk_status cuda_taylor_launch(gk_cuda_state *s, const cuda_taylor_layout &
         <<<tb, GK_CUDA_THREADS, 0, st>>>((unsigned int)l.mom_blocks, part, plan, mom);
     if ((r = gk__cuda_launched("cuda_taylor_reduce_moments")) != GK_OK)
         return r;
-    cuda_taylor_eval<D><<<gk__cuda_blocks(m, GK_CUDA_THREADS, (size_t)s->sm_count * 8),
-                          GK_CUDA_THREADS, 0, st>>>(m, x, plan, mom, out);
+    cuda_taylor_eval<D>
+        <<<gk__cuda_blocks(m, GK_CUDA_THREADS, (size_t)s->sm_count * 8), GK_CUDA_THREADS, 0, st>>>(
+            m, x, plan, mom, out);
     return gk__cuda_launched("cuda_taylor_eval");
 }
 

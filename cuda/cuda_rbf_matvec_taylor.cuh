@@ -79,6 +79,14 @@ __device__ __forceinline__ double cuda_taylor_hi(double a, double b)
     return (b > a || b != b) ? b : a;
 }
 
+/* Value k of a reduction whose first nlo values take lows, the next nhi highs, the rest sums. */
+__device__ __forceinline__ double cuda_taylor_combine(int k, int nlo, int nhi, double a, double b)
+{
+    if (k < nlo)
+        return cuda_taylor_lo(a, b);
+    return k < nlo + nhi ? cuda_taylor_hi(a, b) : a + b;
+}
+
 /* Term t of the enumeration alpha_0 outermost, each alpha_k from 0 to what the outer ones
  * leave of p (the evaluation's nested loops): exponents into a. */
 template <int D> __device__ __forceinline__ void cuda_taylor_alpha(int t, int p, int (&a)[D])
@@ -111,8 +119,7 @@ __device__ __forceinline__ void cuda_taylor_reduce(double (&v)[NV], double (*slo
 #pragma unroll
         for (int k = 0; k < NV; k++) {
             const double o = __shfl_down_sync(0xffffffffu, v[k], off);
-            v[k] = k < NLO ? cuda_taylor_lo(v[k], o)
-                           : k < NLO + NHI ? cuda_taylor_hi(v[k], o) : v[k] + o;
+            v[k] = cuda_taylor_combine(k, NLO, NHI, v[k], o);
         }
     if (threadIdx.x % 32 == 0)
 #pragma unroll
@@ -124,8 +131,7 @@ __device__ __forceinline__ void cuda_taylor_reduce(double (&v)[NV], double (*slo
 #pragma unroll
             for (int k = 0; k < NV; k++) {
                 const double o = slot[wi][k];
-                v[k] = k < NLO ? cuda_taylor_lo(v[k], o)
-                               : k < NLO + NHI ? cuda_taylor_hi(v[k], o) : v[k] + o;
+                v[k] = cuda_taylor_combine(k, NLO, NHI, v[k], o);
             }
 }
 
@@ -194,8 +200,7 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
 #pragma unroll
         for (int k = 0; k < NV; k++) {
             const double o = partial[(size_t)b * NV + k];
-            v[k] = k < 2 * D ? cuda_taylor_lo(v[k], o)
-                             : k < 4 * D ? cuda_taylor_hi(v[k], o) : v[k] + o;
+            v[k] = cuda_taylor_combine(k, 2 * D, 2 * D, v[k], o);
         }
     }
     cuda_taylor_reduce<NV, 2 * D, 2 * D>(v, slot);

@@ -605,8 +605,8 @@ static void test_matvec_taylor_single(void **state)
         const float one = 1.0f;
         float *got = taylor_raw(ctx, "forced", 1, 1, d, 1.0 / (double)d, hx, hx, &one);
         if (got[0] != 1.0f)
-            GK_FAIL("rbf_matvec (Taylor) d %zu: a row against itself with w = 1 is %.9g, not 1",
-                    d, (double)got[0]);
+            GK_FAIL("rbf_matvec (Taylor) d %zu: a row against itself with w = 1 is %.9g, not 1", d,
+                    (double)got[0]);
         free(got);
         copy_row(GK_FLOAT32, hy, 1234, hx, 0, d);
         float *hw = gk_test_const_array(GK_FLOAT32, FORM_N, 0.0);
@@ -1278,8 +1278,8 @@ int main(void)
         GK_TEST_BOTH(test_matvec_factorized_duplicates),
         {"test_matvec_taylor/cuda", test_matvec_taylor, gk_test_setup, gk_test_teardown,
          &gk_test_cuda},
-        {"test_matvec_taylor_bound/cuda", test_matvec_taylor_bound, gk_test_setup,
-         gk_test_teardown, &gk_test_cuda},
+        {"test_matvec_taylor_bound/cuda", test_matvec_taylor_bound, gk_test_setup, gk_test_teardown,
+         &gk_test_cuda},
         {"test_matvec_taylor_special/cuda", test_matvec_taylor_special, gk_test_setup,
          gk_test_teardown, &gk_test_cuda},
         {"test_matvec_taylor_single/cuda", test_matvec_taylor_single, gk_test_setup,
