@@ -6,6 +6,7 @@
 #include "cuda_rbf_matvec_dot.cuh"
 #include "cuda_rbf_matvec_fact.cuh"
 #include "cuda_rbf_matvec_small.cuh"
+#include "cuda_rbf_matvec_taylor.h"
 #include "cuda_rbf_matvec_tc.h"
 #include "cuda_rbf_matvec_tiled.cuh"
 
@@ -13,12 +14,14 @@
 #define GK_MATVEC_BLOCKS_PER_SM 4
 
 /* out[i] = sum over splits of the partials, in split order: with no atomics anywhere the result
- * does not depend on timing. */
+ * does not depend on timing. skip: as cuda_rbf_matvec_small's. */
 template <typename T>
 __global__ void __launch_bounds__(GK_CUDA_THREADS)
     cuda_rbf_matvec_combine(size_t m, unsigned int splits, const double *__restrict__ partial,
-                            T *__restrict__ out)
+                            T *__restrict__ out, const int *skip)
 {
+    if (skip != NULL && *skip)
+        return;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < m;
          i += (size_t)gridDim.x * blockDim.x) {
         double t = 0.0;
@@ -80,23 +83,23 @@ static cuda_matvec_plan cuda_matvec_split(gk_cuda_state *s, size_t m, size_t n, 
 template <typename T, int D>
 static void cuda_matvec_small_launch(cudaStream_t st, const cuda_matvec_plan &p, bool check,
                                      bool fact, size_t m, size_t n, double gamma, T c, const T *x,
-                                     const T *y, const T *w, T *out, double *part)
+                                     const T *y, const T *w, T *out, double *part, const int *skip)
 {
     unsigned int sc = (unsigned int)p.splits;
     if constexpr (std::is_same<T, float>::value && D >= 1) {
         if (fact) {
             const float ecoef = (float)((3.0 * D + 8.0) * 0x1p-24 * (double)(float)gamma);
             cuda_rbf_matvec_fact<D><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
-                m, n, c, -c, ecoef, x, y, w, sc, p.per_split, out, part);
+                m, n, c, -c, ecoef, x, y, w, sc, p.per_split, out, part, skip);
             return;
         }
     }
     if (check)
-        cuda_rbf_matvec_small<T, D, true>
-            <<<p.blocks, GK_CUDA_THREADS, 0, st>>>(m, n, c, x, y, w, sc, p.per_split, out, part);
+        cuda_rbf_matvec_small<T, D, true><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
+            m, n, c, x, y, w, sc, p.per_split, out, part, skip);
     else
-        cuda_rbf_matvec_small<T, D, false>
-            <<<p.blocks, GK_CUDA_THREADS, 0, st>>>(m, n, c, x, y, w, sc, p.per_split, out, part);
+        cuda_rbf_matvec_small<T, D, false><<<p.blocks, GK_CUDA_THREADS, 0, st>>>(
+            m, n, c, x, y, w, sc, p.per_split, out, part, skip);
 }
 
 template <typename T>
@@ -119,23 +122,28 @@ template <typename T>
 static gk_status cuda_matvec_forms_launch(cudaStream_t st, const cuda_matvec_plan &p, bool check,
                                           bool fact, size_t m, size_t n, size_t d, double gamma,
                                           T c, const T *x, const T *y, const T *w, T *out,
-                                          double *part)
+                                          double *part, const int *skip)
 {
     switch (d <= 4 ? (int)d : -1) {
     case 0:
-        cuda_matvec_small_launch<T, 0>(st, p, check, fact, m, n, gamma, c, x, y, w, out, part);
+        cuda_matvec_small_launch<T, 0>(st, p, check, fact, m, n, gamma, c, x, y, w, out, part,
+                                       skip);
         break;
     case 1:
-        cuda_matvec_small_launch<T, 1>(st, p, check, fact, m, n, gamma, c, x, y, w, out, part);
+        cuda_matvec_small_launch<T, 1>(st, p, check, fact, m, n, gamma, c, x, y, w, out, part,
+                                       skip);
         break;
     case 2:
-        cuda_matvec_small_launch<T, 2>(st, p, check, fact, m, n, gamma, c, x, y, w, out, part);
+        cuda_matvec_small_launch<T, 2>(st, p, check, fact, m, n, gamma, c, x, y, w, out, part,
+                                       skip);
         break;
     case 3:
-        cuda_matvec_small_launch<T, 3>(st, p, check, fact, m, n, gamma, c, x, y, w, out, part);
+        cuda_matvec_small_launch<T, 3>(st, p, check, fact, m, n, gamma, c, x, y, w, out, part,
+                                       skip);
         break;
     case 4:
-        cuda_matvec_small_launch<T, 4>(st, p, check, fact, m, n, gamma, c, x, y, w, out, part);
+        cuda_matvec_small_launch<T, 4>(st, p, check, fact, m, n, gamma, c, x, y, w, out, part,
+                                       skip);
         break;
     default:
         cuda_matvec_tiled_launch<T>(st, p, check, m, n, d, c, x, y, w, out, part);
@@ -223,14 +231,20 @@ static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_
     const bool tc = dot && d <= GK_MATVEC_TC_MAX_D;
     const size_t slots = tc ? 2 * p.splits : p.splits;
     /* One workspace: the split partials (16-byte aligned after them), then the tensor-core
-     * operands and the centered rows. */
+     * operands and the centered rows, then (16-byte aligned) the Taylor form's. */
     const size_t part_bytes = slots > 1 ? (slots * m * sizeof(double) + 15) / 16 * 16 : 0;
-    const size_t bytes =
-        part_bytes + (dot ? (cuda_matvec_tc_floats(m, n, d) +
-                             gk__cuda_matvec_center_floats(m, n, d)) * sizeof(float)
-                          : 0);
+    const size_t fbytes =
+        part_bytes +
+        (dot ? (cuda_matvec_tc_floats(m, n, d) + gk__cuda_matvec_center_floats(m, n, d)) *
+                   sizeof(float)
+             : 0);
+    const size_t taylor_bytes =
+        std::is_same<T, float>::value ? gk__cuda_matvec_taylor_bytes(s, m, n, d, gamma) : 0;
+    const size_t taylor_off = (fbytes + 15) / 16 * 16;
+    const size_t bytes = taylor_bytes > 0 ? taylor_off + taylor_bytes : fbytes;
     double *part = NULL;
     float *fwork = NULL;
+    void *taylor_work = NULL;
     if (bytes > 0) {
         void *work = NULL;
         r = gk__cuda_workspace(s, bytes, &work);
@@ -238,23 +252,34 @@ static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_
             return r;
         part = slots > 1 ? (double *)work : NULL;
         fwork = (float *)((char *)work + part_bytes);
+        taylor_work = (char *)work + taylor_off;
     }
     /* The identical-rows test costs two instructions per pair in a kernel bound by instruction
      * issue, so only a c that needs it pays for it. */
     bool check = gk__rbf_needs_zero_test(c);
     bool fact = sizeof(T) == 4 && std::isfinite((double)c) && c < T(0);
     cudaStream_t st = s->stream;
+    /* The Taylor form first: its plan kernel decides on the device whether it writes out[], and
+     * the difference kernels and the combine return at once where it does. */
+    const int *skip = NULL;
+    if (taylor_bytes > 0) {
+        if constexpr (std::is_same<T, float>::value)
+            r = gk__cuda_matvec_taylor(s, m, n, d, gamma, x, y, w, out, taylor_work, &skip);
+        if (r != GK_OK)
+            return r;
+    }
     if (dot) {
         if constexpr (std::is_same<T, float>::value)
             r = cuda_matvec_dot_launch(s, p, m, n, d, gamma, c, x, y, w, out, part, fwork);
     } else {
-        r = cuda_matvec_forms_launch<T>(st, p, check, fact, m, n, d, gamma, c, x, y, w, out, part);
+        r = cuda_matvec_forms_launch<T>(st, p, check, fact, m, n, d, gamma, c, x, y, w, out, part,
+                                        skip);
     }
     if (r != GK_OK || slots == 1)
         return r;
     cuda_rbf_matvec_combine<T>
         <<<gk__cuda_blocks(m, GK_CUDA_THREADS, (size_t)s->sm_count * 8), GK_CUDA_THREADS, 0, st>>>(
-            m, (unsigned int)slots, part, out);
+            m, (unsigned int)slots, part, out, skip);
     return gk__cuda_launched("cuda_rbf_matvec_combine");
 }
 

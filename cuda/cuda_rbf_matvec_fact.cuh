@@ -204,13 +204,13 @@ cuda_matvec_fact_rows(float (&xr)[cuda_matvec_small_shape<float>::R][D],
 /* The factorized kernel: the blocks, splits and outputs of cuda_rbf_matvec_small<float>
  * (which see), each chunk of y in the factorized form where the bound above allows, else
  * restaged raw and summed from differences. c = -gamma log2(e), k = -c (finite, > 0), ecoef =
- * (3D + 8) u gamma. */
+ * (3D + 8) u gamma. skip: as cuda_rbf_matvec_small's. */
 template <int D>
 __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
     cuda_rbf_matvec_fact(size_t m, size_t n, float c, float k, float ecoef,
                          const float *__restrict__ x, const float *__restrict__ y,
                          const float *__restrict__ w, unsigned int splits, size_t cps,
-                         float *__restrict__ out, double *__restrict__ partial)
+                         float *__restrict__ out, double *__restrict__ partial, const int *skip)
 {
     typedef cuda_matvec_small_shape<float> S;
     const int R = S::R;
@@ -220,6 +220,8 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
     __shared__ float4 pts[S::CHUNK][PF];
     __shared__ float slots[3][GK_CUDA_THREADS / 32];
     float4(*raw)[PR] = reinterpret_cast<float4(*)[PR]>(&pts[0][0]);
+    if (skip != NULL && *skip)
+        return;
 
     const int tid = threadIdx.x;
     const size_t rt = blockIdx.x / splits;

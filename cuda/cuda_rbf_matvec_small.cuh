@@ -97,18 +97,22 @@ cuda_matvec_small_chunk(const typename gk_cuda_vec<T>::type (*pts)[P], int jn, T
  * by all threads at once (a broadcast). Row sums: float32 in float over GROUP points (at most
  * 32 terms, error far inside the 1e-5 * sum|w| contract), then in double; float64 in double
  * over GROUP points, then compensated (TwoSum). With one split the block writes out[] itself,
- * otherwise a double partial per row for the combine kernel. */
+ * otherwise a double partial per row for the combine kernel. skip (NULL: never): where it
+ * points to a nonzero value, the Taylor form (cuda_rbf_matvec_taylor.cuh) writes out[] and the
+ * block returns at once. */
 template <typename T, int D, bool CHECK>
 __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
     cuda_rbf_matvec_small(size_t m, size_t n, T c, const T *__restrict__ x, const T *__restrict__ y,
                           const T *__restrict__ w, unsigned int splits, size_t cps,
-                          T *__restrict__ out, double *__restrict__ partial)
+                          T *__restrict__ out, double *__restrict__ partial, const int *skip)
 {
     typedef cuda_matvec_small_shape<T> S;
     typedef gk_cuda_vec<T> V;
     const int W = V::width, R = S::R;
     const int P = (D + 1 + W - 1) / W;
     __shared__ typename V::type pts[S::CHUNK][P];
+    if (skip != NULL && *skip)
+        return;
 
     const int tid = threadIdx.x;
     const size_t rt = blockIdx.x / splits;

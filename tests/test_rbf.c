@@ -434,6 +434,200 @@ static void test_matvec_factorized_duplicates(void **state)
 }
 
 /* --------------------------------------------------------------------------------------------
+ * rbf_matvec float32 for d <= 4 on CUDA by the Taylor form (cuda/cuda_rbf_matvec_taylor.cuh):
+ * one expansion about the box's center, where its truncation and rounding bound (<= 1e-8
+ * sum |w|) holds, decided on the device. These cases set GK_MATVEC_TAYLOR themselves, per call:
+ * forced (any size) against the reference, and against off (the difference kernels only):
+ * where the bound holds some output must differ from off's (else the form never ran), where it
+ * fails every output must be bit-identical to off's (the fallback is those same kernels).
+ * ------------------------------------------------------------------------------------------ */
+
+/* Sets GK_MATVEC_TAYLOR to mode and returns the value it had (malloc'ed, or NULL if unset). */
+static char *taylor_env_set(const char *mode)
+{
+    const char *old = getenv("GK_MATVEC_TAYLOR");
+    char *keep = old ? strdup(old) : NULL;
+    setenv("GK_MATVEC_TAYLOR", mode, 1);
+    return keep;
+}
+
+static void taylor_env_restore(char *keep)
+{
+    if (keep) {
+        setenv("GK_MATVEC_TAYLOR", keep, 1);
+        free(keep);
+    } else {
+        unsetenv("GK_MATVEC_TAYLOR");
+    }
+}
+
+/* rbf_matvec under GK_MATVEC_TAYLOR=mode, no reference: the outputs (the caller frees them). */
+static float *taylor_raw(gk_context *ctx, const char *mode, size_t m, size_t n, size_t d,
+                         double gamma, const float *hx, const float *hy, const float *hw)
+{
+    char *keep = taylor_env_set(mode);
+    gk_buffer *x = gk_test_buffer_from(ctx, GK_FLOAT32, m * d, hx);
+    gk_buffer *y = gk_test_buffer_from(ctx, GK_FLOAT32, n * d, hy);
+    gk_buffer *w = gk_test_buffer_from(ctx, GK_FLOAT32, n, hw);
+    gk_buffer *out = gk_test_buffer_const(ctx, GK_FLOAT32, m, GK_TEST_SENTINEL);
+    GK_CHECK_OK(gk_rbf_matvec(ctx, m, n, d, gamma, x, y, w, out));
+    float *got = gk_test_read_all(out);
+    gk_buffer_destroy(x);
+    gk_buffer_destroy(y);
+    gk_buffer_destroy(w);
+    gk_buffer_destroy(out);
+    taylor_env_restore(keep);
+    return got;
+}
+
+/* forced against the reference (every stride-th row) and against off: used = 1, some output
+ * must differ; used = 0, all bit-identical; used = -1, no comparison. */
+static void taylor_compare(gk_context *ctx, size_t m, size_t n, size_t d, double gamma,
+                           const float *hx, const float *hy, const float *hw, size_t stride,
+                           int used, const char *what)
+{
+    char *keep = taylor_env_set("forced");
+    float *forced = matvec_check(ctx, GK_FLOAT32, m, n, d, gamma, hx, hy, hw, stride, what);
+    taylor_env_restore(keep);
+    float *off = taylor_raw(ctx, "off", m, n, d, gamma, hx, hy, hw);
+    const int same = memcmp(forced, off, m * sizeof(float)) == 0;
+    if (used == 1 && same)
+        GK_FAIL("%s (%zu x %zu x %zu, gamma %g): forced equals off bit for bit: the Taylor form "
+                "did not run",
+                what, m, n, d, gamma);
+    if (used == 0 && !same)
+        for (size_t i = 0; i < m; i++)
+            if (memcmp(&forced[i], &off[i], sizeof(float)) != 0)
+                GK_FAIL("%s (%zu x %zu x %zu, gamma %g): the bound fails, yet row %zu is %.9g "
+                        "forced and %.9g off",
+                        what, m, n, d, gamma, i, (double)forced[i], (double)off[i]);
+    free(forced);
+    free(off);
+}
+
+static void taylor_case(gk_context *ctx, size_t d, double gamma, double offset, int used)
+{
+    void *hx, *hy;
+    make_xy(GK_FLOAT32, FORM_M, FORM_N, d, offset, 1, 0, &hx, &hy);
+    void *hw = gk_test_random_array(GK_FLOAT32, FORM_N, -1, 1);
+    taylor_compare(ctx, FORM_M, FORM_N, d, gamma, hx, hy, hw, 3, used, "rbf_matvec (Taylor)");
+    free(hx);
+    free(hy);
+    free(hw);
+}
+
+/* (a) every d, gamma = 1/d and 0.5, U[0, 1) (S = 2 gamma d / 4 <= 1: the bound holds), and
+ * (b) on data offset by 1e3. */
+static void test_matvec_taylor(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    for (size_t d = 1; d <= 4; d++) {
+        taylor_case(ctx, d, 1.0 / (double)d, 0.0, 1);
+        taylor_case(ctx, d, 0.5, 0.0, 1);
+        taylor_case(ctx, d, 1.0 / (double)d, 1e3, 1);
+    }
+}
+
+/* (c) the bound's edge. Rows in [0, L)^d with 0 and (L, .., L) in both x and y, so the box is
+ * [0, L]^d exactly and S = 2 gamma (sqrt(d) L / 2)^2 = L^2 / 2 at gamma = 1/d. At the highest
+ * degree (d = 3: 21, d = 4: 12) S^(p+1) / (p+1)! e^S reaches 1e-8 at S = 3.37 and 1.248: 3.2 and
+ * 1.18 hold (the form), 3.55 and 1.32 fail (the difference kernels, bit for bit). */
+static void test_matvec_taylor_bound(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    static const double s_of[][2] = {{3.2, 3.55}, {1.18, 1.32}};
+    for (size_t d = 3; d <= 4; d++)
+        for (int fails = 0; fails < 2; fails++) {
+            const double len = sqrt(2.0 * s_of[d - 3][fails]);
+            float *hx = gk_test_random_array(GK_FLOAT32, FORM_M * d, 0.0, len);
+            float *hy = gk_test_random_array(GK_FLOAT32, FORM_N * d, 0.0, len);
+            for (size_t l = 0; l < d; l++) {
+                hx[l] = hy[l] = 0.0f;
+                hx[d + l] = hy[d + l] = (float)len;
+            }
+            float *hw = gk_test_random_array(GK_FLOAT32, FORM_N, -1, 1);
+            taylor_compare(ctx, FORM_M, FORM_N, d, 1.0 / (double)d, hx, hy, hw, 3, !fails,
+                           "rbf_matvec (Taylor bound)");
+            free(hx);
+            free(hy);
+            free(hw);
+        }
+}
+
+/* (d) NaN in x, infinities in y, inf or NaN in w, and all-zero w: the bound fails, the outputs
+ * are the difference kernels' bit for bit (NaN where the reference is NaN). */
+static void test_matvec_taylor_special(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    const size_t m = FORM_M, n = FORM_N, d = 3;
+    for (int c = 0; c < 5; c++) {
+        void *hx, *hy;
+        make_xy(GK_FLOAT32, m, n, d, 0.0, 1, 0, &hx, &hy);
+        void *hw = gk_test_random_array(GK_FLOAT32, n, -1, 1);
+        if (c == 0)
+            gk_test_set(GK_FLOAT32, hx, 5 * d + 1, NAN);
+        if (c == 1)
+            gk_test_set(GK_FLOAT32, hy, 1500 * d + 2, -INFINITY);
+        if (c == 2)
+            gk_test_set(GK_FLOAT32, hw, 2050, INFINITY);
+        if (c == 3)
+            gk_test_set(GK_FLOAT32, hw, 7, NAN);
+        for (size_t j = 0; c == 4 && j < n; j++)
+            gk_test_set(GK_FLOAT32, hw, j, 0.0);
+        if (c == 2) {
+            /* sums with an infinite weight: compare with off only */
+            float *forced = taylor_raw(ctx, "forced", m, n, d, 1.0 / 3, hx, hy, hw);
+            float *off = taylor_raw(ctx, "off", m, n, d, 1.0 / 3, hx, hy, hw);
+            for (size_t i = 0; i < m; i++)
+                if (memcmp(&forced[i], &off[i], sizeof(float)) != 0 || isfinite(forced[i]))
+                    GK_FAIL("rbf_matvec (Taylor, inf in w): row %zu is %.9g forced, %.9g off", i,
+                            (double)forced[i], (double)off[i]);
+            free(forced);
+            free(off);
+        } else {
+            taylor_compare(ctx, m, n, d, 1.0 / 3, hx, hy, hw, 1, 0, "rbf_matvec (Taylor, special)");
+        }
+        free(hx);
+        free(hy);
+        free(hw);
+    }
+}
+
+/* (e) m or n = 1: one row against itself with w = 1 is exactly 1 (S = 0, the form's one term);
+ * x_0 copied into y with a one-hot weight there is exactly that weight (the form's error is
+ * below half its ulp); single rows against many and many against one within the contract. */
+static void test_matvec_taylor_single(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    for (size_t d = 1; d <= 4; d++) {
+        float *hx = random_rows(GK_FLOAT32, FORM_M, d, d % 2 ? 1e3 : 0.0);
+        float *hy = random_rows(GK_FLOAT32, FORM_N, d, d % 2 ? 1e3 : 0.0);
+        const float one = 1.0f;
+        float *got = taylor_raw(ctx, "forced", 1, 1, d, 1.0 / (double)d, hx, hx, &one);
+        if (got[0] != 1.0f)
+            GK_FAIL("rbf_matvec (Taylor) d %zu: a row against itself with w = 1 is %.9g, not 1", d,
+                    (double)got[0]);
+        free(got);
+        copy_row(GK_FLOAT32, hy, 1234, hx, 0, d);
+        float *hw = gk_test_const_array(GK_FLOAT32, FORM_N, 0.0);
+        hw[1234] = 0.375f;
+        got = taylor_raw(ctx, "forced", 1, FORM_N, d, 1.0 / (double)d, hx, hy, hw);
+        if (got[0] != 0.375f)
+            GK_FAIL("rbf_matvec (Taylor) d %zu: x_0 = y_1234, w one-hot 0.375 there: out is "
+                    "%.9g",
+                    d, (double)got[0]);
+        free(got);
+        free(hw);
+        hw = gk_test_random_array(GK_FLOAT32, FORM_N, -1, 1);
+        taylor_compare(ctx, 1, FORM_N, d, 0.5, hx, hy, hw, 1, -1, "rbf_matvec (Taylor, m = 1)");
+        taylor_compare(ctx, FORM_M, 1, d, 0.5, hx, hy, hw, 1, -1, "rbf_matvec (Taylor, n = 1)");
+        free(hw);
+        free(hx);
+        free(hy);
+    }
+}
+
+/* --------------------------------------------------------------------------------------------
  * rbf_matvec float32 for 4 < d <= 128 on CUDA with 2^20 pairs or more: the inner-product form on
  * rows centered on the mean of x's first 1024 rows, tile (128 x 128) by tile, N the largest
  * ||x~||^2 + ||y~||^2 of the tile's groups: for d <= 64 the inner products on TF32 tensor cores
@@ -1082,6 +1276,14 @@ int main(void)
         GK_TEST_BOTH(test_matvec_factorized_special),
         GK_TEST_BOTH(test_matvec_factorized_identical),
         GK_TEST_BOTH(test_matvec_factorized_duplicates),
+        {"test_matvec_taylor/cuda", test_matvec_taylor, gk_test_setup, gk_test_teardown,
+         &gk_test_cuda},
+        {"test_matvec_taylor_bound/cuda", test_matvec_taylor_bound, gk_test_setup, gk_test_teardown,
+         &gk_test_cuda},
+        {"test_matvec_taylor_special/cuda", test_matvec_taylor_special, gk_test_setup,
+         gk_test_teardown, &gk_test_cuda},
+        {"test_matvec_taylor_single/cuda", test_matvec_taylor_single, gk_test_setup,
+         gk_test_teardown, &gk_test_cuda},
         GK_TEST_BOTH(test_matvec_inner_product_tiles),
         GK_TEST_BOTH(test_matvec_inner_product_tiles_special),
         GK_TEST_BOTH(test_matvec_inner_product_tiles_identical),
