@@ -135,6 +135,17 @@ __device__ __forceinline__ void cuda_taylor_reduce(double (&v)[NV], double (*slo
             }
 }
 
+/* The box of no rows: lows +inf, highs -inf, sum |w| 0 (the identities of the box reduction). */
+template <int D> __device__ __forceinline__ void cuda_taylor_box_empty(double *v)
+{
+#pragma unroll
+    for (int k = 0; k < 2 * D; k++) {
+        v[k] = INFINITY;
+        v[2 * D + k] = -INFINITY;
+    }
+    v[4 * D] = 0.0;
+}
+
 /* (1) Per block, over a grid-stride share of the rows: the lows of x's and y's features, their
  * highs, and sum |w|, at partial[block * (4D + 1)]. */
 template <int D>
@@ -145,12 +156,7 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
     const int NV = 4 * D + 1;
     __shared__ double slot[GK_CUDA_THREADS / 32][NV];
     double v[NV];
-#pragma unroll
-    for (int k = 0; k < 2 * D; k++) {
-        v[k] = INFINITY;
-        v[2 * D + k] = -INFINITY;
-    }
-    v[4 * D] = 0.0;
+    cuda_taylor_box_empty<D>(v);
     const size_t rows = m > n ? m : n;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < rows;
          i += (size_t)gridDim.x * blockDim.x) {
@@ -190,12 +196,7 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
     const int NV = 4 * D + 1;
     __shared__ double slot[GK_CUDA_THREADS / 32][NV];
     double v[NV];
-#pragma unroll
-    for (int k = 0; k < 2 * D; k++) {
-        v[k] = INFINITY;
-        v[2 * D + k] = -INFINITY;
-    }
-    v[4 * D] = 0.0;
+    cuda_taylor_box_empty<D>(v);
     for (unsigned int b = threadIdx.x; b < blocks; b += GK_CUDA_THREADS) {
 #pragma unroll
         for (int k = 0; k < NV; k++) {
