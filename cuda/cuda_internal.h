@@ -7,6 +7,8 @@
 #include <cuda_runtime.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "backend.h"
 #include "cuda_block_cache.h"
@@ -116,6 +118,27 @@ static inline unsigned int gk__cuda_blocks(size_t work, size_t per_block, size_t
     if (b > cap)
         b = cap;
     return b == 0 ? 1u : (unsigned int)b;
+}
+
+/* bytes rounded up to a multiple of 16: the alignment of each piece of a call's workspace. */
+static inline size_t gk__cuda_round16(size_t bytes)
+{
+    return (bytes + 15) / 16 * 16;
+}
+
+/* A form's switch in the environment (GK_RBF_TC, GK_MATVEC_TAYLOR; README): 0 for "off", 2 for
+ * "forced" or also_forced (NULL: none), 1 (the size thresholds decide) otherwise. Read on every
+ * call, so that a test can change it between calls. */
+static inline int gk__cuda_form_env(const char *var, const char *also_forced)
+{
+    const char *v = getenv(var);
+    if (v == NULL)
+        return 1;
+    if (strcmp(v, "off") == 0)
+        return 0;
+    if (strcmp(v, "forced") == 0 || (also_forced != NULL && strcmp(v, also_forced) == 0))
+        return 2;
+    return 1;
 }
 
 /* 16-byte vectors: float4 / double2 give single 128-bit loads and stores. */

@@ -196,8 +196,7 @@ static gk_status cuda_matvec_dot_launch(gk_cuda_state *s, const cuda_matvec_plan
     unsigned int sc = (unsigned int)p.splits;
     if (tcf > 0) {
         tc_ecoef = (float)(gk__cuda_matvec_tc_coef(d) * g);
-        r = gk__cuda_matvec_tc(s, m, n, d, c, tc_ecoef, x, y, w, ctr, fwork, sc, p.per_split,
-                               part);
+        r = gk__cuda_matvec_tc(s, m, n, d, c, tc_ecoef, x, y, w, ctr, fwork, sc, p.per_split, part);
         if (r != GK_OK)
             return r;
         part += p.splits * m;
@@ -232,7 +231,7 @@ static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_
     const size_t slots = tc ? 2 * p.splits : p.splits;
     /* One workspace: the split partials (16-byte aligned after them), then the tensor-core
      * operands and the centered rows, then (16-byte aligned) the Taylor form's. */
-    const size_t part_bytes = slots > 1 ? (slots * m * sizeof(double) + 15) / 16 * 16 : 0;
+    const size_t part_bytes = slots > 1 ? gk__cuda_round16(slots * m * sizeof(double)) : 0;
     const size_t fbytes =
         part_bytes +
         (dot ? (cuda_matvec_tc_floats(m, n, d) + gk__cuda_matvec_center_floats(m, n, d)) *
@@ -240,7 +239,7 @@ static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_
              : 0);
     const size_t taylor_bytes =
         std::is_same<T, float>::value ? gk__cuda_matvec_taylor_bytes(s, m, n, d, gamma) : 0;
-    const size_t taylor_off = (fbytes + 15) / 16 * 16;
+    const size_t taylor_off = gk__cuda_round16(fbytes);
     const size_t bytes = taylor_bytes > 0 ? taylor_off + taylor_bytes : fbytes;
     double *part = NULL;
     float *fwork = NULL;

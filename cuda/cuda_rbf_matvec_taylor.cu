@@ -4,7 +4,6 @@
 #include "cuda_rbf_matvec_taylor.h"
 
 #include <cmath>
-#include <cstring>
 
 #include "cuda_rbf_matvec_taylor.cuh"
 
@@ -17,24 +16,6 @@
 #define GK_TAYLOR_BOX_ROWS (GK_CUDA_THREADS * 8)
 /* Points of y per moments block at least (at most four blocks per multiprocessor). */
 #define GK_TAYLOR_MOMENT_POINTS 1024
-
-/* GK_MATVEC_TAYLOR (README): off never takes the form; forced tries it at any size (for tests
- * and the sanitizers); otherwise from GK_MATVEC_TAYLOR_MIN_PAIRS. Read on every call, as
- * GK_RBF_TC is, so that a test can change it between calls. */
-static int cuda_taylor_env(void)
-{
-    const char *v = getenv("GK_MATVEC_TAYLOR");
-    if (v != NULL && strcmp(v, "off") == 0)
-        return 0;
-    if (v != NULL && strcmp(v, "forced") == 0)
-        return 2;
-    return 1;
-}
-
-static size_t cuda_taylor_round16(size_t b)
-{
-    return (b + 15) / 16 * 16;
-}
 
 static size_t cuda_taylor_terms_of(size_t d)
 {
@@ -63,17 +44,19 @@ static cuda_taylor_layout cuda_taylor_layout_of(const gk_cuda_state *s, size_t m
     l.mom_blocks = gk__cuda_blocks(n, GK_TAYLOR_MOMENT_POINTS, (size_t)s->sm_count * 4);
     l.span = (n + l.mom_blocks - 1) / l.mom_blocks;
     l.mom_blocks = (n + l.span - 1) / l.span;
-    l.o_box = cuda_taylor_round16(sizeof(cuda_taylor_plan));
-    l.o_part = l.o_box + cuda_taylor_round16(l.box_blocks * (4 * d + 1) * sizeof(double));
-    l.o_mom = l.o_part + cuda_taylor_round16(l.mom_blocks * terms * sizeof(double));
+    l.o_box = gk__cuda_round16(sizeof(cuda_taylor_plan));
+    l.o_part = l.o_box + gk__cuda_round16(l.box_blocks * (4 * d + 1) * sizeof(double));
+    l.o_mom = l.o_part + gk__cuda_round16(l.mom_blocks * terms * sizeof(double));
     l.bytes = l.o_mom + terms * sizeof(double);
     return l;
 }
 
+/* GK_MATVEC_TAYLOR (README): off never takes the form; forced tries it at any size (for tests
+ * and the sanitizers); otherwise from GK_MATVEC_TAYLOR_MIN_PAIRS. */
 size_t gk__cuda_matvec_taylor_bytes(const gk_cuda_state *s, size_t m, size_t n, size_t d,
                                     double gamma)
 {
-    const int mode = cuda_taylor_env();
+    const int mode = gk__cuda_form_env("GK_MATVEC_TAYLOR", NULL);
     const float g = (float)gamma;
     if (mode == 0 || d < 1 || d > 4 || m == 0 || n == 0 || !(g > 0.0f) || !std::isfinite(g) ||
         (mode == 1 && (double)m * (double)n < GK_MATVEC_TAYLOR_MIN_PAIRS))

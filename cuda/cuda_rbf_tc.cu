@@ -393,11 +393,6 @@ static float cuda_tc_down(double v)
     return (double)f > v ? nextafterf(f, 0.0f) : f;
 }
 
-static size_t cuda_tc_round16(size_t bytes)
-{
-    return (bytes + 15) / 16 * 16;
-}
-
 /* The fused kernel over the tiles of the output, 128 x BN. */
 template <int BN, int STAGES, int BK>
 static gk_status cuda_tc_fused(gk_cuda_state *s, size_t m, const cuda_tc_params &p, size_t dp,
@@ -421,21 +416,6 @@ static gk_status cuda_tc_fused(gk_cuda_state *s, size_t m, const cuda_tc_params 
     return gk__cuda_launched("cuda_tc_mma");
 }
 
-/* GK_RBF_TC (README): off leaves every call to the CUDA-core forms; forced (and gemm-forced, which
- * also puts the products of d >= GK_RBF_GEMM_MIN_D on cuBLASLt: cuda_rbf_gemm.cu) takes the
- * tensor-core form wherever it can run (also below GK_RBF_TC_MIN_ENTRIES and
- * GK_RBF_TC_MIN_ENTRIES_NARROW, so that small cases can run it under the sanitizers) and skips the
- * sample, so that the products run whatever the bound will say (for tests and measurements). */
-static int cuda_tc_env(void)
-{
-    const char *v = getenv("GK_RBF_TC");
-    if (v != NULL && strcmp(v, "off") == 0)
-        return 0;
-    if (v != NULL && (strcmp(v, "forced") == 0 || strcmp(v, "gemm-forced") == 0))
-        return 2;
-    return 1;
-}
-
 /* The workspace of one call, 16-byte aligned pieces: the column sums (double) and their
  * counts, the center, the operands of x's and y's rows, their norms, and the flags: [0] the
  * sample's count, [1] the tiles the fused kernel left, listed from [2] on (at most one per
@@ -451,27 +431,27 @@ static cuda_tc_layout cuda_tc_plan(size_t m, size_t n, size_t d, size_t bk)
     l.chunk = (rows + GK_TC_SUM_CHUNKS - 1) / GK_TC_SUM_CHUNKS;
     l.chunks = (rows + l.chunk - 1) / l.chunk;
     l.dp = (d + bk - 1) / bk * bk;
-    size_t o = cuda_tc_round16(l.chunks * d * sizeof(double));
+    size_t o = gk__cuda_round16(l.chunks * d * sizeof(double));
     l.o_pcount = o;
-    o += cuda_tc_round16(l.chunks * d * sizeof(unsigned int));
+    o += gk__cuda_round16(l.chunks * d * sizeof(unsigned int));
     l.o_center = o;
-    o += cuda_tc_round16(d * sizeof(float));
+    o += gk__cuda_round16(d * sizeof(float));
     /* Room for the fused kernel's operands or the GEMM form's (cuda_rbf_gemm.cu), whichever is
      * larger. */
     l.o_xs = o;
-    o += cuda_tc_round16(
+    o += gk__cuda_round16(
         std::max(m * l.dp * sizeof(float), gk__cuda_rbf_gemm_operand_bytes(m, l.dp)));
     l.o_ys = o;
-    o += cuda_tc_round16(
+    o += gk__cuda_round16(
         std::max(n * l.dp * sizeof(float), gk__cuda_rbf_gemm_operand_bytes(n, l.dp)));
     l.o_nx = o;
-    o += cuda_tc_round16(m * sizeof(float));
+    o += gk__cuda_round16(m * sizeof(float));
     l.o_ny = o;
-    o += cuda_tc_round16(n * sizeof(float));
+    o += gk__cuda_round16(n * sizeof(float));
     l.o_sx = o;
-    o += cuda_tc_round16(m * sizeof(float));
+    o += gk__cuda_round16(m * sizeof(float));
     l.o_sy = o;
-    o += cuda_tc_round16(n * sizeof(float));
+    o += gk__cuda_round16(n * sizeof(float));
     l.o_flags = o;
     l.bytes = o + (2 + (m + 127) / 128 * ((n + 63) / 64)) * sizeof(unsigned int);
     return l;
@@ -481,7 +461,13 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
                            const float *x, const float *y, float *k, gk_status *r)
 {
     const float c = cuda_rbf_constant(gamma, 0.0f);
-    const int mode = cuda_tc_env();
+    /* GK_RBF_TC (README): off leaves every call to the CUDA-core forms; forced (and gemm-forced,
+     * which also puts the products of d >= GK_RBF_GEMM_MIN_D on cuBLASLt: cuda_rbf_gemm.cu) takes
+     * the tensor-core form wherever it can run (also below GK_RBF_TC_MIN_ENTRIES and
+     * GK_RBF_TC_MIN_ENTRIES_NARROW, so that small cases can run it under the sanitizers) and skips
+     * the sample, so that the products run whatever the bound will say (for tests and
+     * measurements). */
+    const int mode = gk__cuda_form_env("GK_RBF_TC", "gemm-forced");
     const double entries = (double)m * (double)n;
     /* The fused kernel counts its tiles (of 128 x 64 or more) in 32 bits, with a grid's worth
      * of room above them. */
