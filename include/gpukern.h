@@ -303,7 +303,10 @@ GK_API gk_status gk_rbf_matrix(gk_context *c, size_t m, size_t n, size_t d, doub
  * inner product per 128 x 128 tile for 4 < d <= 128 (2^20 pairs or more; on TF32 tensor cores
  * with split operands for d <= 64), and for d <= 4 factors the exponent,
  * 2^(a_i) * 2^(b_j + x~_i.y~_j) on centered rows, each under its rounding bound (checked per
- * tile, or per block of rows and chunk of y). */
+ * tile, or per block of rows and chunk of y). From 2^30 pairs, float32 d <= 4 first tries one
+ * Taylor expansion about the rows' box center (a fast Gauss transform, O((m + n) * terms)),
+ * taken only where its bound, decided on the device, keeps every output within 1e-8 * sum|w|
+ * (README: GK_MATVEC_TAYLOR). */
 GK_API gk_status gk_rbf_matvec(gk_context *c, size_t m, size_t n, size_t d, double gamma,
                                const gk_buffer *x, const gk_buffer *y, const gk_buffer *w,
                                gk_buffer *out);
