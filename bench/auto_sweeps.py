@@ -74,7 +74,8 @@ def explain(output):
 def keep_files(keep, number, tmp, out):
     """Copies sweep number's calibration and CSV from tmp, and its output, into keep."""
     os.makedirs(keep, exist_ok=True)
-    for name, suffix in (("calibration.txt", "-calibration.txt"), ("sweep.csv", ".csv")):
+    for name, suffix in (("calibration.txt", "-calibration.txt"), ("sweep.csv", ".csv"),
+                         ("reps.csv", "-reps.csv")):
         if os.path.exists(os.path.join(tmp, name)):
             shutil.copyfile(os.path.join(tmp, name), os.path.join(keep, f"sweep{number}{suffix}"))
     with open(os.path.join(keep, f"sweep{number}.log"), "w") as f:
@@ -85,7 +86,7 @@ def run_sweeps(gkbench, count, extra, timeout_s, log_calls=False, keep=None):
     """Per sweep: sizes compared, sizes within AUTO_WITHIN, the worst rows, errors; with
     log_calls, GK_LOG=1 and explain()'s lines; with keep, a directory that receives each
     sweep's calibration, CSV and output (sweepN-calibration.txt, sweepN.csv, sweepN.log), what
-    bench/auto_replay reads."""
+    bench/auto_replay reads, and its timed batches (sweepN-reps.csv, gkbench's --reps-csv)."""
     sweeps = []
     for i in range(count):
         with tempfile.TemporaryDirectory(prefix="gk_sweep") as tmp:
@@ -95,6 +96,8 @@ def run_sweeps(gkbench, count, extra, timeout_s, log_calls=False, keep=None):
             if log_calls:
                 env["GK_LOG"] = "1"
             cmd = [gkbench, "--sweep", "--csv", path] + extra
+            if keep:
+                cmd += ["--reps-csv", os.path.join(tmp, "reps.csv")]
             log(f"auto: sweep {i + 1} of {count}: {' '.join(cmd)}")
             t0 = time.perf_counter()
             sw = {"sweep": i + 1, "command": " ".join(cmd)}
@@ -159,8 +162,8 @@ def main():
     ap.add_argument("--json", help="also write the sweeps' summaries here")
     ap.add_argument("--explain", action="store_true", help="GK_LOG=1: per size, where AUTO's "
                     "calls ran and what they took (the log costs about a microsecond a call)")
-    ap.add_argument("--keep", help="a directory for each sweep's calibration, CSV and output "
-                    "(for bench/auto_replay)")
+    ap.add_argument("--keep", help="a directory for each sweep's calibration, CSV, output "
+                    "(for bench/auto_replay) and timed batches")
     ap.add_argument("extra", nargs="*", help="gkbench arguments after --, e.g. -- --op gemm")
     args = ap.parse_args()
     sweeps = run_sweeps(args.gkbench, args.count, args.extra, args.timeout, args.explain,

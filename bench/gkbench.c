@@ -32,7 +32,7 @@
 typedef struct bench_opts {
     int quick, tf32, cpu_threads, reps, list, sweep;
     unsigned backends;
-    const char *ops, *csv, *json, *png;
+    const char *ops, *csv, *json, *png, *reps_csv;
     double min_rep_s;  /* a timed repetition lasts at least this long (many calls if need be) */
     double max_case_s; /* fewer repetitions for ops whose single call is this slow */
 } bench_opts;
@@ -265,6 +265,8 @@ int main(int argc, char **argv)
          "instead: cpu, cuda and auto on host data over sizes, 1e2..1e8 (quick: ..1e6);\n"
          "                   CSV to --csv (default sweep.csv); honours --op, --threads, --tf32"},
         {"--png", GKX_STRING, &o.png, "with --sweep: also plot the sweep into this PNG"},
+        {"--reps-csv", GKX_STRING, &o.reps_csv,
+         "with --sweep: every timed batch to this CSV, with the context it followed"},
     };
     gkx_parse_flags(argc, argv,
                     "Times libgpukern's ops per backend: median seconds per call after warm-up,\n"
@@ -286,6 +288,7 @@ int main(int argc, char **argv)
                          .ops = ops,
                          .csv = o.csv ? o.csv : "sweep.csv",
                          .png = o.png,
+                         .reps_csv = o.reps_csv,
                          .loadavg = load,
                          .stop = &interrupted};
         return sweep_main(&so);

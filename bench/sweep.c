@@ -148,7 +148,8 @@ static void fail(point *p, const char *who, gk_status st)
  * next), then repetitions interleaved across the contexts in changing orders, so a change of
  * load or clock during the point hits every column alike; each timed batch follows a few
  * untimed calls in the same context. */
-static void measure(point *p, gk_context *const *ctx, gk_buffer *(*b)[BENCH_MAX_OPERANDS])
+static void measure(point *p, gk_context *const *ctx, gk_buffer *(*b)[BENCH_MAX_OPERANDS],
+                    FILE *reps_csv)
 {
     int live[NCTX], nlive = 0, calls[NCTX] = {0};
     double est[NCTX], v[NCTX][MAX_REPS], sum = 0;
@@ -187,6 +188,7 @@ static void measure(point *p, gk_context *const *ctx, gk_buffer *(*b)[BENCH_MAX_
     static const int orders[2][NCTX] = {{0, 2, 1}, {0, 1, 2}};
     int reps = (int)fmin(MAX_REPS, fmax(MIN_REPS, floor(POINT_BUDGET_S / sum)));
     reps += reps % 2;
+    int before = live[nlive - 1]; /* the context whose batches came last: its warm-up */
     for (int r = 0; r < reps; r++)
         for (int j = 0; j < NCTX; j++) {
             if (orders[r % 2][j] >= nlive)
@@ -198,11 +200,19 @@ static void measure(point *p, gk_context *const *ctx, gk_buffer *(*b)[BENCH_MAX_
              * host in its own state (the CUDA driver's threads busy, OpenMP's asleep), which
              * is not this context's cost. */
             double unused;
-            int ran_on[3] = {0}; /* the CPU's and CUDA's counts: not reported */
+            int ran_on[3] = {0}; /* this batch's calls by the gk_backend that ran them */
             gk_status st = batch(ctx[k], &p->c, b[k], calls[k] / 8 + 1, &iter, NULL, &unused);
             if (st == GK_OK)
-                st = batch(ctx[k], &p->c, b[k], calls[k], &iter, k == AUTO ? p->auto_on : ran_on,
-                           &v[k][r]);
+                st = batch(ctx[k], &p->c, b[k], calls[k], &iter, ran_on, &v[k][r]);
+            if (k == AUTO)
+                for (int i = 0; i < 3; i++)
+                    p->auto_on[i] += ran_on[i];
+            if (st == GK_OK && reps_csv != NULL)
+                fprintf(reps_csv, "%s,%zu,%zu,%zu,%d,%s,%s,%d,%d,%d,%.6g\n",
+                        bench_op_name(p->c.op), p->c.m, p->c.n, p->c.k, r, ctx_names[k],
+                        ctx_names[before], calls[k], ran_on[GK_BACKEND_CPU],
+                        ran_on[GK_BACKEND_CUDA], v[k][r] * 1e3);
+            before = k;
             if (st != GK_OK) {
                 fail(p, ctx_names[k], st);
                 calls[k] = 0;
@@ -224,7 +234,7 @@ static void measure(point *p, gk_context *const *ctx, gk_buffer *(*b)[BENCH_MAX_
 
 /* Allocates the host arrays of one size, wraps them in every context, fills them with uniform
  * random numbers (real data, and every page touched before the clock runs) and times them. */
-static void run_point(point *p, gk_context *const *ctx)
+static void run_point(point *p, gk_context *const *ctx, FILE *reps_csv)
 {
     size_t counts[BENCH_MAX_OPERANDS];
     int nbuf = bench_case_operands(&p->c, counts);
@@ -243,7 +253,7 @@ static void run_point(point *p, gk_context *const *ctx)
             st = gk_rng_uniform(ctx[CPU], 1000 + (uint64_t)j, 0, b[CPU][j]);
     }
     if (st == GK_OK)
-        measure(p, ctx, b);
+        measure(p, ctx, b, reps_csv);
     else
         fail(p, "host arrays", st);
     for (int k = 0; k < NCTX; k++)
@@ -478,6 +488,15 @@ int sweep_main(const sweep_opts *o)
              gk_context_device_name(ctx[AUTO]), gkx_backend_name(gk_context_backend(ctx[AUTO])),
              cal_s);
     fputs(header, stdout);
+    FILE *reps_csv = NULL;
+    if (o->reps_csv != NULL) {
+        if ((reps_csv = fopen(o->reps_csv, "w")) == NULL) {
+            perror(o->reps_csv);
+            return EXIT_FAILURE;
+        }
+        fputs(header, reps_csv);
+        fputs("op,m,n,d,rep,context,after,calls,cpu_calls,cuda_calls,ms_per_call\n", reps_csv);
+    }
     if (ctx[CUDA] == NULL)
         printf("note: no CUDA, so the AUTO context is the CPU backend and its column should "
                "match the CPU column (auto/cpu within 2%%)\n");
@@ -486,7 +505,7 @@ int sweep_main(const sweep_opts *o)
            "cuda ms", "auto ms", "auto", "auto/best", "", "auto/cpu", "note");
     size_t done = 0;
     for (; done < np && !*o->stop; done++) {
-        run_point(&pts[done], ctx);
+        run_point(&pts[done], ctx, reps_csv);
         print_row(&pts[done]);
         failed |= pts[done].failed;
     }
@@ -495,6 +514,10 @@ int sweep_main(const sweep_opts *o)
            *o->stop ? " (interrupted: the remaining sizes did not run)" : "");
     for (int k = 0; k < NCTX; k++)
         gk_context_destroy(ctx[k]);
+    if (reps_csv != NULL && fclose(reps_csv) != 0) {
+        perror(o->reps_csv);
+        return EXIT_FAILURE;
+    }
 
     if (!write_csv(o->csv, header, pts, done))
         return EXIT_FAILURE;

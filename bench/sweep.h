@@ -12,6 +12,7 @@ typedef struct sweep_opts {
     unsigned long ops;   /* bit mask over bench_op; ops outside the sweep's five are ignored */
     const char *csv;     /* where the CSV goes (never NULL) */
     const char *png;     /* if not NULL, sweep_plot.py draws the CSV into this file */
+    const char *reps_csv; /* if not NULL, every timed batch goes here: what ran before it too */
     const char *loadavg; /* /proc/loadavg at the start: a sweep on a busy host says so */
     const volatile sig_atomic_t *stop; /* set by a signal: stop after the point in progress */
 } sweep_opts;
