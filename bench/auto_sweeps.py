@@ -127,13 +127,15 @@ def run_sweeps(gkbench, count, extra, timeout_s, log_calls=False, keep=None):
         sw["within"] = sum(float(r["auto_over_best"]) <= AUTO_WITHIN for r in rated)
         worst = sorted(rated, key=lambda r: -float(r["auto_over_best"]))[:3]
         sw["worst"] = [{"op": r["op"], "m": r["m"], "n": r["n"], "d": r["d"],
-                        "auto_over_best": float(r["auto_over_best"]), "cpu_ms": r["cpu_ms"],
+                        "auto_over_best": float(r["auto_over_best"]),
+                        "medians": r.get("auto_over_best_medians", ""), "cpu_ms": r["cpu_ms"],
                         "cuda_ms": r["cuda_ms"], "auto_ms": r["auto_ms"],
                         "choice": r["auto_choice"], "cpu_calls": r["auto_cpu_calls"],
                         "cuda_calls": r["auto_cuda_calls"]} for r in worst]
         sw["rows"] = [{k: r[k] for k in ("op", "m", "n", "d", "cpu_ms", "cuda_ms", "auto_ms",
                                          "auto_choice", "auto_cpu_calls", "auto_cuda_calls",
-                                         "auto_over_best")} for r in rows]
+                                         "auto_over_best", "auto_over_best_medians")
+                       if k in r} for r in rows]
         sweeps.append(sw)
         log(f"auto: sweep {i + 1}: {sw['within']}/{sw['sizes']} within {AUTO_WITHIN}x")
     return sweeps
@@ -141,7 +143,8 @@ def run_sweeps(gkbench, count, extra, timeout_s, log_calls=False, keep=None):
 
 def worst_text(w):
     size = f"{w['m']}x{w['n']}" if w["m"] not in ("", "0") else w["n"]
-    return (f"{w['op']} {size} {w['auto_over_best']:.3f} (cpu {w['cpu_ms']} ms, cuda "
+    medians = f", medians {w['medians']}" if w.get("medians") else ""
+    return (f"{w['op']} {size} {w['auto_over_best']:.3f}{medians} (cpu {w['cpu_ms']} ms, cuda "
             f"{w['cuda_ms']} ms, auto {w['auto_ms']} ms, {w['choice']}: {w['cpu_calls']} cpu / "
             f"{w['cuda_calls']} cuda calls)")
 

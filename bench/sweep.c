@@ -30,8 +30,11 @@ static const char *const ctx_names[NCTX] = {"cpu", "cuda", "auto"};
 #define MIN_BATCH_S 2e-3
 /* Even (see measure()'s orders). The median of 6 single calls of 16 ms (add 1e8 on host data)
  * put two contexts running the same CPU code 13 % apart on the H200 host (bench/RESULTS.md,
- * 2026-12-02): the 1.1x criterion needs a finer median than that at the largest sizes. */
-#define MIN_REPS 10
+ * 2026-12-02): the 1.1x criterion needs a finer median than that at the largest sizes. 10 were
+ * not enough either: rng_uniform 1e8's single CPU calls there spread by 3-21 % (coefficient of
+ * variation) within a size, and AUTO's retry of the GPU, one call of its first repetition, is
+ * a tenth of 10. */
+#define MIN_REPS 16
 #define MAX_REPS 62
 #define MAX_POINTS 96
 
@@ -39,6 +42,7 @@ typedef struct point {
     bench_case c;
     double size;    /* the plotted size: elements, or n for gemm */
     double t[NCTX]; /* median seconds per call; NAN where not measured */
+    double paired;  /* AUTO over the faster backend, repetition by repetition (see measure()) */
     int auto_on[3]; /* timed AUTO calls by the gk_backend that ran them */
     int reps;
     int failed; /* a call failed for another reason than memory: exit nonzero */
@@ -68,6 +72,7 @@ static int add_point(point *p, size_t *np, bench_op op, size_t m, size_t n, size
     p[*np].size = size;
     for (int i = 0; i < NCTX; i++)
         p[*np].t[i] = NAN;
+    p[*np].paired = NAN;
     ++*np;
     return 1;
 }
@@ -140,6 +145,25 @@ static void fail(point *p, const char *who, gk_status st)
     snprintf(p->note + len, sizeof p->note - len, "%s%s: %s", len ? "; " : "", who,
              st == GK_E_OUT_OF_MEMORY ? "out of memory" : gk_last_error());
     p->failed |= st != GK_E_OUT_OF_MEMORY;
+}
+
+/* AUTO's batch over the faster backend's (the lower median) in the same repetition, a few
+ * milliseconds apart, and the median of those ratios: a slow stretch of the host that spans a
+ * repetition slows both, where the ratio of the two medians compares batches from different
+ * moments. On the H200 host the medians put AUTO 1.16x over the CPU at rbf_matrix 32^2 x 20
+ * after every context slowed from 1.4 to 2.0 us a call halfway through the size, one
+ * repetition earlier in AUTO's column than in the CPU's (the repetitions' ratios: 1.004), and
+ * 1.21x at gemm 512^3 (its repetitions': 1.015), bench/RESULTS.md, 2026-12-03. NAN unless AUTO
+ * and a backend were both measured. */
+static double paired_ratio(const point *p, double (*v)[MAX_REPS], int reps)
+{
+    int k = isnan(p->t[CUDA]) || p->t[CPU] <= p->t[CUDA] ? CPU : CUDA;
+    if (isnan(p->t[AUTO]) || isnan(p->t[k]))
+        return NAN;
+    double ratio[MAX_REPS];
+    for (int r = 0; r < reps; r++)
+        ratio[r] = v[AUTO][r] / v[k][r];
+    return gkx_median(ratio, reps);
 }
 
 /* Times one size in every live context on the same host arrays. Warm-up first (it pays for
@@ -228,8 +252,12 @@ static void measure(point *p, gk_context *const *ctx, gk_buffer *(*b)[BENCH_MAX_
         }
     p->reps = reps;
     for (int j = 0; j < nlive; j++)
-        if (calls[live[j]] > 0)
-            p->t[live[j]] = gkx_median(v[live[j]], reps);
+        if (calls[live[j]] > 0) {
+            double sorted[MAX_REPS]; /* gkx_median sorts; paired_ratio needs v in order */
+            memcpy(sorted, v[live[j]], (size_t)reps * sizeof sorted[0]);
+            p->t[live[j]] = gkx_median(sorted, reps);
+        }
+    p->paired = paired_ratio(p, v, reps);
 }
 
 /* Allocates the host arrays of one size, wraps them in every context, fills them with uniform
@@ -290,21 +318,23 @@ static void ms_str(double s, char *buf, size_t len)
 
 static void print_row(const point *p)
 {
-    char size[64], t[NCTX][32], ratio[16] = "-", rcpu[16] = "-";
+    char size[64], t[NCTX][32], ratio[16] = "-", rmed[16] = "-", rcpu[16] = "-";
     bench_case_size(&p->c, size, sizeof size);
     for (int k = 0; k < NCTX; k++)
         ms_str(p->t[k], t[k], sizeof t[k]);
-    double r = p->t[AUTO] / best(p), rc = p->t[AUTO] / p->t[CPU];
+    double r = p->paired, rm = p->t[AUTO] / best(p), rc = p->t[AUTO] / p->t[CPU];
     if (!isnan(r))
         snprintf(ratio, sizeof ratio, "%.3f", r);
+    if (!isnan(rm))
+        snprintf(rmed, sizeof rmed, "%.3f", rm);
     if (!isnan(rc))
         snprintf(rcpu, sizeof rcpu, "%.3f", rc);
-    printf("%-11s %-16s %11s %11s %11s  %-5s %9s %-4s %9s  %s\n", bench_op_name(p->c.op), size,
-           t[CPU], t[CUDA], t[AUTO], auto_choice(p), ratio,
+    printf("%-11s %-16s %11s %11s %11s  %-5s %9s %-4s %9s %9s  %s\n", bench_op_name(p->c.op),
+           size, t[CPU], t[CUDA], t[AUTO], auto_choice(p), ratio,
            isnan(r)   ? ""
            : r <= 1.1 ? "ok"
                       : "SLOW",
-           rcpu, p->note);
+           rmed, rcpu, p->note);
     fflush(stdout);
 }
 
@@ -325,7 +355,7 @@ static int write_csv(const char *path, const char *header, const point *p, size_
     }
     fputs(header, f);
     fprintf(f, "op,size,size_unit,m,n,d,cpu_ms,cuda_ms,auto_ms,auto_choice,auto_cpu_calls,"
-               "auto_cuda_calls,auto_over_best,auto_over_cpu,ok,reps,note\n");
+               "auto_cuda_calls,auto_over_best,auto_over_cpu,auto_over_best_medians,ok,reps,note\n");
     for (size_t i = 0; i < np; i++) {
         const point *q = &p[i];
         size_t m = q->c.op == OP_GEMM || q->c.op == OP_RBF_MATRIX ? q->c.m : 0;
@@ -333,7 +363,7 @@ static int write_csv(const char *path, const char *header, const point *p, size_
                 m, q->c.n, q->c.op == OP_GEMM ? 0 : q->c.k);
         for (int k = 0; k < NCTX; k++)
             csv_ms(f, q->t[k]);
-        double r = q->t[AUTO] / best(q), rc = q->t[AUTO] / q->t[CPU];
+        double r = q->paired, rm = q->t[AUTO] / best(q), rc = q->t[AUTO] / q->t[CPU];
         fprintf(f, "%s,%d,%d,", auto_choice(q), q->auto_on[GK_BACKEND_CPU],
                 q->auto_on[GK_BACKEND_CUDA]);
         if (!isnan(r))
@@ -341,6 +371,9 @@ static int write_csv(const char *path, const char *header, const point *p, size_
         fputc(',', f);
         if (!isnan(rc))
             fprintf(f, "%.4f", rc);
+        fputc(',', f);
+        if (!isnan(rm))
+            fprintf(f, "%.4f", rm);
         fprintf(f, ",%s,%d,\"", isnan(r) ? "" : r <= 1.1 ? "1" : "0", q->reps);
         for (const char *s = q->note; *s; s++) /* CSV quoting: a quote is doubled */
             fprintf(f, *s == '"' ? "\"\"" : "%c", *s);
@@ -369,7 +402,7 @@ static void print_summary(const point *p, size_t np, int have_cuda)
                 snprintf(cross, sizeof cross, "%s", size);
             if (strcmp(sw, "never") == 0 && p[j].auto_on[GK_BACKEND_CUDA] > 0)
                 snprintf(sw, sizeof sw, "%s", size);
-            double r = p[j].t[AUTO] / best(&p[j]);
+            double r = p[j].paired;
             if (isnan(r))
                 continue;
             n++;
@@ -501,8 +534,10 @@ int sweep_main(const sweep_opts *o)
         printf("note: no CUDA, so the AUTO context is the CPU backend and its column should "
                "match the CPU column (auto/cpu within 2%%)\n");
 
-    printf("\n%-11s %-16s %11s %11s %11s  %-5s %9s %-4s %9s  %s\n", "op", "size", "cpu ms",
-           "cuda ms", "auto ms", "auto", "auto/best", "", "auto/cpu", "note");
+    printf("\n%-11s %-16s %11s %11s %11s  %-5s %9s %-4s %9s %9s  %s\n", "op", "size", "cpu ms",
+           "cuda ms", "auto ms", "auto", "auto/best", "", "medians", "auto/cpu", "note");
+    printf("(auto/best: the median over repetitions of AUTO's batch over the faster backend's in "
+           "the same one; medians: the ratio of the columns' medians)\n");
     size_t done = 0;
     for (; done < np && !*o->stop; done++) {
         run_point(&pts[done], ctx, reps_csv);
