@@ -232,10 +232,9 @@ static void measure(point *p, gk_context *const *ctx, gk_buffer *(*b)[BENCH_MAX_
                 for (int i = 0; i < 3; i++)
                     p->auto_on[i] += ran_on[i];
             if (st == GK_OK && reps_csv != NULL)
-                fprintf(reps_csv, "%s,%zu,%zu,%zu,%d,%s,%s,%d,%d,%d,%.6g\n",
-                        bench_op_name(p->c.op), p->c.m, p->c.n, p->c.k, r, ctx_names[k],
-                        ctx_names[before], calls[k], ran_on[GK_BACKEND_CPU],
-                        ran_on[GK_BACKEND_CUDA], v[k][r] * 1e3);
+                fprintf(reps_csv, "%s,%zu,%zu,%zu,%d,%s,%s,%d,%d,%d,%.6g\n", bench_op_name(p->c.op),
+                        p->c.m, p->c.n, p->c.k, r, ctx_names[k], ctx_names[before], calls[k],
+                        ran_on[GK_BACKEND_CPU], ran_on[GK_BACKEND_CUDA], v[k][r] * 1e3);
             before = k;
             if (st != GK_OK) {
                 fail(p, ctx_names[k], st);
@@ -329,8 +328,8 @@ static void print_row(const point *p)
         snprintf(rmed, sizeof rmed, "%.3f", rm);
     if (!isnan(rc))
         snprintf(rcpu, sizeof rcpu, "%.3f", rc);
-    printf("%-11s %-16s %11s %11s %11s  %-5s %9s %-4s %9s %9s  %s\n", bench_op_name(p->c.op),
-           size, t[CPU], t[CUDA], t[AUTO], auto_choice(p), ratio,
+    printf("%-11s %-16s %11s %11s %11s  %-5s %9s %-4s %9s %9s  %s\n", bench_op_name(p->c.op), size,
+           t[CPU], t[CUDA], t[AUTO], auto_choice(p), ratio,
            isnan(r)   ? ""
            : r <= 1.1 ? "ok"
                       : "SLOW",
@@ -354,8 +353,9 @@ static int write_csv(const char *path, const char *header, const point *p, size_
         return 0;
     }
     fputs(header, f);
-    fprintf(f, "op,size,size_unit,m,n,d,cpu_ms,cuda_ms,auto_ms,auto_choice,auto_cpu_calls,"
-               "auto_cuda_calls,auto_over_best,auto_over_cpu,auto_over_best_medians,ok,reps,note\n");
+    fprintf(f,
+            "op,size,size_unit,m,n,d,cpu_ms,cuda_ms,auto_ms,auto_choice,auto_cpu_calls,"
+            "auto_cuda_calls,auto_over_best,auto_over_cpu,auto_over_best_medians,ok,reps,note\n");
     for (size_t i = 0; i < np; i++) {
         const point *q = &p[i];
         size_t m = q->c.op == OP_GEMM || q->c.op == OP_RBF_MATRIX ? q->c.m : 0;
