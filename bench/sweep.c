@@ -148,22 +148,35 @@ static void fail(point *p, const char *who, gk_status st)
 }
 
 /* AUTO's batch over the faster backend's (the lower median) in the same repetition, a few
- * milliseconds apart, and the median of those ratios: a slow stretch of the host that spans a
- * repetition slows both, where the ratio of the two medians compares batches from different
- * moments. On the H200 host the medians put AUTO 1.16x over the CPU at rbf_matrix 32^2 x 20
- * after every context slowed from 1.4 to 2.0 us a call halfway through the size, one
- * repetition earlier in AUTO's column than in the CPU's (the repetitions' ratios: 1.004), and
- * 1.21x at gemm 512^3 (its repetitions': 1.015), bench/RESULTS.md, 2026-12-03. NAN unless AUTO
- * and a backend were both measured. */
+ * milliseconds apart, averaged over the repetitions as a geometric mean of the ratios without
+ * the highest and lowest tenth. Why each part, from the H200 host's kept sweeps
+ * (bench/RESULTS.md, 2026-12-03):
+ * - In pairs: a slow stretch of the host that spans a repetition slows both batches, where the
+ *   ratio of the columns' medians compares batches from different moments. Every context there
+ *   slowed from 1.4 to 2.0 us a call halfway through rbf_matrix 32^2 x 20, one repetition
+ *   earlier in AUTO's column than in the CPU's, and the medians put AUTO at 1.16x the CPU with
+ *   every call of its on the CPU (the pairs' median: 1.004).
+ * - A mean, not the pairs' median: AUTO on the slower backend for a third of a size's
+ *   repetitions (gemm 256^3 on the GPU at 1.2x the CPU's time) is a third of its cost, which a
+ *   median does not see at all (1.032 there; this mean 1.06).
+ * - Geometric: single calls of 5-18 ms on the CPU spread by up to 2x from batch to batch, and
+ *   the arithmetic mean of such ratios lies above 1 (1.11-1.14 at sizes where AUTO ran the
+ *   CPU's code on every call).
+ * - Trimmed: one preempted batch must not decide a size.
+ * NAN unless AUTO and a backend were both measured. */
 static double paired_ratio(const point *p, double (*v)[MAX_REPS], int reps)
 {
     int k = isnan(p->t[CUDA]) || p->t[CPU] <= p->t[CUDA] ? CPU : CUDA;
     if (isnan(p->t[AUTO]) || isnan(p->t[k]))
         return NAN;
-    double ratio[MAX_REPS];
+    double logs[MAX_REPS], sum = 0;
     for (int r = 0; r < reps; r++)
-        ratio[r] = v[AUTO][r] / v[k][r];
-    return gkx_median(ratio, reps);
+        logs[r] = log(v[AUTO][r] / v[k][r]);
+    qsort(logs, (size_t)reps, sizeof logs[0], gkx_cmp_double);
+    int trim = reps / 10;
+    for (int r = trim; r < reps - trim; r++)
+        sum += logs[r];
+    return exp(sum / (reps - 2 * trim));
 }
 
 /* Times one size in every live context on the same host arrays. Warm-up first (it pays for
@@ -536,8 +549,9 @@ int sweep_main(const sweep_opts *o)
 
     printf("\n%-11s %-16s %11s %11s %11s  %-5s %9s %-4s %9s %9s  %s\n", "op", "size", "cpu ms",
            "cuda ms", "auto ms", "auto", "auto/best", "", "medians", "auto/cpu", "note");
-    printf("(auto/best: the median over repetitions of AUTO's batch over the faster backend's in "
-           "the same one; medians: the ratio of the columns' medians)\n");
+    printf("(auto/best: AUTO's batch over the faster backend's in the same repetition, a geometric "
+           "mean over the repetitions without the highest and lowest tenth; medians: the ratio of "
+           "the columns' medians)\n");
     size_t done = 0;
     for (; done < np && !*o->stop; done++) {
         run_point(&pts[done], ctx, reps_csv);
