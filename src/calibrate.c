@@ -185,10 +185,10 @@ static gk_status measure_rates(const gk_call *cpu_call, const gk_call *gpu_call,
  * the last 100 ms (cpu_team.c; at a process's start, by /proc/loadavg's runnable tasks), so a
  * pass in a busy moment can measure a smaller team than the context's, and the rate is kept in
  * the cache file for every later process. On the H200 host a calibration right after a build
- * stored cpu_stream_f32 8.5e9 bytes/s, a 35th of what the other calibrations there measured
- * (2.4e11-5.4e11, about one thread's rate), and AUTO then ran its first 80 calls of add 1e5 on
- * the GPU at 18x the CPU's time (bench/RESULTS.md, 2026-12-03). The second pass comes the
- * GPU's runs later, some 0.3 s, past several of those windows. */
+ * stored cpu_stream_f32 8.5e9 bytes/s, a 35th of the median of the other 25 calibrations kept
+ * there (1.6e11-6.9e11), and AUTO then ran its first 80 calls of add 1e5 on the GPU at 18x the
+ * CPU's time (bench/RESULTS.md, 2026-12-03). The second pass comes the GPU's runs later, some
+ * 0.3 s, past several of those windows. */
 static gk_status remeasure_cpu_rates(const gk_call *cpu_call, cal_buffers *b, gk_cost_model *m)
 {
     for (int f64 = 0; f64 < 2; f64++) {
