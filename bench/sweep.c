@@ -147,6 +147,18 @@ static void fail(point *p, const char *who, gk_status st)
     p->failed |= st != GK_E_OUT_OF_MEMORY;
 }
 
+/* The faster backend's column: the lower median, CPU where CUDA was not measured and CUDA where
+ * only it was (a NAN never compares lower). */
+static int best_context(const point *p)
+{
+    return isnan(p->t[CUDA]) || p->t[CPU] <= p->t[CUDA] ? CPU : CUDA;
+}
+
+static double best(const point *p)
+{
+    return p->t[best_context(p)];
+}
+
 /* AUTO's batch over the faster backend's (the lower median) in the same repetition, a few
  * milliseconds apart, averaged over the repetitions as a geometric mean of the ratios without
  * the highest and lowest tenth. Why each part, from the H200 host's kept sweeps
@@ -166,7 +178,7 @@ static void fail(point *p, const char *who, gk_status st)
  * NAN unless AUTO and a backend were both measured. */
 static double paired_ratio(const point *p, double (*v)[MAX_REPS], int reps)
 {
-    int k = isnan(p->t[CUDA]) || p->t[CPU] <= p->t[CUDA] ? CPU : CUDA;
+    int k = best_context(p);
     if (isnan(p->t[AUTO]) || isnan(p->t[k]))
         return NAN;
     double logs[MAX_REPS], sum = 0;
@@ -311,13 +323,6 @@ static const char *auto_choice(const point *p)
     if (isnan(p->t[AUTO]))
         return "-";
     return cpu && cuda ? "mixed" : cuda ? "cuda" : "cpu";
-}
-
-static double best(const point *p)
-{
-    return isnan(p->t[CUDA])  ? p->t[CPU]
-           : isnan(p->t[CPU]) ? p->t[CUDA]
-                              : fmin(p->t[CPU], p->t[CUDA]);
 }
 
 static void ms_str(double s, char *buf, size_t len)

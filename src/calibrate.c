@@ -137,24 +137,20 @@ static gk_status probe(const gk_call *cpu, const gk_call *gpu, cal_buffers *b)
     return GK_OK;
 }
 
-/* The work of class cls's calibration run on the CPU, in the class's units; the GPU's run
- * does gpu_factor times as much (CAL_GPU_SCALE in each dimension of the matrix-shaped ones). */
-static double cal_work(gk_work_class cls, int f64, double *gpu_factor)
+/* The work of class cls's calibration run on the CPU, in the class's units. */
+static double cal_work(gk_work_class cls, int f64)
 {
-    double size = f64 ? 8.0 : 4.0, g = CAL_GPU_SCALE;
-    *gpu_factor = 1.0;
+    double size = f64 ? 8.0 : 4.0;
     switch (cls) {
     case GK_WORK_STREAM:
         return 3.0 * CAL_STREAM_N * size;
     case GK_WORK_EXP:
         return 2.0 * CAL_STREAM_N * size;
     case GK_WORK_GEMM:
-        *gpu_factor = g * g * g;
         return 2.0 * CAL_GEMM_N * CAL_GEMM_N * (double)CAL_GEMM_N;
     case GK_WORK_RBF_ROWS:
         return 2.0 * CAL_RBF_ROWS_N * CAL_RBF_ROWS_D * size;
     case GK_WORK_RBF_PAIRS:
-        *gpu_factor = g * g;
         return (double)CAL_PAIRS_N * CAL_PAIRS_N * CAL_PAIRS_D;
     case GK_WORK_CLASSES:
         break;
@@ -162,45 +158,43 @@ static double cal_work(gk_work_class cls, int f64, double *gpu_factor)
     return 0.0;
 }
 
-/* Measures the rate of each work class and dtype on both engines. */
-static gk_status measure_rates(const gk_call *cpu_call, const gk_call *gpu_call, cal_buffers *b,
-                               gk_cost_model *m)
+/* How much more work the GPU's run of class cls does than the CPU's: CAL_GPU_SCALE in each
+ * dimension of the matrix-shaped ones. */
+static double cal_gpu_factor(gk_work_class cls)
 {
-    for (int f64 = 0; f64 < 2; f64++) {
-        gk_dtype t = f64 ? GK_FLOAT64 : GK_FLOAT32;
+    double g = CAL_GPU_SCALE;
+    return cls == GK_WORK_GEMM ? g * g * g : cls == GK_WORK_RBF_PAIRS ? g * g : 1.0;
+}
+
+/* Measures the CPU's rate of each work class and dtype; with keep_faster, a class keeps the
+ * rate it has when that is the faster (see gk_context_calibrate's second pass). */
+static gk_status measure_cpu_rates(const gk_call *cpu_call, cal_buffers *b, gk_cost_model *m,
+                                   int keep_faster)
+{
+    for (int f64 = 0; f64 < 2; f64++)
         for (size_t i = 0; i < CAL_CLASSES; i++) {
             gk_work_class cls = classes[i].cls;
-            double cpu, gpu, gpu_factor, work = cal_work(cls, f64, &gpu_factor);
-            GK_FORWARD(time_class(cpu_call, cls, t, b->host, classes[i].cpu_n, &cpu));
-            GK_FORWARD(time_class(gpu_call, cls, t, b->dev, classes[i].gpu_n, &gpu));
-            m->cpu_rate[cls][f64] = work / cpu;
-            m->gpu_rate[cls][f64] = work * gpu_factor / gpu;
+            double cpu;
+            GK_FORWARD(time_class(cpu_call, cls, f64 ? GK_FLOAT64 : GK_FLOAT32, b->host,
+                                  classes[i].cpu_n, &cpu));
+            double rate = cal_work(cls, f64) / cpu;
+            if (!keep_faster || rate > m->cpu_rate[cls][f64])
+                m->cpu_rate[cls][f64] = rate;
         }
-    }
     return GK_OK;
 }
 
-/* The CPU's runs once more after all the others, each class keeping the faster of its two
- * rates. Why: the CPU backend sizes its team by the cores that other processes left idle over
- * the last 100 ms (cpu_team.c; at a process's start, by /proc/loadavg's runnable tasks), so a
- * pass in a busy moment can measure a smaller team than the context's, and the rate is kept in
- * the cache file for every later process. On the H200 host a calibration right after a build
- * stored cpu_stream_f32 8.5e9 bytes/s, a 35th of the median of the other 25 calibrations kept
- * there (1.6e11-6.9e11), and AUTO then ran its first 80 calls of add 1e5 on the GPU at 18x the
- * CPU's time (bench/RESULTS.md, 2026-12-03). The second pass comes the GPU's runs later, some
- * 0.3 s, past several of those windows. */
-static gk_status remeasure_cpu_rates(const gk_call *cpu_call, cal_buffers *b, gk_cost_model *m)
+/* Measures the GPU's rate of each work class and dtype. */
+static gk_status measure_gpu_rates(const gk_call *gpu_call, cal_buffers *b, gk_cost_model *m)
 {
-    for (int f64 = 0; f64 < 2; f64++) {
-        gk_dtype t = f64 ? GK_FLOAT64 : GK_FLOAT32;
+    for (int f64 = 0; f64 < 2; f64++)
         for (size_t i = 0; i < CAL_CLASSES; i++) {
             gk_work_class cls = classes[i].cls;
-            double cpu, gpu_factor, work = cal_work(cls, f64, &gpu_factor);
-            GK_FORWARD(time_class(cpu_call, cls, t, b->host, classes[i].cpu_n, &cpu));
-            if (work / cpu > m->cpu_rate[cls][f64])
-                m->cpu_rate[cls][f64] = work / cpu;
+            double gpu;
+            GK_FORWARD(time_class(gpu_call, cls, f64 ? GK_FLOAT64 : GK_FLOAT32, b->dev,
+                                  classes[i].gpu_n, &gpu));
+            m->gpu_rate[cls][f64] = cal_work(cls, f64) * cal_gpu_factor(cls) / gpu;
         }
-    }
     return GK_OK;
 }
 
@@ -315,9 +309,20 @@ GK_API gk_status gk_context_calibrate(gk_context *ctx, uint32_t flags)
     if (st == GK_OK)
         st = measure_overheads(&cpu, &gpu, &b, &m);
     if (st == GK_OK)
-        st = measure_rates(&cpu, &gpu, &b, &m);
+        st = measure_cpu_rates(&cpu, &b, &m, 0);
     if (st == GK_OK)
-        st = remeasure_cpu_rates(&cpu, &b, &m);
+        st = measure_gpu_rates(&gpu, &b, &m);
+    /* The CPU's runs once more, each class keeping the faster of its two rates. Why: the CPU
+     * backend sizes its team by the cores that other processes left idle over the last 100 ms
+     * (cpu_team.c; at a process's start, by /proc/loadavg's runnable tasks), so a pass in a
+     * busy moment can measure a smaller team than the context's, and the rate is kept in the
+     * cache file for every later process. On the H200 host a calibration right after a build
+     * stored cpu_stream_f32 8.5e9 bytes/s, a 35th of the median of the other 25 calibrations
+     * kept there (1.6e11-6.9e11), and AUTO then ran its first 80 calls of add 1e5 on the GPU at
+     * 18x the CPU's time (bench/RESULTS.md, 2026-12-03). The GPU's runs between take some
+     * 0.3 s, past several of those windows. */
+    if (st == GK_OK)
+        st = measure_cpu_rates(&cpu, &b, &m, 1);
     free_buffers(ctx, &b);
     if (st != GK_OK)
         return gk__error_in(st, fn);
