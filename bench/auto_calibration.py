@@ -21,7 +21,8 @@ import time
 import gk_ctypes
 
 RATES = ("cpu_stream_f32", "cpu_exp_f32", "cpu_rbf_rows_f32", "cpu_rbf_rows_f64",
-         "cpu_rbf_pairs_f32", "cpu_rbf_pairs_f64", "cpu_gemm_f32")
+         "cpu_rbf_pairs_f32", "cpu_rbf_pairs_f64", "cpu_gemm_f32", "cpu_rng_uniform_f32",
+         "cpu_rng_normal_f32")
 
 
 def calibrations(lib, runs, tmp):

@@ -98,7 +98,7 @@ static int workload(const char *op, double m, double n, double d, gk_workload *w
         *w = (gk_workload){GK_WORK_STREAM, 0, 12.0 * n};
         *in = 8.0 * n, *out = 4.0 * n;
     } else if (strcmp(op, "rng_uniform") == 0) {
-        *w = (gk_workload){GK_WORK_STREAM, 0, 4.0 * n};
+        *w = (gk_workload){GK_WORK_RNG_UNIFORM, 0, 4.0 * n};
         *in = 0.0, *out = 4.0 * n;
     } else if (strcmp(op, "rbf_rows") == 0) {
         *w = (gk_workload){GK_WORK_RBF_ROWS, 0, 8.0 * n * d};

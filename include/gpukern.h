@@ -160,7 +160,8 @@ GK_API gk_status gk_context_synchronize(gk_context *ctx);
  * ignores the cache; GK_CALIBRATION=<path> names the file. A context with one backend has
  * nothing to calibrate: GK_OK. flags must be 0. Returns GK_OK, GK_E_INVALID_ARGUMENT,
  * GK_E_OUT_OF_MEMORY, GK_E_DEVICE, GK_E_UNSUPPORTED (a backend lacks an op it measures with:
- * fill, add, exp, gemm, rbf_rows, rbf_matrix). */
+ * fill, add, exp, gemm, rbf_rows, rbf_matrix, rng_uniform, rng_normal). A cache file of 1.1,
+ * which lacks the random-number rates, is not used: calibrate again. */
 GK_API gk_status gk_context_calibrate(gk_context *ctx, uint32_t flags);
 
 /* ==========================================================================================

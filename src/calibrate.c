@@ -90,6 +90,10 @@ static gk_status run_class(const gk_call *call, gk_work_class cls, gk_dtype t, v
         return GK_CALL(call, rbf_rows, t, n, CAL_RBF_ROWS_D, 0.5, p[0], p[1], p[2]);
     case GK_WORK_RBF_PAIRS:
         return GK_CALL(call, rbf_matrix, t, n, n, CAL_PAIRS_D, 0.5, p[0], p[1], p[2]);
+    case GK_WORK_RNG_UNIFORM:
+        return GK_CALL(call, rng_uniform, t, n, 1, 0, p[2]);
+    case GK_WORK_RNG_NORMAL:
+        return GK_CALL(call, rng_normal, t, n, 1, 0, 0.0, 1.0, p[2]);
     case GK_WORK_CLASSES:
         break;
     }
@@ -121,7 +125,9 @@ static const struct {
                {GK_WORK_EXP, CAL_STREAM_N, CAL_STREAM_N},
                {GK_WORK_GEMM, CAL_GEMM_N, (CAL_GEMM_N * CAL_GPU_SCALE)},
                {GK_WORK_RBF_ROWS, CAL_RBF_ROWS_N, CAL_RBF_ROWS_N},
-               {GK_WORK_RBF_PAIRS, CAL_PAIRS_N, (CAL_PAIRS_N * CAL_GPU_SCALE)}};
+               {GK_WORK_RBF_PAIRS, CAL_PAIRS_N, (CAL_PAIRS_N * CAL_GPU_SCALE)},
+               {GK_WORK_RNG_UNIFORM, CAL_STREAM_N, CAL_STREAM_N},
+               {GK_WORK_RNG_NORMAL, CAL_STREAM_N, CAL_STREAM_N}};
 #define CAL_CLASSES (sizeof classes / sizeof classes[0])
 
 /* Runs every class once at size 1 on both engines, so that a backend lacking one of the ops
@@ -152,6 +158,9 @@ static double cal_work(gk_work_class cls, int f64)
         return 2.0 * CAL_RBF_ROWS_N * CAL_RBF_ROWS_D * size;
     case GK_WORK_RBF_PAIRS:
         return (double)CAL_PAIRS_N * CAL_PAIRS_N * CAL_PAIRS_D;
+    case GK_WORK_RNG_UNIFORM:
+    case GK_WORK_RNG_NORMAL:
+        return CAL_STREAM_N * size;
     case GK_WORK_CLASSES:
         break;
     }

@@ -17,10 +17,11 @@ static gk_status check(const char *fn, const gk_context *c, const gk_buffer *x, 
     return GK_OK;
 }
 
-static gk_status begin(gk_call *call, gk_context *c, const char *fn, gk_buffer *x)
+static gk_status begin(gk_call *call, gk_context *c, const char *fn, gk_buffer *x,
+                       gk_work_class cls)
 {
     gk_operand operand = {x, GK_ROLE_OUT, x->count};
-    gk_workload w = {GK_WORK_STREAM, x->dtype == GK_FLOAT64,
+    gk_workload w = {cls, x->dtype == GK_FLOAT64,
                      (double)x->count * (double)gk__dtype_size(x->dtype)};
     return gk__call_begin(call, c, fn, &operand, 1, &w);
 }
@@ -32,7 +33,7 @@ GK_API gk_status gk_rng_uniform(gk_context *c, uint64_t seed, uint64_t offset, g
     if (x->count == 0)
         return GK_OK;
     gk_call call;
-    GK_FORWARD(begin(&call, c, fn, x));
+    GK_FORWARD(begin(&call, c, fn, x, GK_WORK_RNG_UNIFORM));
     return gk__call_end(&call,
                         GK_CALL(&call, rng_uniform, x->dtype, x->count, seed, offset, call.ptr[0]));
 }
@@ -46,7 +47,7 @@ GK_API gk_status gk_rng_normal(gk_context *c, uint64_t seed, uint64_t offset, do
         return GK_OK;
     gk_dtype t = x->dtype;
     gk_call call;
-    GK_FORWARD(begin(&call, c, fn, x));
+    GK_FORWARD(begin(&call, c, fn, x, GK_WORK_RNG_NORMAL));
     return gk__call_end(&call, GK_CALL(&call, rng_normal, t, x->count, seed, offset,
                                        gk__round_scalar(t, mean), gk__round_scalar(t, stddev),
                                        call.ptr[0]));

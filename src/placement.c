@@ -14,17 +14,18 @@
 /* A cache file written by gk__cost_model_save is some 700 bytes. */
 #define CACHE_FILE_MAX 65536
 
-static const char *const class_names[GK_WORK_CLASSES] = {"stream", "exp", "gemm", "rbf_rows",
-                                                         "rbf_pairs"};
+static const char *const class_names[GK_WORK_CLASSES] = {
+    "stream", "exp", "gemm", "rbf_rows", "rbf_pairs", "rng_uniform", "rng_normal"};
 
 void gk__cost_model_defaults(gk_cost_model *m)
 {
     /* Pessimistic for the GPU (PCIe 3 x8 rates, a slow call) and modest for the CPU (a few
      * cores), so an uncalibrated AUTO context leaves small and medium work on the CPU. */
     static const double cpu[GK_WORK_CLASSES][2] = {
-        {10e9, 10e9}, {4e9, 4e9}, {100e9, 50e9}, {8e9, 8e9}, {4e9, 2e9}};
-    static const double gpu[GK_WORK_CLASSES][2] = {
-        {1e12, 1e12}, {1e12, 1e12}, {20e12, 10e12}, {1e12, 1e12}, {500e9, 100e9}};
+        {10e9, 10e9}, {4e9, 4e9}, {100e9, 50e9}, {8e9, 8e9}, {4e9, 2e9}, {4e9, 4e9}, {2e9, 2e9}};
+    static const double gpu[GK_WORK_CLASSES][2] = {{1e12, 1e12}, {1e12, 1e12},   {20e12, 10e12},
+                                                   {1e12, 1e12}, {500e9, 100e9}, {1e12, 1e12},
+                                                   {1e12, 1e12}};
     m->h2d_bytes_per_s = 6e9;
     m->d2h_bytes_per_s = 6e9;
     m->gpu_call_s = 100e-6;
@@ -274,6 +275,26 @@ static double *field(gk_cost_model *m, const char *key)
     return NULL;
 }
 
+/* The key of the model's index-th double (as parse_line counts them), for messages. */
+static void key_name(size_t index, char *name, size_t size)
+{
+    static const char *const fixed[] = {"h2d_bytes_per_s", "d2h_bytes_per_s", "gpu_call_s",
+                                        "cpu_call_s"};
+    gk_cost_model probe;
+    snprintf(name, size, "?");
+    for (size_t k = 0; k < sizeof fixed / sizeof fixed[0]; k++)
+        if ((size_t)(field(&probe, fixed[k]) - (double *)&probe) == index)
+            snprintf(name, size, "%s", fixed[k]);
+    for (int c = 0; c < GK_WORK_CLASSES; c++)
+        for (int d = 0; d < 2; d++) {
+            const char *dt = d ? "f64" : "f32";
+            if ((size_t)(&probe.cpu_rate[c][d] - (double *)&probe) == index)
+                snprintf(name, size, "cpu_%s_%s", class_names[c], dt);
+            if ((size_t)(&probe.gpu_rate[c][d] - (double *)&probe) == index)
+                snprintf(name, size, "gpu_%s_%s", class_names[c], dt);
+        }
+}
+
 /* What a physical figure of each kind may be; a cache file with anything else is refused. */
 static void plausible_range(const char *key, double *lo, double *hi, const char **unit)
 {
@@ -396,12 +417,19 @@ int gk__cost_model_load(gk_cost_model *m, const char *path, char *why, size_t wh
         ok = 0;
     }
     fclose(f);
-    size_t missing = 0;
+    size_t missing = 0, first = MODEL_FIELDS;
     for (size_t i = 0; i < MODEL_FIELDS; i++)
-        missing += !seen[i];
+        if (!seen[i]) {
+            missing++;
+            first = first < i ? first : i;
+        }
     if (ok && missing > 0) {
-        snprintf(why, why_size, "%zu of its %zu keys are missing (truncated?)", missing,
-                 MODEL_FIELDS);
+        char name[64];
+        key_name(first, name, sizeof name);
+        snprintf(why, why_size,
+                 "%zu of its %zu keys are missing, %s the first (truncated, or written by an "
+                 "older version?)",
+                 missing, MODEL_FIELDS, name);
         ok = 0;
     }
     if (ok)

@@ -9,13 +9,21 @@
 
 #include "gpukern.h"
 
-/* Classes of work that share a rate; each has its own unit of work (see gk_workload). */
+/* Classes of work that share a rate; each has its own unit of work (see gk_workload). A class
+ * is also where a context's measurements of its calls are kept (gk_placement_history), so ops
+ * whose costs per unit differ need classes of their own: on the H200 host's CPU rng_uniform
+ * costs 3.5x what add does per byte touched (17 ms for 4e8 bytes against 14.5 ms for 1.2e9),
+ * and with both in the stream class, the ratios that add's calls left in a size's bucket put
+ * rng_uniform's first calls on the GPU at 1.4-1.9x the CPU's time (bench/RESULTS.md,
+ * 2026-12-03). */
 typedef enum gk_work_class {
-    GK_WORK_STREAM,    /* element-wise, reductions, rng: bytes touched */
-    GK_WORK_EXP,       /* exp: bytes touched */
-    GK_WORK_GEMM,      /* gemm: floating-point operations */
-    GK_WORK_RBF_ROWS,  /* rbf_rows: bytes of a and b */
-    GK_WORK_RBF_PAIRS, /* rbf_matrix, rbf_matvec: row pairs times features */
+    GK_WORK_STREAM,      /* element-wise, reductions: bytes touched */
+    GK_WORK_EXP,         /* exp: bytes touched */
+    GK_WORK_GEMM,        /* gemm: floating-point operations */
+    GK_WORK_RBF_ROWS,    /* rbf_rows: bytes of a and b */
+    GK_WORK_RBF_PAIRS,   /* rbf_matrix, rbf_matvec: row pairs times features */
+    GK_WORK_RNG_UNIFORM, /* rng_uniform: bytes written */
+    GK_WORK_RNG_NORMAL,  /* rng_normal: bytes written */
     GK_WORK_CLASSES
 } gk_work_class;
 

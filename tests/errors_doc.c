@@ -166,8 +166,9 @@ static void plugin_row(const char *input, const char *path)
 }
 
 /* What AUTO's cache file reader says of a valid saved model whose line for the key `line`
- * starts with is replaced by `line` (appended when it names no key). */
-static void cache_row(const char *input, const char *line)
+ * starts with is replaced by `line` (appended when it names no key; NULL: none), and whose lines
+ * holding `drop` are left out (NULL: none). */
+static void cache_row(const char *input, const char *line, const char *drop)
 {
     gk_cost_model m;
     gk__cost_model_defaults(&m);
@@ -182,11 +183,13 @@ static void cache_row(const char *input, const char *line)
     text[len] = '\0';
     if ((f = fopen(path, "w")) == NULL)
         exit(2);
-    size_t key = strcspn(line, " ");
+    size_t key = line != NULL ? strcspn(line, " ") : 0;
     for (char *l = strtok(text, "\n"); l != NULL; l = strtok(NULL, "\n"))
-        if (strncmp(l, line, key) != 0 || l[key] != ' ')
+        if ((line == NULL || strncmp(l, line, key) != 0 || l[key] != ' ') &&
+            (drop == NULL || strstr(l, drop) == NULL))
             fprintf(f, "%s\n", l);
-    fputs(line, f);
+    if (line != NULL)
+        fputs(line, f);
     fclose(f);
     int ok = gk__cost_model_load(&m, path, why, sizeof why);
     fprintf(out, "| cache file | %s | %s | ", input, ok ? "(loaded)" : "(defaults used)");
@@ -390,7 +393,6 @@ static void generate(void)
     row("gk_context_set_stream", "context NULL", gk_context_set_stream(NULL, NULL));
     row("gk_context_set_stream", "a CPU context", gk_context_set_stream(c, NULL));
 
-
     section("The CUDA module loader (each candidate path, here named by GK_CUDA_PLUGIN)");
     if (mkdtemp(workdir) == NULL)
         exit(2);
@@ -413,19 +415,20 @@ static void generate(void)
 
     section(
         "AUTO's calibration cache file (a message under GK_LOG=1; the built-in defaults are used)");
-    cache_row("`gpu_call_s 1e-`", "gpu_call_s 1e-\n");
-    cache_row("`cpu_gemm_f32 inf`", "cpu_gemm_f32 inf\n");
-    cache_row("`cpu_gemm_f32 4.9e-324` (subnormal)", "cpu_gemm_f32 4.9e-324\n");
-    cache_row("`h2d_bytes_per_s 1e30`", "h2d_bytes_per_s 1e30\n");
-    cache_row("`foo 1`", "foo 1\n");
+    cache_row("`gpu_call_s 1e-`", "gpu_call_s 1e-\n", NULL);
+    cache_row("`cpu_gemm_f32 inf`", "cpu_gemm_f32 inf\n", NULL);
+    cache_row("`cpu_gemm_f32 4.9e-324` (subnormal)", "cpu_gemm_f32 4.9e-324\n", NULL);
+    cache_row("`h2d_bytes_per_s 1e30`", "h2d_bytes_per_s 1e30\n", NULL);
+    cache_row("`foo 1`", "foo 1\n", NULL);
     char longline[300];
     memset(longline, ' ', sizeof longline);
     memcpy(longline + sizeof longline - 13, "foo_bar 1\n", 11);
     longline[0] = 'x';
-    cache_row("a line of 297 characters", longline);
+    cache_row("a line of 297 characters", longline, NULL);
     memset(longline, '#', 256);
     memcpy(longline + 256, "gpu_call_s 5\n", 14);
-    cache_row("a comment of 268 characters ending in `gpu_call_s 5`", longline);
+    cache_row("a comment of 268 characters ending in `gpu_call_s 5`", longline, NULL);
+    cache_row("a file of 1.1 (no `rng_` rates)", NULL, "_rng_");
     gk_cost_model m;
     char why[256] = "";
     fprintf(out, "| cache file | a directory | (defaults used) | %s |\n",

@@ -448,7 +448,7 @@ static void test_malformed_file_is_refused(void **state)
         {"cpu_call_s", "cpu_call_s 0", "", "outside"},
         {"cpu_call_s", "cpu_call_s 5e-6 7", "", "not \"key value\""},
         {NULL, NULL, "gpu_call_s 1e-4\n", "appears twice"},
-        {"gpu_exp_f64", NULL, "", "1 of its 24 keys are missing"},
+        {"gpu_exp_f64", NULL, "", "1 of its 32 keys are missing, gpu_exp_f64 the first"},
     };
     char path[512];
     temp_path(path, sizeof path);

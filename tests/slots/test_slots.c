@@ -15,8 +15,9 @@
  * otherwise return GK_E_UNSUPPORTED naming the function, the backend and the slot. */
 
 #define OP_SLOTS(X)                                                                                \
-    X(fill) X(copy) X(add) X(sub) X(mul) X(axpy) X(scale) X(exp) X(sum) X(dot) X(nrm2) X(gemm)     \
-        X(rbf_rows) X(rbf_matrix) X(rbf_matvec) X(rng_uniform) X(rng_normal) X(div)
+    X(fill)                                                                                        \
+    X(copy) X(add) X(sub) X(mul) X(axpy) X(scale) X(exp) X(sum) X(dot) X(nrm2) X(gemm) X(rbf_rows) \
+        X(rbf_matrix) X(rbf_matvec) X(rng_uniform) X(rng_normal) X(div)
 
 typedef struct slot {
     const char *name;
@@ -132,8 +133,8 @@ static const op ops[] = {OP_SLOTS(OP_ENTRY)};
 #define NOPS (sizeof ops / sizeof ops[0])
 
 /* The slots gk_context_calibrate measures with, in the order it first calls them. */
-static const char *const calibrate_slots[] = {"fill", "add", "exp", "gemm", "rbf_rows",
-                                              "rbf_matrix"};
+static const char *const calibrate_slots[] = {
+    "fill", "add", "exp", "gemm", "rbf_rows", "rbf_matrix", "rng_uniform", "rng_normal"};
 
 /* One case: the table lacks slots[index], alone or with every slot after it. */
 typedef struct slot_case {
