@@ -100,26 +100,17 @@ static gk_status run_class(const gk_call *call, gk_work_class cls, gk_dtype t, v
     return gk__error(GK_E_INTERNAL, "%s: no calibration run for work class %d", call->fn, (int)cls);
 }
 
-/* One run on the call's engine, waiting for the device: its seconds in *elapsed. */
-static gk_status time_run(const gk_call *call, gk_work_class cls, gk_dtype t, void *const *p,
-                          size_t n, double *elapsed)
-{
-    const gk_engine *e = call->engine;
-    double start = gk__now();
-    GK_FORWARD(run_class(call, cls, t, p, n));
-    GK_FORWARD(e->ops->synchronize(e->state));
-    *elapsed = gk__now() - start;
-    return GK_OK;
-}
-
-/* Best of a few runs on the call's engine (after one warm-up). */
+/* Best of a few runs on the call's engine (after one warm-up), waiting for the device. */
 static gk_status time_class(const gk_call *call, gk_work_class cls, gk_dtype t, void *const *p,
                             size_t n, double *best)
 {
+    const gk_engine *e = call->engine;
     *best = 1e30;
     for (int r = 0; r <= CAL_REPEATS; r++) {
-        double elapsed;
-        GK_FORWARD(time_run(call, cls, t, p, n, &elapsed));
+        double start = gk__now();
+        GK_FORWARD(run_class(call, cls, t, p, n));
+        GK_FORWARD(e->ops->synchronize(e->state));
+        double elapsed = gk__now() - start;
         if (r > 0 && elapsed < *best)
             *best = elapsed;
     }
@@ -185,38 +176,17 @@ static double cal_gpu_factor(gk_work_class cls)
 }
 
 /* Measures the CPU's rate of each work class and dtype; with keep_faster, a class keeps the
- * rate it has when that is the faster (see gk_context_calibrate's second pass). The runs go in
- * CAL_CPU_ROUNDS rounds, each running every class and dtype once untimed and CAL_CPU_RUNS times
- * timed, back to back, so a class's timed runs lie in two stretches a round apart. Why: on the
- * 2-core VM, idle, a CPU team's add f32 4M took 4x one thread's time for some 50 ms at a stretch
- * (bench/RESULTS.md, 2026-12-03), and a class timed in one stretch could fall inside one: 2 of 12
- * calibrations there took a class at 0.30-0.51 of its median rate (rbf_rows), against 0.85 and
- * above in 12 with these rounds; on the H200 host 3 of 58 took add and exp f32 at one thread's
- * rate. The timed runs come in pairs because the rate is that of calls that follow calls like
- * them: against four runs back to back, the VM's medians of add f32 and rbf_rows f32 read 0.70x
- * and 0.66x with one timed run a round after an untimed one, 0.88x and 0.77x with two. */
-#define CAL_CPU_ROUNDS 2
-#define CAL_CPU_RUNS 2
+ * rate it has when that is the faster (see gk_context_calibrate's second pass). */
 static gk_status measure_cpu_rates(const gk_call *cpu_call, cal_buffers *b, gk_cost_model *m,
                                    int keep_faster)
 {
-    double best[CAL_CLASSES][2];
-    for (size_t i = 0; i < CAL_CLASSES; i++)
-        best[i][0] = best[i][1] = 1e30;
-    for (int r = 0; r < CAL_CPU_ROUNDS; r++)
-        for (int f64 = 0; f64 < 2; f64++)
-            for (size_t i = 0; i < CAL_CLASSES; i++)
-                for (int k = 0; k <= CAL_CPU_RUNS; k++) {
-                    double elapsed;
-                    GK_FORWARD(time_run(cpu_call, classes[i].cls, f64 ? GK_FLOAT64 : GK_FLOAT32,
-                                        b->host, classes[i].cpu_n, &elapsed));
-                    if (k > 0 && elapsed < best[i][f64])
-                        best[i][f64] = elapsed;
-                }
     for (int f64 = 0; f64 < 2; f64++)
         for (size_t i = 0; i < CAL_CLASSES; i++) {
             gk_work_class cls = classes[i].cls;
-            double rate = cal_work(cls, f64) / best[i][f64];
+            double cpu;
+            GK_FORWARD(time_class(cpu_call, cls, f64 ? GK_FLOAT64 : GK_FLOAT32, b->host,
+                                  classes[i].cpu_n, &cpu));
+            double rate = cal_work(cls, f64) / cpu;
             if (!keep_faster || rate > m->cpu_rate[cls][f64])
                 m->cpu_rate[cls][f64] = rate;
         }
