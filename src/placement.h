@@ -13,9 +13,9 @@
  * is also where a context's measurements of its calls are kept (gk_placement_history), so ops
  * whose costs per unit differ need classes of their own: on the H200 host's CPU rng_uniform
  * costs 3.5x what add does per byte touched (17 ms for 4e8 bytes against 14.5 ms for 1.2e9),
- * and with both in the stream class, the ratios that add's calls left in a size's bucket put
- * rng_uniform's first calls on the GPU at 1.4-1.9x the CPU's time (bench/RESULTS.md,
- * 2026-12-03). */
+ * and with both in the stream class, whose measured ratios a size's calls share, AUTO ran some
+ * of rng_uniform's calls at 1e7-1e8 on the GPU in each of 14 sweeps, where a call takes 1.4-2.0x
+ * the CPU's time; with classes of their own, in one of six (bench/RESULTS.md, 2026-12-03). */
 typedef enum gk_work_class {
     GK_WORK_STREAM,      /* element-wise, reductions: bytes touched */
     GK_WORK_EXP,         /* exp: bytes touched */
