@@ -175,34 +175,22 @@ static double cal_gpu_factor(gk_work_class cls)
     return cls == GK_WORK_GEMM ? g * g * g : cls == GK_WORK_RBF_PAIRS ? g * g : 1.0;
 }
 
-/* Measures the CPU's rate of each work class and dtype; with keep_faster, a class keeps the
- * rate it has when that is the faster (see gk_context_calibrate's second pass). */
-static gk_status measure_cpu_rates(const gk_call *cpu_call, cal_buffers *b, gk_cost_model *m,
-                                   int keep_faster)
+/* Measures the rate of each work class and dtype on the call's engine, the CPU's (on_gpu 0: the
+ * host arrays, the CPU's sizes) or the GPU's, into rate[class][f64]; with keep_faster, a class
+ * keeps the rate it has when that is the faster (see gk_context_calibrate's second CPU pass). */
+static gk_status measure_rates(const gk_call *call, int on_gpu, cal_buffers *b, double (*rate)[2],
+                               int keep_faster)
 {
     for (int f64 = 0; f64 < 2; f64++)
         for (size_t i = 0; i < CAL_CLASSES; i++) {
             gk_work_class cls = classes[i].cls;
-            double cpu;
-            GK_FORWARD(time_class(cpu_call, cls, f64 ? GK_FLOAT64 : GK_FLOAT32, b->host,
-                                  classes[i].cpu_n, &cpu));
-            double rate = cal_work(cls, f64) / cpu;
-            if (!keep_faster || rate > m->cpu_rate[cls][f64])
-                m->cpu_rate[cls][f64] = rate;
-        }
-    return GK_OK;
-}
-
-/* Measures the GPU's rate of each work class and dtype. */
-static gk_status measure_gpu_rates(const gk_call *gpu_call, cal_buffers *b, gk_cost_model *m)
-{
-    for (int f64 = 0; f64 < 2; f64++)
-        for (size_t i = 0; i < CAL_CLASSES; i++) {
-            gk_work_class cls = classes[i].cls;
-            double gpu;
-            GK_FORWARD(time_class(gpu_call, cls, f64 ? GK_FLOAT64 : GK_FLOAT32, b->dev,
-                                  classes[i].gpu_n, &gpu));
-            m->gpu_rate[cls][f64] = cal_work(cls, f64) * cal_gpu_factor(cls) / gpu;
+            double seconds;
+            GK_FORWARD(time_class(call, cls, f64 ? GK_FLOAT64 : GK_FLOAT32,
+                                  on_gpu ? b->dev : b->host,
+                                  on_gpu ? classes[i].gpu_n : classes[i].cpu_n, &seconds));
+            double r = cal_work(cls, f64) * (on_gpu ? cal_gpu_factor(cls) : 1.0) / seconds;
+            if (!keep_faster || r > rate[cls][f64])
+                rate[cls][f64] = r;
         }
     return GK_OK;
 }
@@ -318,9 +306,9 @@ GK_API gk_status gk_context_calibrate(gk_context *ctx, uint32_t flags)
     if (st == GK_OK)
         st = measure_overheads(&cpu, &gpu, &b, &m);
     if (st == GK_OK)
-        st = measure_cpu_rates(&cpu, &b, &m, 0);
+        st = measure_rates(&cpu, 0, &b, m.cpu_rate, 0);
     if (st == GK_OK)
-        st = measure_gpu_rates(&gpu, &b, &m);
+        st = measure_rates(&gpu, 1, &b, m.gpu_rate, 0);
     /* The CPU's runs once more, each class keeping the faster of its two rates. Why: the CPU
      * backend sizes its team by the cores that other processes left idle over the last 100 ms
      * (cpu_team.c; at a process's start, by /proc/loadavg's runnable tasks), so a pass in a
@@ -331,7 +319,7 @@ GK_API gk_status gk_context_calibrate(gk_context *ctx, uint32_t flags)
      * 18x the CPU's time (bench/RESULTS.md, 2026-12-03). The GPU's runs between take some
      * 0.3 s, past several of those windows. */
     if (st == GK_OK)
-        st = measure_cpu_rates(&cpu, &b, &m, 1);
+        st = measure_rates(&cpu, 0, &b, m.cpu_rate, 1);
     free_buffers(ctx, &b);
     if (st != GK_OK)
         return gk__error_in(st, fn);
