@@ -224,6 +224,47 @@ void gk__placement_observe(gk_placement_history *h, const gk_workload *w, gk_pla
                        : r);
 }
 
+/* The cache file's keys, in the order gk__cost_model_save writes them: the four fixed costs,
+ * then per class and dtype the CPU's rate and the GPU's. Key k names *slot_at(m, k). */
+#define MODEL_KEYS (4 + 4 * (size_t)GK_WORK_CLASSES)
+_Static_assert(MODEL_KEYS * sizeof(double) == sizeof(gk_cost_model),
+               "every field of the cost model has a key");
+
+static const char *const fixed_keys[4] = {"h2d_bytes_per_s", "d2h_bytes_per_s", "gpu_call_s",
+                                          "cpu_call_s"};
+
+static void key_at(size_t k, char *name, size_t size)
+{
+    if (k < 4) {
+        snprintf(name, size, "%s", fixed_keys[k]);
+        return;
+    }
+    size_t j = k - 4;
+    snprintf(name, size, "%s_%s_%s", j % 2 ? "gpu" : "cpu", class_names[j / 4],
+             j / 2 % 2 ? "f64" : "f32");
+}
+
+static double *slot_at(gk_cost_model *m, size_t k)
+{
+    double *fixed[4] = {&m->h2d_bytes_per_s, &m->d2h_bytes_per_s, &m->gpu_call_s, &m->cpu_call_s};
+    if (k < 4)
+        return fixed[k];
+    size_t j = k - 4;
+    return j % 2 ? &m->gpu_rate[j / 4][j / 2 % 2] : &m->cpu_rate[j / 4][j / 2 % 2];
+}
+
+/* The index of the key, MODEL_KEYS when it is none. */
+static size_t key_index(const char *key)
+{
+    for (size_t k = 0; k < MODEL_KEYS; k++) {
+        char name[64];
+        key_at(k, name, sizeof name);
+        if (strcmp(key, name) == 0)
+            return k;
+    }
+    return MODEL_KEYS;
+}
+
 int gk__cost_model_save(const gk_cost_model *m, const char *path)
 {
     /* Not blocking, and only into a regular file: opening a FIFO waits for a reader. */
@@ -241,58 +282,13 @@ int gk__cost_model_save(const gk_cost_model *m, const char *path)
         return 0;
     }
     fprintf(f, "# libgpukern AUTO calibration: rates in work units per second\n");
-    fprintf(f, "h2d_bytes_per_s %.6g\nd2h_bytes_per_s %.6g\n", m->h2d_bytes_per_s,
-            m->d2h_bytes_per_s);
-    fprintf(f, "gpu_call_s %.6g\ncpu_call_s %.6g\n", m->gpu_call_s, m->cpu_call_s);
-    for (int c = 0; c < GK_WORK_CLASSES; c++)
-        for (int d = 0; d < 2; d++)
-            fprintf(f, "cpu_%s_%s %.6g\ngpu_%s_%s %.6g\n", class_names[c], d ? "f64" : "f32",
-                    m->cpu_rate[c][d], class_names[c], d ? "f64" : "f32", m->gpu_rate[c][d]);
+    gk_cost_model copy = *m;
+    for (size_t k = 0; k < MODEL_KEYS; k++) {
+        char name[64];
+        key_at(k, name, sizeof name);
+        fprintf(f, "%s %.6g\n", name, *slot_at(&copy, k));
+    }
     return fclose(f) == 0;
-}
-
-/* The field a key names, or NULL. */
-static double *field(gk_cost_model *m, const char *key)
-{
-    if (strcmp(key, "h2d_bytes_per_s") == 0)
-        return &m->h2d_bytes_per_s;
-    if (strcmp(key, "d2h_bytes_per_s") == 0)
-        return &m->d2h_bytes_per_s;
-    if (strcmp(key, "gpu_call_s") == 0)
-        return &m->gpu_call_s;
-    if (strcmp(key, "cpu_call_s") == 0)
-        return &m->cpu_call_s;
-    for (int c = 0; c < GK_WORK_CLASSES; c++)
-        for (int d = 0; d < 2; d++) {
-            char name[64];
-            snprintf(name, sizeof name, "cpu_%s_%s", class_names[c], d ? "f64" : "f32");
-            if (strcmp(key, name) == 0)
-                return &m->cpu_rate[c][d];
-            snprintf(name, sizeof name, "gpu_%s_%s", class_names[c], d ? "f64" : "f32");
-            if (strcmp(key, name) == 0)
-                return &m->gpu_rate[c][d];
-        }
-    return NULL;
-}
-
-/* The key of the model's index-th double (as parse_line counts them), for messages. */
-static void key_name(size_t index, char *name, size_t size)
-{
-    static const char *const fixed[] = {"h2d_bytes_per_s", "d2h_bytes_per_s", "gpu_call_s",
-                                        "cpu_call_s"};
-    gk_cost_model probe;
-    snprintf(name, size, "?");
-    for (size_t k = 0; k < sizeof fixed / sizeof fixed[0]; k++)
-        if ((size_t)(field(&probe, fixed[k]) - (double *)&probe) == index)
-            snprintf(name, size, "%s", fixed[k]);
-    for (int c = 0; c < GK_WORK_CLASSES; c++)
-        for (int d = 0; d < 2; d++) {
-            const char *dt = d ? "f64" : "f32";
-            if ((size_t)(&probe.cpu_rate[c][d] - (double *)&probe) == index)
-                snprintf(name, size, "cpu_%s_%s", class_names[c], dt);
-            if ((size_t)(&probe.gpu_rate[c][d] - (double *)&probe) == index)
-                snprintf(name, size, "gpu_%s_%s", class_names[c], dt);
-        }
 }
 
 /* What a physical figure of each kind may be; a cache file with anything else is refused. */
@@ -328,12 +324,12 @@ static int parse_line(gk_cost_model *read, unsigned char *seen, char *line, int 
     }
     *key_end = '\0';
     *value_end = '\0';
-    double *slot = field(read, key);
-    if (slot == NULL) {
+    size_t index = key_index(key);
+    if (index == MODEL_KEYS) {
         snprintf(why, why_size, "line %d: unknown key \"%.60s\"", lineno, key);
         return 0;
     }
-    size_t index = (size_t)((char *)slot - (char *)read) / sizeof(double);
+    double *slot = slot_at(read, index);
     if (seen[index]) {
         snprintf(why, why_size, "line %d: %s appears twice", lineno, key);
         return 0;
@@ -358,9 +354,6 @@ static int parse_line(gk_cost_model *read, unsigned char *seen, char *line, int 
     *slot = v;
     return 1;
 }
-
-/* The model's fields are all doubles: how many, for the check that each came once. */
-#define MODEL_FIELDS (sizeof(gk_cost_model) / sizeof(double))
 
 int gk__cost_model_load(gk_cost_model *m, const char *path, char *why, size_t why_size)
 {
@@ -387,7 +380,7 @@ int gk__cost_model_load(gk_cost_model *m, const char *path, char *why, size_t wh
         return 0;
     }
     gk_cost_model read = *m;
-    unsigned char seen[MODEL_FIELDS] = {0};
+    unsigned char seen[MODEL_KEYS] = {0};
     char line[256];
     int ok = 1, lineno = 0;
     while (ok && fgets(line, sizeof line, f) != NULL) {
@@ -417,19 +410,19 @@ int gk__cost_model_load(gk_cost_model *m, const char *path, char *why, size_t wh
         ok = 0;
     }
     fclose(f);
-    size_t missing = 0, first = MODEL_FIELDS;
-    for (size_t i = 0; i < MODEL_FIELDS; i++)
+    size_t missing = 0, first = MODEL_KEYS;
+    for (size_t i = 0; i < MODEL_KEYS; i++)
         if (!seen[i]) {
             missing++;
             first = first < i ? first : i;
         }
     if (ok && missing > 0) {
         char name[64];
-        key_name(first, name, sizeof name);
+        key_at(first, name, sizeof name);
         snprintf(why, why_size,
                  "%zu of its %zu keys are missing, %s the first (truncated, or written by an "
                  "older version?)",
-                 missing, MODEL_FIELDS, name);
+                 missing, MODEL_KEYS, name);
         ok = 0;
     }
     if (ok)
