@@ -13,7 +13,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a slot changes meaning; appending slots only grows struct_size. */
-#define GK_BACKEND_ABI_VERSION 2u
+#define GK_BACKEND_ABI_VERSION 3u
 
 /* Services the core lends a backend, so a dlopen'ed module can report errors into the
  * thread-local message of the core without the core exporting private symbols. */
@@ -30,13 +30,26 @@ typedef struct gk_host_services {
     /* Counts an allocation point of the backend; 1 when it must fail. Set only by a core built
      * with GK_FAULT_INJECTION for its allocation sweep (src/alloc.h), NULL otherwise. */
     int (*fault_next)(void);
+    /* Prints "gpukern: fmt..." to stderr (the backend calls it only when its context logs). */
+    void (*log)(const char *fmt, ...)
+#if defined(__GNUC__)
+        __attribute__((format(printf, 1, 2)))
+#endif
+        ;
 } gk_host_services;
 
-/* Everything a backend needs to create its per-context state. */
+/* GK_RBF_ISA: the CPU's kernels for the RBF forms. */
+typedef enum gk_isa { GK_ISA_AUTO = 0, GK_ISA_GENERIC = 1, GK_ISA_AVX512 = 2 } gk_isa;
+
+/* Everything a backend needs to create its per-context state. The environment switches are read
+ * once, by the core, when the context is created (src/env.c). */
 typedef struct gk_backend_config {
     int32_t device;
     int32_t cpu_threads;
     uint32_t flags;
+    int32_t log;       /* GK_LOG=1: each RBF call prints the form it ran and why */
+    int32_t cpu_isa;   /* GK_RBF_ISA, a gk_isa */
+    char rbf_form[32]; /* GK_RBF_FORM: a form of the backend's planner to force; "" = planner */
 } gk_backend_config;
 
 /* The table. The core calls an operation's slot only through GK_CALL (src/dispatch.h), so the

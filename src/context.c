@@ -6,9 +6,10 @@
 #include "alloc.h"
 #include "check.h"
 #include "core.h"
+#include "env.h"
 
 /* Bytes of gk_context_options up to and including the field `field`. */
-#define GK_OPTIONS_END(field)                                                                    \
+#define GK_OPTIONS_END(field)                                                                      \
     (offsetof(gk_context_options, field) + sizeof(((gk_context_options *)0)->field))
 
 GK_API void gk_context_options_init(gk_context_options *o)
@@ -71,16 +72,11 @@ gk_status gk__resolve_backend(const char *fn, gk_backend requested, const gk_bac
 {
     *hybrid = 0;
     if (requested == GK_BACKEND_AUTO) {
-        const char *env = getenv("GK_BACKEND");
-        if (env != NULL && env[0] != '\0') {
-            if (strcmp(env, "cpu") == 0)
-                requested = GK_BACKEND_CPU;
-            else if (strcmp(env, "cuda") == 0)
-                requested = GK_BACKEND_CUDA;
-            else
-                GK_CHECK(strcmp(env, "auto") == 0, GK_E_INVALID_ARGUMENT,
-                         "%s: GK_BACKEND=%s is not one of cpu, cuda, auto", fn, env);
-        }
+        static const char *const names[] = {"auto", "cpu", "cuda"};
+        int choice;
+        GK_FORWARD(gk__env_choice(fn, "GK_BACKEND", names, 3, &choice));
+        if (choice > 0)
+            requested = choice == 1 ? GK_BACKEND_CPU : GK_BACKEND_CUDA;
     }
     switch (requested) {
     case GK_BACKEND_CPU:
@@ -108,8 +104,10 @@ static gk_status create_context(const char *fn, const gk_context_options *o, gk_
     GK_FORWARD(gk__check_device(fn, ops, (gk_backend)o->backend, o->device));
     gk_context *ctx = gk__calloc(1, sizeof *ctx);
     GK_CHECK(ctx != NULL, GK_E_OUT_OF_MEMORY, "%s: cannot allocate a context", fn);
-    gk_backend_config cfg = {o->device, o->cpu_threads, o->flags};
-    gk_status st = ops->context_create(&cfg, &ctx->primary.state);
+    gk_backend_config cfg = {o->device, o->cpu_threads, o->flags, 0, GK_ISA_AUTO, ""};
+    gk_status st = gk__env_read_config(fn, &cfg);
+    if (st == GK_OK)
+        st = ops->context_create(&cfg, &ctx->primary.state);
     if (st != GK_OK) {
         gk__free(ctx);
         return gk__error_in(st, fn);
@@ -129,7 +127,7 @@ static gk_status create_context(const char *fn, const gk_context_options *o, gk_
     ctx->primary.ops = ops;
     ctx->last_backend = GK_BACKEND_AUTO;
     ctx->flags = o->flags;
-    ctx->log = gk__log_enabled();
+    ctx->log = cfg.log;
     if (ctx->hybrid)
         gk__load_cost_model(ctx);
     gk__log("%s: context %p on %s (%s)", fn, (void *)ctx, ops->name,

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "env.h"
 #include "status_list.h"
 
 /* Long enough for the CUDA module's list of every path tried with its dlerror() text. */
@@ -33,8 +34,15 @@ GK_API const char *gk_last_error(void)
 
 int gk__log_enabled(void)
 {
-    const char *v = getenv("GK_LOG");
-    return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+    const char *v = gk__env("GK_LOG");
+    return v != NULL && strcmp(v, "1") == 0;
+}
+
+static void print_line(const char *fmt, va_list ap)
+{
+    fputs("gpukern: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
 }
 
 void gk__log(const char *fmt, ...)
@@ -43,9 +51,15 @@ void gk__log(const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    fputs("gpukern: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    print_line(fmt, ap);
+    va_end(ap);
+}
+
+void gk__log_line(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    print_line(fmt, ap);
     va_end(ap);
 }
 

@@ -31,19 +31,27 @@ void gk__log(const char *fmt, ...)
 #endif
     ;
 
+/* Prints a diagnostic line to stderr unconditionally: for callers that decided to log already
+ * (a context created under GK_LOG=1). */
+void gk__log_line(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
 /* Returns from the calling function with `status` and a message when cond is false. */
-#define GK_CHECK(cond, status, ...)                                                              \
-    do {                                                                                         \
-        if (!(cond))                                                                             \
-            return gk__error((status), __VA_ARGS__);                                             \
+#define GK_CHECK(cond, status, ...)                                                                \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            return gk__error((status), __VA_ARGS__);                                               \
     } while (0)
 
 /* Forwards a failing status (the message is already recorded). */
-#define GK_FORWARD(expr)                                                                         \
-    do {                                                                                         \
-        gk_status gk__st = (expr);                                                               \
-        if (gk__st != GK_OK)                                                                     \
-            return gk__st;                                                                       \
+#define GK_FORWARD(expr)                                                                           \
+    do {                                                                                           \
+        gk_status gk__st = (expr);                                                                 \
+        if (gk__st != GK_OK)                                                                       \
+            return gk__st;                                                                         \
     } while (0)
 
 #endif /* GK_ERROR_H */

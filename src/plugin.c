@@ -16,6 +16,7 @@
 
 #include "alloc.h"
 #include "core.h"
+#include "env.h"
 
 /* What the one load attempt of this process found: the table, or why there is none. */
 static struct {
@@ -231,6 +232,7 @@ static void load_once(void)
     services.struct_size = sizeof services;
     services.error = gk__error;
     services.log_enabled = gk__log_enabled();
+    services.log = gk__log_line;
 #ifdef GK_FAULT_INJECTION
     services.fault_next = gk__fault_next;
 #endif
@@ -241,7 +243,7 @@ static void load_once(void)
     static char paths[3][PATH_MAX];
     const char *candidates[4];
     int n = 0;
-    const char *env = getenv("GK_CUDA_PLUGIN");
+    const char *env = gk__env("GK_CUDA_PLUGIN");
     if (env != NULL && env[0] != '\0') {
         char buf[256], what[512];
         snprintf(what, sizeof what, "GK_CUDA_PLUGIN=%s", shown(env, buf, sizeof buf));
