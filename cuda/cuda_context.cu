@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cuda_internal.h"
+#include "rbf/plan.h"
 
 /* Offset of the staging area inside the pinned block; the bytes before it take the reductions'
  * partials, a multiple of 256 that keeps the staging area aligned for the DMA engines. */
@@ -125,8 +126,14 @@ gk_status gk__cuda_context_create(const gk_backend_config *cfg, void **out)
         return gk__cuda_error(GK_E_OUT_OF_MEMORY, "out of host memory for the CUDA state");
     s->device = cfg->device;
     s->flags = cfg->flags;
+    s->log = cfg->log;
+    gk_status r = gk__cuda_rbf_form_of(cfg->rbf_form, &s->rbf_form);
+    if (r != GK_OK) {
+        free(s);
+        return r;
+    }
 
-    gk_status r = gk__cuda_check(cudaSetDevice(s->device), "cudaSetDevice");
+    r = gk__cuda_check(cudaSetDevice(s->device), "cudaSetDevice");
     if (r == GK_OK) {
         cudaDeviceProp prop;
         r = gk__cuda_check(cudaGetDeviceProperties(&prop, s->device), "cudaGetDeviceProperties");

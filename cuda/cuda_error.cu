@@ -29,6 +29,20 @@ int gk__cuda_log_enabled(void)
     return gk_cuda_svc != NULL && gk_cuda_svc->log_enabled;
 }
 
+void gk__cuda_log(const char *fmt, ...)
+{
+    const gk_host_services *s = gk_cuda_svc;
+    if (s == NULL || s->struct_size < offsetof(gk_host_services, log) + sizeof s->log ||
+        s->log == NULL)
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    s->log("%s", msg);
+}
+
 gk_status gk__cuda_error(gk_status status, const char *fmt, ...)
 {
     /* The core's error() is variadic without a va_list twin, so format here and pass the

@@ -66,6 +66,8 @@ typedef struct gk_cuda_state {
     /* The reductions' launches (cuda_launch_graph.h). */
     gk_cuda_launch_graphs graphs;
     char name[256];
+    int log;      /* GK_LOG=1 when the context was created: RBF calls print their form */
+    int rbf_form; /* a cuda_rbf_form that GK_RBF_FORM forces, else -1 (rbf/plan.h) */
 } gk_cuda_state;
 
 #ifdef __cplusplus
@@ -124,21 +126,6 @@ static inline unsigned int gk__cuda_blocks(size_t work, size_t per_block, size_t
 static inline size_t gk__cuda_round16(size_t bytes)
 {
     return (bytes + 15) / 16 * 16;
-}
-
-/* A form's switch in the environment (GK_RBF_TC, GK_MATVEC_TAYLOR; README): 0 for "off", 2 for
- * "forced" or also_forced (NULL: none), 1 (the size thresholds decide) otherwise. Read on every
- * call, so that a test can change it between calls. */
-static inline int gk__cuda_form_env(const char *var, const char *also_forced)
-{
-    const char *v = getenv(var);
-    if (v == NULL)
-        return 1;
-    if (strcmp(v, "off") == 0)
-        return 0;
-    if (strcmp(v, "forced") == 0 || (also_forced != NULL && strcmp(v, also_forced) == 0))
-        return 2;
-    return 1;
 }
 
 /* 16-byte vectors: float4 / double2 give single 128-bit loads and stores. */

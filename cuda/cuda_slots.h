@@ -17,6 +17,12 @@ extern "C" {
 void gk__cuda_set_services(const gk_host_services *svc);
 /* 1 when the core has GK_LOG set. */
 int gk__cuda_log_enabled(void);
+/* Prints "gpukern: fmt..." through the core (callers check their context's log flag). */
+void gk__cuda_log(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
 
 /* Records a formatted message through the core and returns status. */
 gk_status gk__cuda_error(gk_status status, const char *fmt, ...)

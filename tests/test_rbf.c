@@ -436,36 +436,44 @@ static void test_matvec_factorized_duplicates(void **state)
 /* --------------------------------------------------------------------------------------------
  * rbf_matvec float32 for d <= 4 on CUDA by the Taylor form (cuda/cuda_rbf_matvec_taylor.cuh):
  * one expansion about the box's center, where its truncation and rounding bound (<= 1e-8
- * sum |w|) holds, decided on the device. These cases set GK_MATVEC_TAYLOR themselves, per call:
+ * sum |w|) holds, decided on the device. These cases make contexts that force a form:
  * forced (any size) against the reference, and against off (the difference kernels only):
  * where the bound holds some output must differ from off's (else the form never ran), where it
  * fails every output must be bit-identical to off's (the fallback is those same kernels).
  * ------------------------------------------------------------------------------------------ */
 
-/* Sets GK_MATVEC_TAYLOR to mode and returns the value it had (malloc'ed, or NULL if unset). */
-static char *taylor_env_set(const char *mode)
+/* A CUDA context whose planner runs `form` where it can (GK_RBF_FORM, read when a context is
+ * created; the variable is put back as it was). */
+static gk_context *form_context(const char *form)
 {
-    const char *old = getenv("GK_MATVEC_TAYLOR");
+    const char *old = getenv("GK_RBF_FORM");
     char *keep = old ? strdup(old) : NULL;
-    setenv("GK_MATVEC_TAYLOR", mode, 1);
-    return keep;
-}
-
-static void taylor_env_restore(char *keep)
-{
+    setenv("GK_RBF_FORM", form, 1);
+    gk_context *ctx = NULL;
+    gk_status st = gk_context_create(GK_BACKEND_CUDA, &ctx);
     if (keep) {
-        setenv("GK_MATVEC_TAYLOR", keep, 1);
+        setenv("GK_RBF_FORM", keep, 1);
         free(keep);
     } else {
-        unsetenv("GK_MATVEC_TAYLOR");
+        unsetenv("GK_RBF_FORM");
     }
+    GK_CHECK_OK(st);
+    return ctx;
 }
 
-/* rbf_matvec under GK_MATVEC_TAYLOR=mode, no reference: the outputs (the caller frees them). */
-static float *taylor_raw(gk_context *ctx, const char *mode, size_t m, size_t n, size_t d,
-                         double gamma, const float *hx, const float *hy, const float *hw)
+/* "forced": the Taylor form wherever its device-side bound holds; "off": the kernels it falls
+ * back to (the factorized form) only. */
+static gk_context *taylor_context(const char *mode)
 {
-    char *keep = taylor_env_set(mode);
+    return form_context(strcmp(mode, "forced") == 0 ? "cuda_matvec_taylor" : "cuda_matvec_fact");
+}
+
+/* rbf_matvec in a context of taylor_context(mode), no reference: the outputs (the caller frees
+ * them). */
+static float *taylor_raw(const char *mode, size_t m, size_t n, size_t d, double gamma,
+                         const float *hx, const float *hy, const float *hw)
+{
+    gk_context *ctx = taylor_context(mode);
     gk_buffer *x = gk_test_buffer_from(ctx, GK_FLOAT32, m * d, hx);
     gk_buffer *y = gk_test_buffer_from(ctx, GK_FLOAT32, n * d, hy);
     gk_buffer *w = gk_test_buffer_from(ctx, GK_FLOAT32, n, hw);
@@ -476,20 +484,20 @@ static float *taylor_raw(gk_context *ctx, const char *mode, size_t m, size_t n, 
     gk_buffer_destroy(y);
     gk_buffer_destroy(w);
     gk_buffer_destroy(out);
-    taylor_env_restore(keep);
+    gk_context_destroy(ctx);
     return got;
 }
 
 /* forced against the reference (every stride-th row) and against off: used = 1, some output
  * must differ; used = 0, all bit-identical; used = -1, no comparison. */
-static void taylor_compare(gk_context *ctx, size_t m, size_t n, size_t d, double gamma,
-                           const float *hx, const float *hy, const float *hw, size_t stride,
-                           int used, const char *what)
+static void taylor_compare(size_t m, size_t n, size_t d, double gamma, const float *hx,
+                           const float *hy, const float *hw, size_t stride, int used,
+                           const char *what)
 {
-    char *keep = taylor_env_set("forced");
+    gk_context *ctx = taylor_context("forced");
     float *forced = matvec_check(ctx, GK_FLOAT32, m, n, d, gamma, hx, hy, hw, stride, what);
-    taylor_env_restore(keep);
-    float *off = taylor_raw(ctx, "off", m, n, d, gamma, hx, hy, hw);
+    gk_context_destroy(ctx);
+    float *off = taylor_raw("off", m, n, d, gamma, hx, hy, hw);
     const int same = memcmp(forced, off, m * sizeof(float)) == 0;
     if (used == 1 && same)
         GK_FAIL("%s (%zu x %zu x %zu, gamma %g): forced equals off bit for bit: the Taylor form "
@@ -505,12 +513,12 @@ static void taylor_compare(gk_context *ctx, size_t m, size_t n, size_t d, double
     free(off);
 }
 
-static void taylor_case(gk_context *ctx, size_t d, double gamma, double offset, int used)
+static void taylor_case(size_t d, double gamma, double offset, int used)
 {
     void *hx, *hy;
     make_xy(GK_FLOAT32, FORM_M, FORM_N, d, offset, 1, 0, &hx, &hy);
     void *hw = gk_test_random_array(GK_FLOAT32, FORM_N, -1, 1);
-    taylor_compare(ctx, FORM_M, FORM_N, d, gamma, hx, hy, hw, 3, used, "rbf_matvec (Taylor)");
+    taylor_compare(FORM_M, FORM_N, d, gamma, hx, hy, hw, 3, used, "rbf_matvec (Taylor)");
     free(hx);
     free(hy);
     free(hw);
@@ -520,11 +528,11 @@ static void taylor_case(gk_context *ctx, size_t d, double gamma, double offset, 
  * (b) on data offset by 1e3. */
 static void test_matvec_taylor(void **state)
 {
-    gk_context *ctx = gk_test_context(state);
+    (void)gk_test_context(state); /* skips without a GPU */
     for (size_t d = 1; d <= 4; d++) {
-        taylor_case(ctx, d, 1.0 / (double)d, 0.0, 1);
-        taylor_case(ctx, d, 0.5, 0.0, 1);
-        taylor_case(ctx, d, 1.0 / (double)d, 1e3, 1);
+        taylor_case(d, 1.0 / (double)d, 0.0, 1);
+        taylor_case(d, 0.5, 0.0, 1);
+        taylor_case(d, 1.0 / (double)d, 1e3, 1);
     }
 }
 
@@ -534,7 +542,7 @@ static void test_matvec_taylor(void **state)
  * 1.18 hold (the form), 3.55 and 1.32 fail (the difference kernels, bit for bit). */
 static void test_matvec_taylor_bound(void **state)
 {
-    gk_context *ctx = gk_test_context(state);
+    (void)gk_test_context(state); /* skips without a GPU */
     static const double s_of[][2] = {{3.2, 3.55}, {1.18, 1.32}};
     for (size_t d = 3; d <= 4; d++)
         for (int fails = 0; fails < 2; fails++) {
@@ -546,7 +554,7 @@ static void test_matvec_taylor_bound(void **state)
                 hx[d + l] = hy[d + l] = (float)len;
             }
             float *hw = gk_test_random_array(GK_FLOAT32, FORM_N, -1, 1);
-            taylor_compare(ctx, FORM_M, FORM_N, d, 1.0 / (double)d, hx, hy, hw, 3, !fails,
+            taylor_compare(FORM_M, FORM_N, d, 1.0 / (double)d, hx, hy, hw, 3, !fails,
                            "rbf_matvec (Taylor bound)");
             free(hx);
             free(hy);
@@ -558,7 +566,7 @@ static void test_matvec_taylor_bound(void **state)
  * are the difference kernels' bit for bit (NaN where the reference is NaN). */
 static void test_matvec_taylor_special(void **state)
 {
-    gk_context *ctx = gk_test_context(state);
+    (void)gk_test_context(state); /* skips without a GPU */
     const size_t m = FORM_M, n = FORM_N, d = 3;
     for (int c = 0; c < 5; c++) {
         void *hx, *hy;
@@ -576,8 +584,8 @@ static void test_matvec_taylor_special(void **state)
             gk_test_set(GK_FLOAT32, hw, j, 0.0);
         if (c == 2) {
             /* sums with an infinite weight: compare with off only */
-            float *forced = taylor_raw(ctx, "forced", m, n, d, 1.0 / 3, hx, hy, hw);
-            float *off = taylor_raw(ctx, "off", m, n, d, 1.0 / 3, hx, hy, hw);
+            float *forced = taylor_raw("forced", m, n, d, 1.0 / 3, hx, hy, hw);
+            float *off = taylor_raw("off", m, n, d, 1.0 / 3, hx, hy, hw);
             for (size_t i = 0; i < m; i++)
                 if (memcmp(&forced[i], &off[i], sizeof(float)) != 0 || isfinite(forced[i]))
                     GK_FAIL("rbf_matvec (Taylor, inf in w): row %zu is %.9g forced, %.9g off", i,
@@ -585,7 +593,7 @@ static void test_matvec_taylor_special(void **state)
             free(forced);
             free(off);
         } else {
-            taylor_compare(ctx, m, n, d, 1.0 / 3, hx, hy, hw, 1, 0, "rbf_matvec (Taylor, special)");
+            taylor_compare(m, n, d, 1.0 / 3, hx, hy, hw, 1, 0, "rbf_matvec (Taylor, special)");
         }
         free(hx);
         free(hy);
@@ -598,12 +606,12 @@ static void test_matvec_taylor_special(void **state)
  * below half its ulp); single rows against many and many against one within the contract. */
 static void test_matvec_taylor_single(void **state)
 {
-    gk_context *ctx = gk_test_context(state);
+    (void)gk_test_context(state); /* skips without a GPU */
     for (size_t d = 1; d <= 4; d++) {
         float *hx = random_rows(GK_FLOAT32, FORM_M, d, d % 2 ? 1e3 : 0.0);
         float *hy = random_rows(GK_FLOAT32, FORM_N, d, d % 2 ? 1e3 : 0.0);
         const float one = 1.0f;
-        float *got = taylor_raw(ctx, "forced", 1, 1, d, 1.0 / (double)d, hx, hx, &one);
+        float *got = taylor_raw("forced", 1, 1, d, 1.0 / (double)d, hx, hx, &one);
         if (got[0] != 1.0f)
             GK_FAIL("rbf_matvec (Taylor) d %zu: a row against itself with w = 1 is %.9g, not 1", d,
                     (double)got[0]);
@@ -611,7 +619,7 @@ static void test_matvec_taylor_single(void **state)
         copy_row(GK_FLOAT32, hy, 1234, hx, 0, d);
         float *hw = gk_test_const_array(GK_FLOAT32, FORM_N, 0.0);
         hw[1234] = 0.375f;
-        got = taylor_raw(ctx, "forced", 1, FORM_N, d, 1.0 / (double)d, hx, hy, hw);
+        got = taylor_raw("forced", 1, FORM_N, d, 1.0 / (double)d, hx, hy, hw);
         if (got[0] != 0.375f)
             GK_FAIL("rbf_matvec (Taylor) d %zu: x_0 = y_1234, w one-hot 0.375 there: out is "
                     "%.9g",
@@ -619,8 +627,8 @@ static void test_matvec_taylor_single(void **state)
         free(got);
         free(hw);
         hw = gk_test_random_array(GK_FLOAT32, FORM_N, -1, 1);
-        taylor_compare(ctx, 1, FORM_N, d, 0.5, hx, hy, hw, 1, -1, "rbf_matvec (Taylor, m = 1)");
-        taylor_compare(ctx, FORM_M, 1, d, 0.5, hx, hy, hw, 1, -1, "rbf_matvec (Taylor, n = 1)");
+        taylor_compare(1, FORM_N, d, 0.5, hx, hy, hw, 1, -1, "rbf_matvec (Taylor, m = 1)");
+        taylor_compare(FORM_M, 1, d, 0.5, hx, hy, hw, 1, -1, "rbf_matvec (Taylor, n = 1)");
         free(hw);
         free(hx);
         free(hy);
@@ -879,9 +887,8 @@ static void tc_case(gk_context *ctx, size_t m, size_t n, size_t d, double gamma,
     gk_buffer_destroy(k);
 }
 
-/* The CUDA backend's float32 tensor-core form (cuda/cuda_rbf_tc.cu, cuda/cuda_rbf_tc_mma.cuh: 2^24
- * entries or more, d from GK_RBF_TC_MIN_D; under GK_RBF_TC=gemm, from d = 256 and 2^28 entries, the
- * products on cuBLASLt, cuda/cuda_rbf_gemm.cu, and its in-place epilogue), whose rounding bound keeps an
+/* The CUDA backend's float32 tensor-core form (cuda/rbf/rbf_tc.cu, rbf_tc_mma.cuh: 2^24 entries or
+ * more, d from 64; cuda/rbf/plan.cu), whose rounding bound keeps an
  * entry or sends it back to differences, and whose sample of 256 tiles sends the whole call to
  * differences where more than a quarter of them would fall back. On U[0, 1) rows at d = 256 the
  * bound passes every entry at gamma = 1 / d and fails nearly every one from 1.5 / d: at 1.25 / d
@@ -893,15 +900,13 @@ static void tc_case(gk_context *ctx, size_t m, size_t n, size_t d, double gamma,
  * 1): their tile is computed from differences as a whole, and the copies of its rows elsewhere in
  * y (identical rows) one warp each; pairs across the clusters pass (K near 0), as do pairs within
  * the large one. wide = 5 (values spanning 2^39 in a row) with NaN and inf, and on offset data,
- * takes the GEMM form's subnormal and zero fp16 parts (under GK_RBF_TC=gemm-forced). Shapes are no
+ * takes the fp16 operands' subnormal and zero parts. Shapes are no
  * multiples of the 128 x 128 tiles, n % 4 != 0 takes the scalar loads and stores (n odd: no
  * float2 stores either), d = 257 the padding, and 6000 x 4500 spans
  * many tiles per block; the d = 64 and 100 cases (offset data, NaN and inf, rbf_matrix(x, x))
  * run the CUDA-core forms (below 2^26 entries at d < 128). ctest runs this case again with
- * GK_RBF_TC=forced (no sample and no size limit: the fused kernel takes every case, its
- * fallbacks the 4 / d case) and with GK_RBF_TC=gemm-forced (the GEMM form the d >= 256 cases,
- * every tile of the 4 / d case going to cuda_tc_differences from the GEMM form's epilogue's
- * list). Not run on the CPU
+ * GK_RBF_FORM=cuda_matrix_tc (no sample and no size limit: the fused kernel takes every case, its
+ * fallbacks the 4 / d case). Not run on the CPU
  * backend: its own GEMM form is covered above, and at these sizes the references would take
  * valgrind minutes. */
 static void test_matrix_tensor_core(void **state)
@@ -923,9 +928,9 @@ static void test_matrix_tensor_core(void **state)
     tc_case(ctx, 4100, 4097, 100, 1.0 / 100, 0.0, 0, 1, 0);
 }
 
-/* The tensor-core form on small shapes, for the sanitizers (ctest's rbf_tc_forced and
- * rbf_tc_gemm_forced run it with GK_RBF_TC=forced and gemm-forced, which take that form at any
- * size whose scratch fits; without them these are CUDA-core shapes): d = 64 at gamma = 1 / d and 0.5, data offset by 1e3, n odd (scalar
+/* The tensor-core form on small shapes, for the sanitizers (ctest's rbf_tc_forced runs it with
+ * GK_RBF_FORM=cuda_matrix_tc, which takes that form at any size whose scratch fits; without it
+ * these are CUDA-core shapes): d = 64 at gamma = 1 / d and 0.5, data offset by 1e3, n odd (scalar
  * stores), NaN and inf, rbf_matrix(x, x), values scaled by 2^-20 and 2^40 at
  * gamma = 1 / (d scale^2) (the row scales of the fp16 operands), d = 100 (zero features to the
  * step), and d = 256 (8 steps a tile). */
@@ -940,75 +945,6 @@ static void test_matrix_tensor_core_small(void **state)
     tc_case(ctx, 700, 650, 64, 0x1p-80 / 64, 0.0, 4, 0, 0);
     tc_case(ctx, 700, 650, 100, 1.0 / 100, 0.0, 0, 1, 0);
     tc_case(ctx, 1200, 1200, 256, 1.0 / 256, 0.0, 0, 0, 0);
-}
-
-/* float32 rbf_matrix on x and y placed `shift` elements into buffers of their own (views), with
- * identical rows unless at gamma = inf (whose reference is NaN there), the specials
- * (put_specials) in them if asked: every entry against the reference, identical rows exactly 1,
- * NaN where the reference is NaN. */
-static void shifted_matrix_case(gk_context *ctx, size_t m, size_t n, size_t d, double gamma,
-                                double offset, size_t shift, int specials)
-{
-    const gk_dtype t = GK_FLOAT32;
-    void *hx, *hy;
-    make_xy(t, m, n, d, offset, !isinf(gamma), 0, &hx, &hy);
-    if (specials)
-        put_specials(t, hx, hy, d);
-    void *px = gk_test_const_array(t, m * d + shift, 0.0);
-    void *py = gk_test_const_array(t, n * d + shift, 0.0);
-    memcpy((float *)px + shift, hx, m * d * sizeof(float));
-    memcpy((float *)py + shift, hy, n * d * sizeof(float));
-    gk_buffer *bx = gk_test_buffer_from(ctx, t, m * d + shift, px);
-    gk_buffer *by = gk_test_buffer_from(ctx, t, n * d + shift, py);
-    gk_buffer *x = gk_test_view(bx, shift, m * d), *y = gk_test_view(by, shift, n * d);
-    gk_buffer *k = gk_test_buffer_const(ctx, t, m * n, GK_TEST_SENTINEL);
-    GK_CHECK_OK(gk_rbf_matrix(ctx, m, n, d, gamma, x, y, k));
-    float *got = gk_test_read_all(k);
-    for (size_t i = 0; i < m; i++)
-        for (size_t j = 0; j < n; j++) {
-            double g = got[i * n + j];
-            long double ref = ref_kernel(t, gamma, hx, i, hy, j, d);
-            if (isnan(ref) || isnan(g)) {
-                if (!(isnan(ref) && isnan(g)))
-                    GK_FAIL("rbf_matrix %zux%zux%zu (shift %zu): entry (%zu,%zu) is %g, reference "
-                            "%Lg",
-                            m, n, d, shift, i, j, g, ref);
-                continue;
-            }
-            check_entry(t, g, ref, abs_tol(t), rows_equal(t, hx, i, hy, j, d),
-                        "rbf_matrix (rows in quads)", i, j);
-        }
-    free(got);
-    free(hx);
-    free(hy);
-    free(px);
-    free(py);
-    gk_buffer *buffers[] = {bx, by, x, y, k};
-    for (size_t i = 0; i < 5; i++)
-        gk_buffer_destroy(buffers[i]);
-}
-
-/* The CUDA backend's float32 difference tile for rows of whole aligned quads
- * (cuda/cuda_rbf_quads.cuh): d = 20, rows 16-byte aligned, n % 4 == 0, in the inner-product
- * kernel's tiles that the bound rejects (2^20 entries or more, gamma = 0.5 on U[0, 1) rows):
- * partial row and column tiles (1100 and 1028), data offset by 1e3, identical rows, NaN and
- * infinities, rows shifted by 1 to 4 elements (not aligned: the transposed tile; 4: aligned
- * again), n % 4 != 0 (scalar stores: the transposed tile), and 4200 x 4100 (1089 tiles: four
- * tiles per block, sampled rows as in tc_case). Other shapes run the transposed tile, and are
- * checked alike. */
-static void test_matrix_quads(void **state)
-{
-    gk_context *ctx = gk_test_context(state);
-    for (int off = 0; off < 2; off++)
-        shifted_matrix_case(ctx, 1100, 1028, 20, 0.5, off ? 1e3 : 0.0, 0, 0);
-    shifted_matrix_case(ctx, 1100, 1028, 20, 0.5, 0.0, 0, 1);
-    for (size_t shift = 1; shift <= 4; shift += 3)
-        shifted_matrix_case(ctx, 1100, 1028, 20, 0.5, 1e3, shift, 0);
-    shifted_matrix_case(ctx, 1100, 1030, 20, 0.5, 0.0, 0, 0);
-    shifted_matrix_case(ctx, 260, 300, 20, pick_gamma(20), 0.0, 0, 1);
-    shifted_matrix_case(ctx, 130, 300, 20, INFINITY, 0.0, 0, 0);
-    tc_case(ctx, 4200, 4100, 20, 0.5, 0.0, 0, 0, 0);
-    tc_case(ctx, 4200, 4100, 20, 0.5, 1e3, 0, 1, 0);
 }
 
 /* Rows too wide to pack (over 4096 float32 or 2048 float64 features): rbf_matrix and rbf_matvec
@@ -1293,7 +1229,6 @@ int main(void)
          &gk_test_cuda},
         {"test_matrix_tensor_core_small/cuda", test_matrix_tensor_core_small, gk_test_setup,
          gk_test_teardown, &gk_test_cuda},
-        GK_TEST_BOTH(test_matrix_quads),
         GK_TEST_BOTH(test_wide_rows),
         GK_TEST_BOTH(test_gamma_values),
         GK_TEST_BOTH(test_zero_sizes),

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_rbf_matvec_tc.cu - float32 rbf_matvec for 4 < d <= 64: the inner-product form of
+/* rbf_matvec_tc.cu - float32 rbf_matvec for 4 < d <= 64: the inner-product form of
  * cuda_rbf_matvec_dot.cuh with the inner products on TF32 tensor cores (3xTF32), tile by tile
  * under its rounding bound. */
-#include "cuda_rbf_matvec_tc.h"
+#include "rbf_matvec_tc.h"
 
-#include "cuda_rbf_matvec_dot.cuh"
+#include "rbf_matvec_dot.cuh"
 
 /* ------------------------------------------------------------------------------------------
  * The form. On the centered rows x~, y~ and exponent terms a_i, b_j of

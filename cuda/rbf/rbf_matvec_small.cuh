@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_rbf_matvec_small.cuh - rbf_matvec for d <= 4 (points in space): x rows held in registers. */
+/* rbf_matvec_small.cuh - rbf_matvec for d <= 4 (points in space): x rows held in registers. */
 #ifndef GK_CUDA_RBF_MATVEC_SMALL_CUH
 #define GK_CUDA_RBF_MATVEC_SMALL_CUH
 
-#include "cuda_rbf_tile.cuh"
+#include "rbf_tile.cuh"
 
 /* Shapes: rows per thread and points of y per shared-memory chunk. The kernel is bound by
  * instruction issue (2d + 3 per pair: the differences, their squares, the scaling, ex2 and the

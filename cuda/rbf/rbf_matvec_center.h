@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_rbf_matvec_center.h - what rbf_matvec's float32 inner-product form needs: centered rows,
+/* rbf_matvec_center.h - what rbf_matvec's float32 inner-product form needs: centered rows,
  * their exponent terms and per-group norm bounds. */
 #ifndef GK_CUDA_RBF_MATVEC_CENTER_H
 #define GK_CUDA_RBF_MATVEC_CENTER_H

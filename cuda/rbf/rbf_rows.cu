@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_rbf_rows.cu - k[i] = exp(-gamma ||a_i - b_i||^2), a streaming row-wise kernel. */
+/* rbf_rows.cu - k[i] = exp(-gamma ||a_i - b_i||^2), a streaming row-wise kernel. */
+#include "plan.h"
 #include "backend_math.h"
 #include "cuda_internal.h"
 
@@ -116,6 +117,7 @@ static gk_status cuda_rbf_rows_run(gk_cuda_state *s, size_t n, size_t d, double 
     gk_status r = gk__cuda_enter(s);
     if (r != GK_OK)
         return r;
+    gk__cuda_rbf_log(s, "rbf_rows", n, 1, d, gk__cuda_rbf_plan_rows(s, n, d));
     const size_t w = gk_cuda_vec<T>::width;
     bool vec = d % w == 0 && (uintptr_t)a % 16 == 0 && (uintptr_t)b % 16 == 0;
     size_t units = vec ? d / w : d;

@@ -1,38 +1,29 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_rbf_matrix.cu - k[i*n + j] = exp(-gamma ||x_i - y_j||^2), a register-tiled kernel. */
+/* rbf_matrix.cu - k[i*n + j] = exp(-gamma ||x_i - y_j||^2): the tiled and dot forms, and the
+ * call's dispatch on the planner's form (plan.h). */
 #include <cmath>
+#include <type_traits>
 
-#include "cuda_rbf_center.cuh"
-#include "cuda_rbf_quads.cuh"
-#include "cuda_rbf_tc.cuh"
-#include "cuda_rbf_tile.cuh"
+#include "rbf_center.cuh"
+#include "rbf_tc.cuh"
+#include "plan.h"
+#include "rbf_tile.cuh"
 
 /* The tiles of an m x n output in row-major order (consecutive blocks share their x rows in
  * L2), block b taking tiles b, b + gridDim.x, ... (the grid covers them all but for outputs no
  * memory holds). A tile is named by (row tile << 32 | column tile), so stepping needs no
  * division; the host keeps row tiles below 2^32 - 1 and column tiles below 2^31, so neither
- * sum in next() wraps (a row tile past mtiles ends the loop). With GRID2D a 2-D grid
- * (cuda_rbf_tile_grid) is one block per tile, (blockIdx.y, blockIdx.x), without the 1-D
- * order's divisions; the kernels of the quad tile take this order (compiled with the 1-D one
- * alone, the inner-product kernel with that tile spilled 15 times as much). */
-template <bool GRID2D> struct cuda_rbf_tile_order_t {
+ * sum in next() wraps (a row tile past mtiles ends the loop). */
+struct cuda_rbf_tile_order {
     unsigned int mtiles, ntiles, step_r, step_c;
 
-    __device__ cuda_rbf_tile_order_t(size_t m, size_t n, int bm, int bn)
-        : mtiles((unsigned int)((m + bm - 1) / bm)), ntiles((unsigned int)((n + bn - 1) / bn))
+    __device__ cuda_rbf_tile_order(size_t m, size_t n, int bm, int bn)
+        : mtiles((unsigned int)((m + bm - 1) / bm)), ntiles((unsigned int)((n + bn - 1) / bn)),
+          step_r(gridDim.x / ntiles), step_c(gridDim.x % ntiles)
     {
-        if (GRID2D && gridDim.y > 1) {
-            step_r = mtiles;
-            step_c = 0;
-        } else {
-            step_r = gridDim.x / ntiles;
-            step_c = gridDim.x % ntiles;
-        }
     }
     __device__ size_t first() const
     {
-        if (GRID2D && gridDim.y > 1)
-            return (size_t)blockIdx.y << 32 | blockIdx.x;
         return (size_t)(blockIdx.x / ntiles) << 32 | (blockIdx.x % ntiles);
     }
     static __device__ unsigned int row(size_t t)
@@ -57,19 +48,6 @@ template <bool GRID2D> struct cuda_rbf_tile_order_t {
         return (size_t)r << 32 | c;
     }
 };
-typedef cuda_rbf_tile_order_t<false> cuda_rbf_tile_order;
-
-/* The launch grid of cuda_rbf_tile_order_t<true> for a 1-D grid of `grid` blocks over the tiles
- * of an m x n output: 2-D, one block per tile, where that grid covers every tile and the row
- * tiles fit gridDim.y. */
-static dim3 cuda_rbf_tile_grid(unsigned int grid, size_t m, size_t n, size_t bm, size_t bn)
-{
-    size_t mt = (m + bm - 1) / bm, nt = (n + bn - 1) / bn;
-    if (mt > 1 && mt <= 65535 && (size_t)grid == mt * nt)
-        return dim3((unsigned int)nt, (unsigned int)mt);
-    return dim3(grid);
-}
-
 /* The direct epilogue: each thread stores its own values (vectors where the rows allow).
  * Stores stream past L2 (__stcs): the output is written once and would otherwise evict the x
  * and y rows that every block re-reads. A whole tile with aligned rows (every tile but those of
@@ -127,13 +105,13 @@ cuda_rbf_store_direct(const T (&acc)[cuda_rbf_shape<T>::TM][cuda_rbf_shape<T>::T
     }
 }
 
-/* rbf_matrix from differences, as a form of cuda_rbf_steps over the tiles of Order. */
-template <typename T, int BK, bool CHECK, typename Order = cuda_rbf_tile_order>
+/* rbf_matrix from differences, as a form of cuda_rbf_steps over the tiles in row-major order. */
+template <typename T, int BK, bool CHECK>
 struct cuda_rbf_matrix_form {
     typedef cuda_rbf_shape<T> S;
     typedef cuda_rbf_tile<T, S::TM, S::TN, BK> Tile;
     typename Tile::smem &sm;
-    Order order;
+    cuda_rbf_tile_order order;
     size_t m, n, d;
     T c;
     const T *__restrict__ x;
@@ -179,59 +157,6 @@ struct cuda_rbf_matrix_form {
                                               (size_t)order.col(t) * Tile::BN, m, n, k, vec_store);
     }
 };
-
-/* float32 rbf_matrix from differences on rows of whole aligned quads (cuda_rbf_qtile), as a
- * form of cuda_rbf_steps over the tiles of cuda_rbf_tile_order_t<true>. */
-template <int CQ, bool CHECK> struct cuda_rbf_matrix_qform {
-    typedef cuda_rbf_qtile<CQ> Tile;
-    typename Tile::smem &sm;
-    cuda_rbf_tile_order_t<true> order;
-    size_t m, n, d;
-    float c;
-    const float4 *__restrict__ x;
-    const float4 *__restrict__ y;
-    float *__restrict__ k;
-    bool vec_store;
-    /* The caller's, not initialized: every tile's first chunk assigns them (a member would be
-     * value-initialized, 32 instructions per block that the compiler cannot drop). */
-    float (&acc)[8][8];
-
-    __device__ bool has(size_t t) const
-    {
-        return order.has(t);
-    }
-    __device__ size_t next(size_t t) const
-    {
-        return order.next(t);
-    }
-    __device__ void issue(int b, size_t t, size_t l0, bool)
-    {
-        size_t row0 = (size_t)order.row(t) * Tile::BM, col0 = (size_t)order.col(t) * Tile::BN;
-        Tile::template issue<false>(sm.xs[b], x, row0, m, d / 4, l0 / 4);
-        Tile::template issue<true>(sm.ys[b], y, col0, n, d / 4, l0 / 4);
-    }
-    __device__ void compute(int b, int, bool init)
-    {
-        Tile::accumulate(acc, sm.xs[b], sm.ys[b], Tile::tx(), Tile::ty(), init);
-    }
-    __device__ void finish(int, size_t t)
-    {
-        cuda_rbf_store_direct<float, CHECK, Tile>(acc, c, (size_t)order.row(t) * Tile::BM,
-                                                  (size_t)order.col(t) * Tile::BN, m, n, k,
-                                                  vec_store);
-    }
-};
-
-/* The chunk in quads of the quad tile for float32 rows of d features at x and y and an n-column
- * output k: 5 for d = 20 (one chunk, no zero features) where the rows are 16-byte aligned and
- * the output takes vector stores, else 0 (the transposed tile). Only where it was measured
- * faster on the H200: chunks of 2, 3 and 4 quads, padded chunks, several chunks and outputs of
- * scalar stores were slower than the transposed tile, or not measured against main's. */
-static int cuda_rbf_quad_chunk(size_t d, size_t n, const float *x, const float *y, const float *k)
-{
-    bool aligned = (uintptr_t)x % 16 == 0 && (uintptr_t)y % 16 == 0 && (uintptr_t)k % 16 == 0;
-    return d == 20 && n % 4 == 0 && aligned ? 5 : 0;
-}
 
 /* One block per tile (a grid-stride loop past the grid's limit). */
 template <typename T, int BK, bool CHECK>
@@ -297,15 +222,15 @@ cuda_rbf_store_dot(float (&acc)[8][8], float c, float kdelta, size_t row0, size_
     }
 }
 
-/* The inner-product kernel as a form of cuda_rbf_steps: the tiles of Order, each computed in
+/* The inner-product kernel as a form of cuda_rbf_steps: the tiles in row-major order, each computed in
  * the inner-product form from the centered rows where its bound allows (dot), else from
  * differences of the raw rows, uniformly for the block (every thread reads the same two group
  * bounds); c is finite here. */
-template <typename Order = cuda_rbf_tile_order> struct cuda_rbf_dot_form {
+struct cuda_rbf_dot_form {
     typedef cuda_rbf_tile<float, 8, 8, GK_RBF_BK> Tile;
     static_assert(Tile::BM == GK_RBF_GROUP && Tile::BN == GK_RBF_GROUP, "one bound per tile");
     typename Tile::smem &sm;
-    Order order;
+    cuda_rbf_tile_order order;
     size_t m, n, d;
     float c, bound, kdelta;
     const float *__restrict__ x;
@@ -370,116 +295,46 @@ template <typename Order = cuda_rbf_tile_order> struct cuda_rbf_dot_form {
     }
 };
 
-/* A block whose (first) tile the bound rejects runs a differences form (the quad tile's,
- * cuda_rbf_matrix_qform, for CQ > 0, else cuda_rbf_matrix's), with none of the inner-product
- * form's per-chunk choices in its loop: data the bound rejects then costs what the differences
- * kernel costs. A later tile of such a block is computed from differences too, which is exact
- * for every tile (a block has one tile, but for outputs no memory holds, except under
- * cuda_rbf_matrix_dot_launch's tiles per block for CQ > 0). */
-template <int CQ>
+/* A block whose (first) tile the bound rejects runs the differences form, with none of the
+ * inner-product form's per-chunk choices in its loop: data the bound rejects then costs what
+ * the differences kernel costs. A later tile of such a block (only for outputs no memory holds)
+ * is computed from differences too, which is exact for every tile. */
 __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
     cuda_rbf_matrix_dot(size_t m, size_t n, size_t d, float c, float bound, float kdelta,
                         const float *__restrict__ x, const float *__restrict__ y,
                         cuda_rbf_centered ctr, float *__restrict__ k, bool vec_store)
 {
-    typedef cuda_rbf_tile_order_t<(CQ > 0)> Order;
-    typedef typename cuda_rbf_dot_form<Order>::Tile Tile;
-    typedef cuda_rbf_matrix_form<float, GK_RBF_BK, false, Order> Diff;
-    typedef cuda_rbf_matrix_qform<CQ == 0 ? 2 : CQ, false> Quads;
+    typedef cuda_rbf_dot_form::Tile Tile;
+    typedef cuda_rbf_matrix_form<float, GK_RBF_BK, false> Diff;
     __shared__ union {
-        typename Tile::smem dot;
-        typename Diff::Tile::smem diff;
-        typename Quads::Tile::smem quads;
+        Tile::smem dot;
+        Diff::Tile::smem diff;
     } sm;
-    Order order(m, n, Tile::BM, Tile::BN);
-    cuda_rbf_dot_form<Order> f{sm.dot, order, m, n, d, c, bound, kdelta, x, y, ctr, k, vec_store};
+    cuda_rbf_tile_order order(m, n, Tile::BM, Tile::BN);
+    cuda_rbf_dot_form f{sm.dot, order, m, n, d, c, bound, kdelta, x, y, ctr, k, vec_store};
     f.dot = f.next_dot = f.dot_tile(order.first());
     if (f.dot) {
         cuda_rbf_steps<GK_RBF_BK>(f, order.first(), d);
-    } else if constexpr (CQ > 0) {
-        float acc[8][8] = {};
-        Quads g{sm.quads,          order, m,         n,  d, c, (const float4 *)x,
-                (const float4 *)y, k,     vec_store, acc};
-        cuda_rbf_steps<Quads::Tile::BK>(g, order.first(), d);
     } else {
         Diff g{sm.diff, order, m, n, d, c, x, y, k, vec_store, {}, {}, {}};
         cuda_rbf_steps<GK_RBF_BK>(g, order.first(), d);
     }
 }
 
-/* Launches cuda_rbf_matrix_dot with the differences form of chunk cq (cuda_rbf_quad_chunk) on
- * `grid` blocks (one per tile). With the quad tile a tile of d = 20 is short enough that a
- * block's start (its group bounds, then its first copies) shows: from 8 tiles per SM on, a
- * block takes 4 tiles (cuda_rbf_steps copies each next tile while computing the current one);
- * on the H200 at 16384^2 x 20 that measured 545 us against 554 one per tile at gamma = 0.5 and
- * 532 against 529 at gamma = 1/d. Fewer tiles run one per block on a 2-D grid. */
-static void cuda_rbf_matrix_dot_launch(gk_cuda_state *s, int cq, unsigned int grid, size_t m,
-                                       size_t n, size_t d, float c, float bound, float kdelta,
-                                       const float *x, const float *y, cuda_rbf_centered ctr,
-                                       float *k, bool vec_store)
+/* The dot form: centring, then the kernel, one block per tile. Its rounding error is at most
+ * kdelta (nx_i + ny_j), kdelta = (2d + 8) u (cuda_rbf_dot_form). */
+static gk_status cuda_rbf_matrix_dot_run(gk_cuda_state *s, size_t m, size_t n, size_t d,
+                                         double gamma, float c, const float *x, const float *y,
+                                         float *k, unsigned int blocks, bool vec_store)
 {
-    cudaStream_t st = s->stream;
-    if (cq == 0) {
-        cuda_rbf_matrix_dot<0>
-            <<<grid, GK_CUDA_THREADS, 0, st>>>(m, n, d, c, bound, kdelta, x, y, ctr, k, vec_store);
-        return;
-    }
-    typedef cuda_rbf_dot_form<cuda_rbf_tile_order_t<true>>::Tile Tile;
-    dim3 g = (size_t)grid >= 8 * (size_t)s->sm_count
-                 ? dim3((grid + 3) / 4)
-                 : cuda_rbf_tile_grid(grid, m, n, Tile::BM, Tile::BN);
-    cuda_rbf_matrix_dot<5>
-        <<<g, GK_CUDA_THREADS, 0, st>>>(m, n, d, c, bound, kdelta, x, y, ctr, k, vec_store);
-}
-
-/* float32 rbf_matrix in the inner-product form where it can be (see above): 1 when launched
- * (*r: the status), 0 when the caller should run the differences kernel instead. Only for a
- * positive, finite gamma (others need no speed and every special case stays in one kernel),
- * 4 < d <= GK_RBF_DOT_MAX_D, and outputs large enough that the centering launch does not
- * show. */
-#define GK_RBF_DOT_MIN_ENTRIES (1u << 20)
-/* Above this many features the bound exceeds GK_RBF_DOT_MAX_ERROR for data of ordinary spread
- * (it grows with d twice: in the factor and in the norms), so every tile would fall back and
- * the centering pass would be wasted. */
-#define GK_RBF_DOT_MAX_D 128
-static int cuda_rbf_matrix_try_dot(gk_cuda_state *s, size_t m, size_t n, size_t d, double gamma,
-                                   float c, const float *x, const float *y, float *k,
-                                   unsigned int blocks, bool vec_store, gk_status *r)
-{
-    const double u = 0x1p-24;
-    double kdelta = (2.0 * (double)d + 8.0) * u, bound = kdelta * gamma;
-    size_t groups = (m + GK_RBF_GROUP - 1) / GK_RBF_GROUP + (n + GK_RBF_GROUP - 1) / GK_RBF_GROUP;
-    if (d <= GK_RBF_SMALL_BK || d > GK_RBF_DOT_MAX_D || !(gamma > 0.0) || !std::isfinite(c) ||
-        !(bound < 1.0) || (double)m * (double)n < GK_RBF_DOT_MIN_ENTRIES ||
-        groups > GK_CUDA_GRID_X_MAX)
-        return 0;
+    const double kdelta = (2.0 * (double)d + 8.0) * 0x1p-24, bound = kdelta * gamma;
     cuda_rbf_centered ctr;
-    *r = gk__cuda_rbf_center(s, m, n, d, x, y, &ctr);
-    if (*r != GK_OK)
-        return 1;
-    cuda_rbf_matrix_dot_launch(s, cuda_rbf_quad_chunk(d, n, x, y, k), blocks, m, n, d, c,
-                               (float)bound, (float)kdelta, x, y, ctr, k, vec_store);
-    *r = gk__cuda_launched("cuda_rbf_matrix_dot");
-    return 1;
-}
-static int cuda_rbf_matrix_try_dot(gk_cuda_state *, size_t, size_t, size_t, double, double,
-                                   const double *, const double *, double *, unsigned int, bool,
-                                   gk_status *)
-{
-    return 0; /* float64: cancellation would cost more accuracy than the FMAs it saves */
-}
-
-/* The tensor-core form (cuda_rbf_tc.cu) comes first where it applies: float32 only (float64
- * has no tensor-core path of comparable accuracy). */
-static int cuda_rbf_matrix_try_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, double gamma,
-                                  const float *x, const float *y, float *k, gk_status *r)
-{
-    return gk__cuda_rbf_matrix_tc(s, m, n, d, gamma, x, y, k, r);
-}
-static int cuda_rbf_matrix_try_tc(gk_cuda_state *, size_t, size_t, size_t, double, const double *,
-                                  const double *, double *, gk_status *)
-{
-    return 0;
+    gk_status r = gk__cuda_rbf_center(s, m, n, d, x, y, &ctr);
+    if (r != GK_OK)
+        return r;
+    cuda_rbf_matrix_dot<<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(
+        m, n, d, c, (float)bound, (float)kdelta, x, y, ctr, k, vec_store);
+    return gk__cuda_launched("cuda_rbf_matrix_dot");
 }
 
 template <typename T>
@@ -500,12 +355,17 @@ static gk_status cuda_rbf_matrix_run(gk_cuda_state *s, size_t m, size_t n, size_
     /* Rows start on a 16-byte boundary only when n is a multiple of the vector width. */
     bool vec_store = n % gk_cuda_vec<T>::width == 0 && (uintptr_t)k % 16 == 0;
     T c = cuda_rbf_constant(gamma, T(0));
-    bool check = gk__rbf_needs_zero_test(c);
-    if (cuda_rbf_matrix_try_tc(s, m, n, d, gamma, x, y, k, &r))
-        return r;
-    if (cuda_rbf_matrix_try_dot(s, m, n, d, gamma, c, x, y, k, grid, vec_store, &r))
-        return r;
+    const cuda_rbf_plan plan =
+        gk__cuda_rbf_plan_matrix(s, sizeof(T) == 4 ? GK_FLOAT32 : GK_FLOAT64, m, n, d, gamma);
+    gk__cuda_rbf_log(s, "rbf_matrix", m, n, d, plan);
+    if constexpr (std::is_same<T, float>::value) {
+        if (plan.form == CUDA_RBF_MATRIX_TC)
+            return gk__cuda_rbf_matrix_tc(s, m, n, d, gamma, !plan.forced, x, y, k);
+        if (plan.form == CUDA_RBF_MATRIX_DOT)
+            return cuda_rbf_matrix_dot_run(s, m, n, d, gamma, c, x, y, k, grid, vec_store);
+    }
     cudaStream_t st = s->stream;
+    bool check = gk__rbf_needs_zero_test(c);
     if (d <= GK_RBF_SMALL_BK && check)
         cuda_rbf_matrix<T, GK_RBF_SMALL_BK, true>
             <<<grid, GK_CUDA_THREADS, 0, st>>>(m, n, d, c, x, y, k, vec_store);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_rbf_center.cuh - what rbf_matrix's inner-product form needs: centered rows and norms. */
+/* rbf_center.cuh - what rbf_matrix's inner-product form needs: centered rows and norms. */
 #ifndef GK_CUDA_RBF_CENTER_CUH
 #define GK_CUDA_RBF_CENTER_CUH
 

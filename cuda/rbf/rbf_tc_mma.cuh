@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_rbf_tc_mma.cuh - rbf_matrix's tensor-core form as one kernel: the split products on
+/* rbf_tc_mma.cuh - rbf_matrix's tensor-core form as one kernel: the split products on
  * mma.sync with the bound-checked exponential epilogue fused, persistent blocks over the tiles. */
 #ifndef GK_CUDA_RBF_TC_MMA_CUH
 #define GK_CUDA_RBF_TC_MMA_CUH
@@ -8,8 +8,8 @@
 
 #include <type_traits>
 
-#include "cuda_rbf_tc_bound.cuh"
-#include "cuda_rbf_tile.cuh"
+#include "rbf_tc_bound.cuh"
+#include "rbf_tile.cuh"
 
 /* A tile with more than this fraction (1 / GK_RBF_TC_TILE_SHARE) of its entries failing the
  * bound is computed from differences as a whole (the tiled CUDA-core loop of
@@ -37,6 +37,16 @@ __device__ __forceinline__ void cuda_tc_mma_f16(float (&acc)[4], const unsigned 
         "{%8,%9}, {%0,%1,%2,%3};"
         : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/* D = A B, the same product with a zero accumulator. */
+__device__ __forceinline__ void cuda_tc_mma_f16_zero(float (&acc)[4], const unsigned int (&a)[4],
+                                                     const unsigned int (&b)[2])
+{
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%10,%10,%10,%10};"
+        : "=f"(acc[0]), "=f"(acc[1]), "=f"(acc[2]), "=f"(acc[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(0.0f));
 }
 
 /* 16 bytes global to shared, asynchronously; ok = false fills zeros (src must be mapped). */
@@ -108,7 +118,10 @@ template <int BN, int STAGES, int BKF> struct cuda_tc_mma_form {
     unsigned int *redo_tiles, *redo_count;
     /* The rows and columns of the tile being staged (set at its first chunk). */
     size_t irow0, icol0;
-    float hh[S::MT][S::NT][4], cr[S::MT][S::NT][4];
+    /* hi.hi of the step being computed, of the steps before (blocked accumulation: each step's
+     * products are summed from zero, then added to hs, so that rounding errors grow with the
+     * number of steps rather than of features), and the cross terms. */
+    float hh[S::MT][S::NT][4], hs[S::MT][S::NT][4], cr[S::MT][S::NT][4];
 
     __device__ bool has(unsigned int t) const
     {
@@ -186,6 +199,13 @@ template <int BN, int STAGES, int BKF> struct cuda_tc_mma_form {
     __device__ void compute(int b, int, bool)
     {
         compute_f16(st[b]);
+#pragma unroll
+        for (int i = 0; i < S::MT; i++)
+#pragma unroll
+            for (int j = 0; j < S::NT; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    hs[i][j][e] += hh[i][j][e];
     }
     __device__ void zero()
     {
@@ -195,7 +215,7 @@ template <int BN, int STAGES, int BKF> struct cuda_tc_mma_form {
             for (int j = 0; j < S::NT; j++)
 #pragma unroll
                 for (int e = 0; e < 4; e++)
-                    hh[i][j][e] = cr[i][j][e] = 0.0f;
+                    hs[i][j][e] = cr[i][j][e] = 0.0f;
     }
     __device__ void finish(int b, unsigned int t)
     {
@@ -235,7 +255,10 @@ template <int BN, int STAGES, int BKF> struct cuda_tc_mma_form {
                 cuda_tc_ldmatrix4(al[0], al[1], al[2], al[3], r + lo);
 #pragma unroll
                 for (int j = 0; j < S::NT; j++) {
-                    cuda_tc_mma_f16(hh[i][j], ah, bh[j]);
+                    if (kk == 0)
+                        cuda_tc_mma_f16_zero(hh[i][j], ah, bh[j]);
+                    else
+                        cuda_tc_mma_f16(hh[i][j], ah, bh[j]);
                     cuda_tc_mma_f16(cr[i][j], ah, bl[j]);
                     cuda_tc_mma_f16(cr[i][j], al, bh[j]);
                 }
@@ -315,7 +338,7 @@ template <int BN, int STAGES, int BKF> struct cuda_tc_mma_form {
                     for (int h = 0; h < 2; h++) {
                         const int f = 2 * h + e;
                         const float tn = nx[i][h] + ny[j][e];
-                        const float g = hh[i][j][f] + cr[i][j][f];
+                        const float g = hs[i][j][f] + cr[i][j][f];
                         const float dh = fmaf(g, fx[i][h] * fy[j][e], tn);
                         const float kv = cuda_ex2(dh * p.c);
                         bad |= !(dh > ebig);
@@ -482,7 +505,7 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, cuda_tc_mma_shape<BN, STAGES,
     __shared__ unsigned int counts[GK_CUDA_THREADS / 32];
     typename S::stage *st = (typename S::stage *)cuda_tc_smem;
     cuda_tc_mma_form<BN, STAGES, BK> f{st, counts, p,          m,          dp, tiles, ntn, xs, ys,
-                                       k,  vec2,   redo_tiles, redo_count, 0,  0,     {},  {}};
+                                       k,  vec2,   redo_tiles, redo_count, 0,  0,     {},  {}, {}};
     cuda_tc_pipeline<STAGES, S::BK>(f, blockIdx.x, (unsigned int)(dp / S::BK));
 }
 

@@ -1,16 +1,14 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_rbf_matvec_taylor.h - float32 rbf_matvec for 1 <= d <= 4 by a single Taylor expansion
+/* rbf_matvec_taylor.h - float32 rbf_matvec for 1 <= d <= 4 by a single Taylor expansion
  * about the data's center (fast Gauss transform), where a bound decided on the device allows. */
 #ifndef GK_CUDA_RBF_MATVEC_TAYLOR_H
 #define GK_CUDA_RBF_MATVEC_TAYLOR_H
 
 #include "cuda_internal.h"
 
-/* Bytes of workspace gk__cuda_matvec_taylor needs for this call (16-byte aligned base), or 0
- * where the form does not apply: GK_MATVEC_TAYLOR=off, d outside 1..4, gamma (as float) not
- * finite and > 0, or fewer pairs than the threshold (unless GK_MATVEC_TAYLOR=forced). */
-size_t gk__cuda_matvec_taylor_bytes(const gk_cuda_state *s, size_t m, size_t n, size_t d,
-                                    double gamma);
+/* Bytes of workspace gk__cuda_matvec_taylor needs for this call (16-byte aligned base), where
+ * the planner chose the form (plan.h: 1 <= d <= 4, gamma as float finite and > 0). */
+size_t gk__cuda_matvec_taylor_bytes(const gk_cuda_state *s, size_t m, size_t n, size_t d);
 
 /* Queues the form's five kernels on the context's stream: they write out[] only where the plan
  * kernel's bound holds, and *skip (device memory) is then nonzero, so that the difference

@@ -1,17 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_rbf_matvec_taylor.cu - the launch of rbf_matvec's Taylor form: where it applies, its
+/* rbf_matvec_taylor.cu - the launch of rbf_matvec's Taylor form: where it applies, its
  * workspace and its kernels (cuda_rbf_matvec_taylor.cuh). */
-#include "cuda_rbf_matvec_taylor.h"
+#include "rbf_matvec_taylor.h"
 
 #include <cmath>
 
-#include "cuda_rbf_matvec_taylor.cuh"
+#include "rbf_matvec_taylor.cuh"
 
-/* Pairs from which the form is tried. Where its bound fails the box pass and the plan (x, y
- * and w read once, a few launches, estimated 20-40 us) are lost; at 2^30 pairs the pairwise
- * kernel takes about 0.33 ms (3.2e12 pairs/s, 1e6^2 x 3 in 308 ms on the H200), so a failed
- * try costs at most about 10 %. An estimate, not measured. */
-#define GK_MATVEC_TAYLOR_MIN_PAIRS ((double)(1u << 30))
 /* Rows per block of the box pass (grid-stride, at most two blocks per multiprocessor). */
 #define GK_TAYLOR_BOX_ROWS (GK_CUDA_THREADS * 8)
 /* Points of y per moments block at least (at most four blocks per multiprocessor). */
@@ -51,16 +46,8 @@ static cuda_taylor_layout cuda_taylor_layout_of(const gk_cuda_state *s, size_t m
     return l;
 }
 
-/* GK_MATVEC_TAYLOR (README): off never takes the form; forced tries it at any size (for tests
- * and the sanitizers); otherwise from GK_MATVEC_TAYLOR_MIN_PAIRS. */
-size_t gk__cuda_matvec_taylor_bytes(const gk_cuda_state *s, size_t m, size_t n, size_t d,
-                                    double gamma)
+size_t gk__cuda_matvec_taylor_bytes(const gk_cuda_state *s, size_t m, size_t n, size_t d)
 {
-    const int mode = gk__cuda_form_env("GK_MATVEC_TAYLOR", NULL);
-    const float g = (float)gamma;
-    if (mode == 0 || d < 1 || d > 4 || m == 0 || n == 0 || !(g > 0.0f) || !std::isfinite(g) ||
-        (mode == 1 && (double)m * (double)n < GK_MATVEC_TAYLOR_MIN_PAIRS))
-        return 0;
     return cuda_taylor_layout_of(s, m, n, d).bytes;
 }
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_rbf_tile.cuh - the register-tiled distance block of rbf_matrix and rbf_matvec, and the
+/* rbf_tile.cuh - the register-tiled distance block of rbf_matrix and rbf_matvec, and the
  * double-buffered loop that stages its operands. */
 #ifndef GK_CUDA_RBF_TILE_CUH
 #define GK_CUDA_RBF_TILE_CUH

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_rbf_matvec.cu - out[i] = sum_j exp(-gamma ||x_i - y_j||^2) w[j], never forming K. */
+/* rbf_matvec.cu - out[i] = sum_j exp(-gamma ||x_i - y_j||^2) w[j], never forming K. */
 #include <cmath>
 #include <type_traits>
 
-#include "cuda_rbf_matvec_dot.cuh"
-#include "cuda_rbf_matvec_fact.cuh"
-#include "cuda_rbf_matvec_small.cuh"
-#include "cuda_rbf_matvec_taylor.h"
-#include "cuda_rbf_matvec_tc.h"
-#include "cuda_rbf_matvec_tiled.cuh"
+#include "plan.h"
+#include "rbf_matvec_dot.cuh"
+#include "rbf_matvec_fact.cuh"
+#include "rbf_matvec_small.cuh"
+#include "rbf_matvec_taylor.h"
+#include "rbf_matvec_tc.h"
+#include "rbf_matvec_tiled.cuh"
 
 /* Blocks per multiprocessor the split heuristic aims for (two resident, two waves). */
 #define GK_MATVEC_BLOCKS_PER_SM 4
@@ -154,21 +155,6 @@ static gk_status cuda_matvec_forms_launch(cudaStream_t st, const cuda_matvec_pla
                                               : "cuda_rbf_matvec_small");
 }
 
-/* The inner-product kernel (cuda_rbf_matvec_dot.cuh, which still takes differences tile by
- * tile where its bound fails) for float32 with 4 < d <= GK_MATVEC_DOT_MAX_D, a finite gamma > 0,
- * enough pairs that the centering pass does not show, and centered copies of at most
- * GK_MATVEC_DOT_MAX_FLOATS. Above that d the bound, which grows with d in its factor and its
- * norms, fails for data of ordinary spread and every tile would take differences anyway. */
-#define GK_MATVEC_DOT_MAX_D 128
-#define GK_MATVEC_DOT_MIN_PAIRS (1u << 20)
-#define GK_MATVEC_DOT_MAX_FLOATS ((size_t)1 << 28)
-static bool cuda_matvec_dot_applies(size_t m, size_t n, size_t d, double gamma, double c)
-{
-    return d > 4 && d <= GK_MATVEC_DOT_MAX_D && gamma > 0.0 && std::isfinite(c) && c < 0.0 &&
-           (double)m * (double)n >= GK_MATVEC_DOT_MIN_PAIRS &&
-           gk__cuda_matvec_center_floats(m, n, d) <= GK_MATVEC_DOT_MAX_FLOATS;
-}
-
 /* Floats of workspace for the tensor-core form's operands where it applies (d <= its
  * largest), else 0. */
 static size_t cuda_matvec_tc_floats(size_t m, size_t n, size_t d)
@@ -225,7 +211,10 @@ static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_
     if ((m + rows - 1) / rows * p.splits > GK_CUDA_GRID_X_MAX)
         return gk__cuda_error(GK_E_UNSUPPORTED, "m (%zu) exceeds the grid's limit", m);
     T c = cuda_rbf_constant(gamma, T(0));
-    const bool dot = sizeof(T) == 4 && cuda_matvec_dot_applies(m, n, d, gamma, (double)c);
+    const cuda_rbf_plan plan =
+        gk__cuda_rbf_plan_matvec(s, sizeof(T) == 4 ? GK_FLOAT32 : GK_FLOAT64, m, n, d, gamma);
+    gk__cuda_rbf_log(s, "rbf_matvec", m, n, d, plan);
+    const bool dot = plan.form == CUDA_RBF_MATVEC_DOT;
     /* The tensor-core form and the inner-product kernel each fill p.splits partial slots. */
     const bool tc = dot && d <= GK_MATVEC_TC_MAX_D;
     const size_t slots = tc ? 2 * p.splits : p.splits;
@@ -238,7 +227,7 @@ static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_
                    sizeof(float)
              : 0);
     const size_t taylor_bytes =
-        std::is_same<T, float>::value ? gk__cuda_matvec_taylor_bytes(s, m, n, d, gamma) : 0;
+        plan.form == CUDA_RBF_MATVEC_TAYLOR ? gk__cuda_matvec_taylor_bytes(s, m, n, d) : 0;
     const size_t taylor_off = gk__cuda_round16(fbytes);
     const size_t bytes = taylor_bytes > 0 ? taylor_off + taylor_bytes : fbytes;
     double *part = NULL;
@@ -256,7 +245,7 @@ static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_
     /* The identical-rows test costs two instructions per pair in a kernel bound by instruction
      * issue, so only a c that needs it pays for it. */
     bool check = gk__rbf_needs_zero_test(c);
-    bool fact = sizeof(T) == 4 && std::isfinite((double)c) && c < T(0);
+    bool fact = plan.form == CUDA_RBF_MATVEC_FACT || plan.form == CUDA_RBF_MATVEC_TAYLOR;
     cudaStream_t st = s->stream;
     /* The Taylor form first: its plan kernel decides on the device whether it writes out[], and
      * the difference kernels and the combine return at once where it does. */

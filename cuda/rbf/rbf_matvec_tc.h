@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_rbf_matvec_tc.h - float32 rbf_matvec for 4 < d <= 64 with the inner products on TF32
+/* rbf_matvec_tc.h - float32 rbf_matvec for 4 < d <= 64 with the inner products on TF32
  * tensor cores (split operands), tile by tile under a rounding bound. */
 #ifndef GK_CUDA_RBF_MATVEC_TC_H
 #define GK_CUDA_RBF_MATVEC_TC_H
 
-#include "cuda_rbf_matvec_center.h"
+#include "rbf_matvec_center.h"
 
 /* Features the form takes: a block holds its rows' split operands and two column tiles' in
  * shared memory, 24 KiB per 8 features (197 KiB at 64). */

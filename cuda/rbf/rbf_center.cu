@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_rbf_center.cu - centered rows, their squared norms and per-group bounds (rbf_matrix). */
-#include "cuda_rbf_center.cuh"
+/* rbf_center.cu - centered rows, their squared norms and per-group bounds (rbf_matrix). */
+#include "rbf_center.cuh"
 
 #include <cmath>
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_rbf_matvec_center.cu - centered rows, exponent terms and group bounds for rbf_matvec. */
-#include "cuda_rbf_matvec_center.h"
+/* rbf_matvec_center.cu - centered rows, exponent terms and group bounds for rbf_matvec. */
+#include "rbf_matvec_center.h"
 
 #include <cfloat>
 #include <cmath>

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_rbf_tc_bound.cuh - the per-entry rounding test of rbf_matrix's tensor-core form, shared
+/* rbf_tc_bound.cuh - the per-entry rounding test of rbf_matrix's tensor-core form, shared
  * by its epilogues and by the sample that chooses the form (derivation in cuda_rbf_tc.cu). */
 #ifndef GK_CUDA_RBF_TC_BOUND_CUH
 #define GK_CUDA_RBF_TC_BOUND_CUH
 
-#include "cuda_rbf_tile.cuh"
+#include "rbf_tile.cuh"
 
 /* The largest error an entry kept from the tensor cores may carry (the contract's 1e-5, less
  * the exp2 and the final rounding's 3e-7 and a margin). */

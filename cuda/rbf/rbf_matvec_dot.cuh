@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_rbf_matvec_dot.cuh - float32 rbf_matvec for d > 4 in the inner-product form on centered
+/* rbf_matvec_dot.cuh - float32 rbf_matvec for d > 4 in the inner-product form on centered
  * rows, tile by tile where its rounding bound allows, else from differences. */
 #ifndef GK_CUDA_RBF_MATVEC_DOT_CUH
 #define GK_CUDA_RBF_MATVEC_DOT_CUH
 
-#include "cuda_rbf_matvec_center.h"
-#include "cuda_rbf_matvec_tiled.cuh"
+#include "rbf_matvec_center.h"
+#include "rbf_matvec_tiled.cuh"
 
 /* The form: with x~, y~ the rows less the center, a_i, b_j their terms -k ||.||^2
  * (k = gamma log2(e); cuda_rbf_matvec_center.cu), the exponent (base 2) of a pair is

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_rbf_matvec_fact.cuh - float32 rbf_matvec for 1 <= d <= 4 in the factorized form, under
+/* rbf_matvec_fact.cuh - float32 rbf_matvec for 1 <= d <= 4 in the factorized form, under
  * its rounding bound, with differences wherever the bound fails. */
 #ifndef GK_CUDA_RBF_MATVEC_FACT_CUH
 #define GK_CUDA_RBF_MATVEC_FACT_CUH
 
 #include <cfloat>
 
-#include "cuda_rbf_matvec_small.cuh"
+#include "rbf_matvec_small.cuh"
 #include "exp2_poly.h"
 
 /* The form. A block centers its rows and each chunk of y on c, the midrange of its own rows

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_rbf_matvec_tiled.cuh - rbf_matvec for d > 4 on the register-tiled distance block. */
+/* rbf_matvec_tiled.cuh - rbf_matvec for d > 4 on the register-tiled distance block. */
 #ifndef GK_CUDA_RBF_MATVEC_TILED_CUH
 #define GK_CUDA_RBF_MATVEC_TILED_CUH
 
-#include "cuda_rbf_tile.cuh"
+#include "rbf_tile.cuh"
 
 /* float32: tile sums are kept in float over this many column tiles (8 terms each), then added
  * to a double. 32 float terms bound the rounding error by 32 * 2^-24 of their magnitude, far

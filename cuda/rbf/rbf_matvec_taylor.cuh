@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_rbf_matvec_taylor.cuh - the kernels of float32 rbf_matvec's single-expansion Taylor form
+/* rbf_matvec_taylor.cuh - the kernels of float32 rbf_matvec's single-expansion Taylor form
  * (fast Gauss transform, 1 <= d <= 4): box pass, plan, moments, their reduction, evaluation. */
 #ifndef GK_CUDA_RBF_MATVEC_TAYLOR_CUH
 #define GK_CUDA_RBF_MATVEC_TAYLOR_CUH

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* cuda_rbf_tc.cu - float32 rbf_matrix on tensor cores: split operands of centered rows, one fused
+/* rbf_tc.cu - float32 rbf_matrix on tensor cores: split operands of centered rows, one fused
  * kernel (cuda_rbf_tc_mma.cuh) keeping each entry only under a rounding bound, the form chosen on
  * the device from a sample. */
-#include "cuda_rbf_tc.cuh"
+#include "rbf_tc.cuh"
 
 #include <algorithm>
 #include <cmath>
@@ -11,10 +11,10 @@
 
 #include <cuda_fp16.h>
 
-#include "cuda_rbf_gemm.cuh"
-#include "cuda_rbf_tc_bound.cuh"
-#include "cuda_rbf_tc_mma.cuh"
-#include "cuda_rbf_tile.cuh"
+#include "plan.h"
+#include "rbf_tc_bound.cuh"
+#include "rbf_tc_mma.cuh"
+#include "rbf_tile.cuh"
 
 /* ------------------------------------------------------------------------------------------
  * The form. Rows are centered on c, the mean of the finite values of each feature over the
@@ -121,7 +121,6 @@
  * (faster than 2 and 4 at d = 64; bench/RESULTS.md). */
 #define GK_RBF_TC_BN 64
 #define GK_RBF_TC_STAGES 3
-#define GK_RBF_TC_BK 32
 
 /* The tiles of the sample and of the difference kernel: 128 x 128, differences of the raw rows
  * on the CUDA cores as in cuda_rbf_matrix.cu. */
@@ -130,7 +129,6 @@ typedef cuda_rbf_tile<float, 8, 8, GK_RBF_BK> cuda_tc_tile;
 /* Column sums: blocks of 32 features by GK_TC_SUM_LANES rows, over GK_TC_SUM_CHUNKS chunks
  * of the rows of x and y. */
 #define GK_TC_SUM_LANES (GK_CUDA_THREADS / 32)
-#define GK_TC_SUM_CHUNKS 128
 
 /* Per feature and chunk of rows (x's rows, then y's), the sum of the finite values and their
  * count; fixed order throughout, so the center is deterministic. */
@@ -436,14 +434,10 @@ static cuda_tc_layout cuda_tc_plan(size_t m, size_t n, size_t d, size_t bk)
     o += gk__cuda_round16(l.chunks * d * sizeof(unsigned int));
     l.o_center = o;
     o += gk__cuda_round16(d * sizeof(float));
-    /* Room for the fused kernel's operands or the GEMM form's (cuda_rbf_gemm.cu), whichever is
-     * larger. */
     l.o_xs = o;
-    o += gk__cuda_round16(
-        std::max(m * l.dp * sizeof(float), gk__cuda_rbf_gemm_operand_bytes(m, l.dp)));
+    o += gk__cuda_round16(m * l.dp * sizeof(float));
     l.o_ys = o;
-    o += gk__cuda_round16(
-        std::max(n * l.dp * sizeof(float), gk__cuda_rbf_gemm_operand_bytes(n, l.dp)));
+    o += gk__cuda_round16(n * l.dp * sizeof(float));
     l.o_nx = o;
     o += gk__cuda_round16(m * sizeof(float));
     l.o_ny = o;
@@ -457,39 +451,16 @@ static cuda_tc_layout cuda_tc_plan(size_t m, size_t n, size_t d, size_t bk)
     return l;
 }
 
-int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, double gamma,
-                           const float *x, const float *y, float *k, gk_status *r)
+gk_status gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, double gamma,
+                                 bool sample, const float *x, const float *y, float *k)
 {
     const float c = cuda_rbf_constant(gamma, 0.0f);
-    /* GK_RBF_TC (README): off leaves every call to the CUDA-core forms; forced (and gemm-forced,
-     * which also puts the products of d >= GK_RBF_GEMM_MIN_D on cuBLASLt: cuda_rbf_gemm.cu) takes
-     * the tensor-core form wherever it can run (also below GK_RBF_TC_MIN_ENTRIES and
-     * GK_RBF_TC_MIN_ENTRIES_NARROW, so that small cases can run it under the sanitizers) and skips
-     * the sample, so that the products run whatever the bound will say (for tests and
-     * measurements). */
-    const int mode = gk__cuda_form_env("GK_RBF_TC", "gemm-forced");
-    const double entries = (double)m * (double)n;
-    /* The fused kernel counts its tiles (of 128 x 64 or more) in 32 bits, with a grid's worth
-     * of room above them. */
-    if (mode == 0 || d < GK_RBF_TC_MIN_D || !(gamma > 0.0) || !std::isfinite(c) ||
-        !std::isfinite((float)gamma) ||
-        (mode != 2 && (entries < GK_RBF_TC_MIN_ENTRIES ||
-                       (d < GK_RBF_TC_WIDE_D && entries < GK_RBF_TC_MIN_ENTRIES_NARROW))) ||
-        (double)((m + 127) / 128) * (double)((n + 63) / 64) >= 4294901760.0)
-        return 0;
-    const size_t rows = m + n, dp0 = (d + GK_RBF_TC_BK - 1) / GK_RBF_TC_BK * GK_RBF_TC_BK;
-    /* Scratch no larger than the output (the rule of cpu_rbf_gemm.c; operands of up to 1.5 dp
-     * floats a row, the GEMM form's): checked in double first, so that the sizes below cannot
-     * wrap. */
-    if ((double)rows * (1.5 * (double)dp0 + 3.0) + (double)GK_TC_SUM_CHUNKS * (double)d * 3.0 +
-            (double)d + entries / 4096.0 + 64.0 >
-        entries)
-        return 0;
+    const size_t rows = m + n;
     const cuda_tc_layout l = cuda_tc_plan(m, n, d, GK_RBF_TC_BK);
     char *w = NULL;
-    *r = gk__cuda_workspace(s, l.bytes, (void **)&w);
-    if (*r != GK_OK)
-        return 1;
+    gk_status r = gk__cuda_workspace(s, l.bytes, (void **)&w);
+    if (r != GK_OK)
+        return r;
     double *psum = (double *)w;
     unsigned int *pcount = (unsigned int *)(w + l.o_pcount);
     float *center = (float *)(w + l.o_center);
@@ -497,25 +468,20 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
     float *nx = (float *)(w + l.o_nx), *ny = (float *)(w + l.o_ny);
     float *sx = (float *)(w + l.o_sx), *sy = (float *)(w + l.o_sy);
     unsigned int *flags = (unsigned int *)(w + l.o_flags);
-    /* Under GK_RBF_TC=gemm, from GK_RBF_GEMM_MIN_D features and GK_RBF_GEMM_MIN_ENTRIES entries,
-     * the products run on cuBLASLt (cuda_rbf_gemm.cu), whose bound is at most this form's (kappa,
-     * eabs below). */
-    cuda_gemm_plan plan;
-    const bool gemm = gk__cuda_rbf_gemm_plan(s, m, n, d, l.dp, mode == 2, xs, ys, k, &plan);
-
     cudaStream_t st = s->stream;
     const size_t warps = GK_CUDA_THREADS / 32;
     cuda_tc_column_sums<<<dim3((unsigned int)((d + 31) / 32), (unsigned int)l.chunks),
                           GK_CUDA_THREADS, 0, st>>>(m, n, d, l.chunk, x, y, psum, pcount);
-    if ((*r = gk__cuda_launched("cuda_tc_column_sums")) != GK_OK)
-        return 1;
+    if ((r = gk__cuda_launched("cuda_tc_column_sums")) != GK_OK)
+        return r;
     cuda_tc_center<<<(unsigned int)((d + warps - 1) / warps), GK_CUDA_THREADS, 0, st>>>(
         d, l.chunks, psum, pcount, center);
-    if ((*r = gk__cuda_launched("cuda_tc_center")) != GK_OK)
-        return 1;
+    if ((r = gk__cuda_launched("cuda_tc_center")) != GK_OK)
+        return r;
 
     const double u = 0x1p-24;
-    const double kappa = 3.02 * (double)l.dp + 31.0 + 0.25 * std::sqrt((double)l.dp);
+    const double dp = (double)l.dp;
+    const double kappa = 2.003 * (51.0 + dp / GK_RBF_TC_BK) + 0.0059 * dp + 24.0 + 0.25 * std::sqrt(dp);
     cuda_tc_params p;
     p.n = n;
     p.d = d;
@@ -539,36 +505,30 @@ int gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, doubl
     const size_t nt = (n + cuda_tc_tile::BN - 1) / cuda_tc_tile::BN;
     const unsigned int samples =
         (unsigned int)(mt * nt < GK_TC_SAMPLE_TILES ? mt * nt : GK_TC_SAMPLE_TILES);
-    const cuda_tc_gate gate = {mode == 1 ? flags : NULL,
+    const cuda_tc_gate gate = {sample ? flags : NULL,
                                (unsigned int)(GK_RBF_TC_MAX_FALLBACK * (double)samples)};
-    *r = gk__cuda_check(cudaMemsetAsync(flags, 0, 2 * sizeof *flags, st), "cudaMemsetAsync");
-    if (*r != GK_OK)
-        return 1;
-    if (mode == 1) {
+    r = gk__cuda_check(cudaMemsetAsync(flags, 0, 2 * sizeof *flags, st), "cudaMemsetAsync");
+    if (r != GK_OK)
+        return r;
+    if (sample) {
         cuda_tc_sample<<<samples, GK_CUDA_THREADS, 0, st>>>(p, m, center, (unsigned int)mt,
                                                             (unsigned int)nt, samples, flags);
-        if ((*r = gk__cuda_launched("cuda_tc_sample")) != GK_OK)
-            return 1;
+        if ((r = gk__cuda_launched("cuda_tc_sample")) != GK_OK)
+            return r;
     }
-    if (gemm) {
-        *r = gk__cuda_rbf_gemm(s, m, l.dp, p, plan, center, xs, ys, nx, ny, k, flags, gate);
-    } else {
-        cuda_tc_split<<<(unsigned int)((rows + warps - 1) / warps), GK_CUDA_THREADS, 0, st>>>(
-            m, n, d, l.dp, x, y, center, xs, ys, nx, ny, sx, sy, gate);
-        if ((*r = gk__cuda_launched("cuda_tc_split")) != GK_OK)
-            return 1;
-        *r = cuda_tc_fused<GK_RBF_TC_BN, GK_RBF_TC_STAGES, GK_RBF_TC_BK>(s, m, p, l.dp, xs, ys, k,
-                                                                         flags, gate);
-    }
-    if (*r != GK_OK)
-        return 1;
-    /* The GEMM form's epilogue lists tiles of 128 x 128. */
-    const unsigned int bn = gemm ? 128u : GK_RBF_TC_BN;
+    cuda_tc_split<<<(unsigned int)((rows + warps - 1) / warps), GK_CUDA_THREADS, 0, st>>>(
+        m, n, d, l.dp, x, y, center, xs, ys, nx, ny, sx, sy, gate);
+    if ((r = gk__cuda_launched("cuda_tc_split")) != GK_OK)
+        return r;
+    r = cuda_tc_fused<GK_RBF_TC_BN, GK_RBF_TC_STAGES, GK_RBF_TC_BK>(s, m, p, l.dp, xs, ys, k, flags,
+                                                                     gate);
+    if (r != GK_OK)
+        return r;
     const size_t most = (size_t)s->sm_count * 2;
     cuda_tc_differences<<<(unsigned int)(mt * nt < most ? mt * nt : most), GK_CUDA_THREADS, 0,
-                          st>>>(p, m, (unsigned int)nt, (unsigned int)((n + bn - 1) / bn), bn,
+                          st>>>(p, m, (unsigned int)nt,
+                                (unsigned int)((n + GK_RBF_TC_BN - 1) / GK_RBF_TC_BN), GK_RBF_TC_BN,
                                 flags + 2, flags + 1, gate, k,
                                 n % 4 == 0 && (uintptr_t)k % 16 == 0);
-    *r = gk__cuda_launched("cuda_tc_differences");
-    return 1;
+    return gk__cuda_launched("cuda_tc_differences");
 }
