@@ -26,8 +26,8 @@
  * two of them (11 x 11 bits) are exact in float32. Then
  *     sigma_x sigma_y G = w_x.w_y ~= hi_x.hi_y + (hi_x.lo_y + lo_x.hi_y)    (lo_x.lo_y dropped)
  * in one kernel (cuda_tc_mma) on mma.sync m16n8k16 with float32 accumulators, 128 x 64 tiles,
- * hi.hi and the cross terms in separate accumulators (so that the large products are summed in
- * a chain of dp and the cross terms, 2^-10 smaller, in their own), added in float at the end;
+ * hi.hi and the cross terms in separate accumulators (so that each sum's error scales with its
+ * own magnitude; hi.hi summed step by step, below), added in float at the end;
  * then D = nx + ny - 2 G and K = exp2(c D) from the registers, under the bound below. d is
  * padded with zeros to dp, a multiple of 32.
  *
@@ -51,15 +51,18 @@
  *    2^-76 (1 + s)) in G (|a| + |b| <= 1 + s), with the delta^2 terms and the cross sums'
  *    share of it (a factor 2u (3 dp + 2) more) below 0.5 u s for dp < 2^22 (beyond, kappa u > 1
  *    rejects every entry anyway): in D at most (0.25 sqrt(dp) + 1) u s + 2^-74 sqrt(dp);
- *  - accumulation: hi.hi is N = dp + 1 leaves (the cross sum, added at the end, is one) of
- *    total magnitude <= 1.0015 s / 2: 2u (1.5 dp + 3.5) 1.0015 s in D; the cross sum's own
- *    N = 2 dp leaves: 2u (3 dp + 2) 2^-10 1.002 s in D;
+ *  - accumulation (blocked): each step of 32 features sums its hi.hi products from zero (32
+ *    leaves: at most 2u (1.5 32 + 2) times their magnitude), and adds that to the running sum
+ *    (dp / 32 additions, each erring by at most 2u times the total magnitude); the final sum
+ *    with the cross terms is one more. In all 2u (51 + dp / 32) 1.0015 s / 2 in G, twice that in
+ *    D; the cross sum's own N = 2 dp leaves: 2u (3 dp + 2) 2^-10 1.002 s in D;
  *  - underflow (subnormal products or sums flushed, in scaled units, where they are smaller
  *    still once unscaled): at most 2u s + (8 dp + 32) 2^-124 in all;
  *  - the epilogue in float: nx, ny rounded, t = nx + ny, D = fma(G, -2^(1 - k_x - k_y), t)
  *    (the factor, the product of the rows' exact factors, in [2^-123, 2^99]: a normal float,
  *    so the scales are undone inside the fma's one rounding): 4.01 u s.
- * Hence |D^ - D| <= e = kappa u s + eabs with kappa = 3.02 dp + 31 + 0.25 sqrt(dp) and
+ * Hence |D^ - D| <= e = kappa u s + eabs with kappa = 2.003 (51 + dp / 32) + 0.0059 dp + 24 +
+ * 0.25 sqrt(dp) and
  * eabs = (8 dp + 32) 2^-124 + 2^-74 sqrt(dp), taken 1.001 times larger for the second-order
  * terms and the bound's own rounding. The entry exp(-gamma D) is then off from exp(-gamma D^)
  * by at most
@@ -75,50 +78,17 @@
  * (cuda_tc_differences, after the fused kernel) where more than 1 / GK_RBF_TC_TILE_SHARE of its
  * entries fail.
  *
- * The choice. With kappa ~ 3 d the bound passes for every gamma only up to d ~ 120 on rows
- * whose spread s about the center is about their distance D, as for independent samples (the
- * worst case is gamma D = 1, where the bound is kappa u s / (D e)); at d = 256 on U[0, 1) rows
- * it fails for gamma D in about [0.23, 2.9] (gamma in [1.4 / d, 17 / d]), and so it does at
- * gamma = 1 / d on standardized rows, where every tile would pay the products and then the
- * differences. The norms alone cannot tell (their lower bound on D, (|x~| - |y~|)^2, is near
- * 0 for such data), so before the products cuda_tc_sample tests the bound on 64 entries, with
- * their exact distances, of each of 256 tiles spread over the output; where more than a
- * quarter of those tiles would fall back, the split and the fused kernel return at once and
- * cuda_tc_differences computes every tile from differences. The count stays on the device (the
- * call does not wait, as the API says).
- *
- * Where it pays (H200, 2026-12-02, bench/RESULTS.md, helpers tc64 and tc3; ms): 32768^2 x 64
- * in 2.38 at gamma = 1 / d and 0.5 (3.01 to 3.06 before tc3's epilogue and staging; main's tf32
- * form 4.24 and 4.22, the CUDA-core forms 4.26 and 5.81), 16384^2 x 256 in 1.77 (main's bf16
- * form 2.77 and 2.78); round 1 of tc64, without the sample and with 2 stages: 16384^2 x 64 in
- * 0.852 (CUDA-core 1.085 and 1.476), 8192^2 x 64 in 0.229 (0.287 and 0.386), 4096^2 x 64 in
- * 0.073 (0.086 and 0.108); 128 x 128 tiles 0.2 ms slower at d = 256. Where the sample rejects
- * the products the call costs the difference form plus some 75 us.
- * The kernel is bound by issue and latency, not by the tensor cores: ncu at 32768^2 x 64 before
- * tc3 (2 stages, clocks free) had the tensor pipe active 20 % of the time, 55 % of the issue
- * slots busy (1.69 G warp instructions, the integer pipe the busiest at 45 %), 14.7 of 16
- * possible warps per SM (128 registers a thread and the staging buffers allow two blocks), 1.2
- * eligible warps per scheduler, DRAM 28 % busy (4.27 GB written). tc3 cut a warp's instructions
- * per 128 x 64 tile at d = 64 from some 1600 to some 950 (counted in the sm_90 SASS: operand
- * copies from one tile address, the norms staged in shared memory, one bound per thread, inner
- * tiles stored without bounds tests), not profiled since. Further: bulk copies of operands laid
- * out as the staged tiles, or wgmma (operands from shared memory, accumulators of one
- * warpgroup, fewer instructions per product); not done.
+ * The sample. On clustered data the bound fails for pairs within a cluster (their norms about
+ * the global centre are large against their distance), and where such pairs are many every
+ * tile would pay the products and then the differences. The norms alone cannot tell, so before
+ * the products cuda_tc_sample tests the bound on 64 entries, with their exact distances, of
+ * each of 256 tiles spread over the output; where more than a quarter of those tiles would fall
+ * back, the split and the fused kernel return at once and cuda_tc_differences computes every
+ * tile from differences. The count stays on the device (the call does not wait).
  * ---------------------------------------------------------------------------------------- */
-/* Where the form applies: from this many features (fewer not measured against the CUDA-core
- * forms), for outputs of at least GK_RBF_TC_MIN_ENTRIES entries, and at least
- * GK_RBF_TC_MIN_ENTRIES_NARROW below 128 features, where the passes before the products and
- * the sample weigh more (4096^2 x 64, 2^24 entries, measured 0.073 ms without the sample
- * against 0.086 on the CUDA cores: no clear gain once the sample is paid; 8192^2 x 64 0.229
- * against 0.287). */
-#define GK_RBF_TC_MIN_D 64
-#define GK_RBF_TC_MIN_ENTRIES ((double)(1u << 24))
-#define GK_RBF_TC_MIN_ENTRIES_NARROW ((double)(1u << 26))
-/* Below this many features the narrow entry limit applies. */
-#define GK_RBF_TC_WIDE_D 128
-/* The fused kernel's configuration: 128 x 64 tiles (two blocks per SM; faster than 128 x 128
- * at d = 64 and 256), 32 features a step (64 spilled registers, slower), 3 steps in flight
- * (faster than 2 and 4 at d = 64; bench/RESULTS.md). */
+/* The fused kernel's configuration: 128 x 64 tiles (two blocks per SM, so that one block's
+ * epilogue overlaps the other's products), 32 features a step (GK_RBF_TC_BK, plan.h: 64 would
+ * spill), 3 steps in flight. */
 #define GK_RBF_TC_BN 64
 #define GK_RBF_TC_STAGES 3
 
