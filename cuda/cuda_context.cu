@@ -99,10 +99,10 @@ static gk_status gk_cuda_make_blas(gk_cuda_state *s)
 static gk_status gk_cuda_make_scratch(gk_cuda_state *s)
 {
     /* One allocation for the context's life, so reductions never allocate per call. */
-    cudaError_t e = gk__cuda_fault()
-            ? cudaErrorMemoryAllocation
-            : cudaHostAlloc((void **)&s->pinned, GK_CUDA_PINNED_HEAD + GK_CUDA_STAGING_BYTES,
-                            cudaHostAllocMapped);
+    cudaError_t e = gk__cuda_fault() ? cudaErrorMemoryAllocation
+                                     : cudaHostAlloc((void **)&s->pinned,
+                                                     GK_CUDA_PINNED_HEAD + GK_CUDA_STAGING_BYTES,
+                                                     cudaHostAllocMapped);
     gk_status r = gk__cuda_check(e, "cudaHostAlloc(staging)");
     if (r != GK_OK)
         return r;

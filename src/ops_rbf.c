@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* ops_rbf.c - the public Gaussian (RBF) kernels: size, overflow and aliasing checks. */
+#include <math.h>
+
 #include "check.h"
 #include "dispatch.h"
 
@@ -47,6 +49,65 @@ static gk_workload pairs(gk_dtype t, size_t m, size_t n, size_t d)
     return w;
 }
 
+/* Below this gamma (as the dtype holds it) ||x - y||^2 can overflow where gamma ||x - y||^2 does
+ * not (x = 1.9e19, y = 0, gamma = 1e-38 in float32): the rows are then scaled by 2^k and gamma
+ * by 2^-2k (tiny_gamma_scale), which changes no distance's ratio to 1 / gamma. */
+#define GK_TINY_GAMMA_F32 0x1p-60
+#define GK_TINY_GAMMA_F64 0x1p-500
+
+/* k < 0 with gamma 2^-2k in [1, 4) where gamma is positive and below the dtype's limit, else 0.
+ * Scaling by 2^k is exact but for values that become subnormal, whose squares are then below
+ * 2^-200 of gamma's unit and change no kernel value by 1e-5. */
+static int tiny_gamma_scale(gk_dtype t, double gamma)
+{
+    if (!(gamma > 0.0) || gamma >= (t == GK_FLOAT32 ? GK_TINY_GAMMA_F32 : GK_TINY_GAMMA_F64))
+        return 0;
+    int e;
+    (void)frexp(gamma, &e);
+    return (e - 1) >> 1;
+}
+
+/* A copy of count elements at src on the call's engine, scaled by 2^k, in *dst (bytes long). */
+static gk_status scaled_copy(gk_call *call, gk_dtype t, size_t count, const void *src, int k,
+                             void **dst, size_t *bytes)
+{
+    const gk_engine *e = call->engine;
+    *bytes = count * gk__dtype_size(t);
+    *dst = NULL;
+    gk_status st = e->ops->mem_alloc(e->state, *bytes, dst);
+    if (st == GK_OK)
+        st = GK_CALL(call, copy, t, count, src, *dst);
+    if (st == GK_OK)
+        st = GK_CALL(call, scale, t, count, ldexp(1.0, k), *dst);
+    if (st != GK_OK && *dst != NULL) {
+        e->ops->mem_free(e->state, *dst, *bytes);
+        *dst = NULL;
+    }
+    return st;
+}
+
+/* The rbf_matrix or rbf_matvec slot on x and y scaled by 2^k and gamma by 2^-2k (k < 0). */
+static gk_status call_scaled(gk_call *call, gk_dtype t, int k, size_t m, size_t n, size_t d,
+                             double gamma)
+{
+    void *sx = NULL, *sy = NULL;
+    size_t bx = 0, by = 0;
+    const gk_engine *e = call->engine;
+    gk_status st = scaled_copy(call, t, m * d, call->ptr[0], k, &sx, &bx);
+    if (st == GK_OK)
+        st = scaled_copy(call, t, n * d, call->ptr[1], k, &sy, &by);
+    const double g = ldexp(gamma, -2 * k);
+    if (st == GK_OK && call->n == 3)
+        st = GK_CALL(call, rbf_matrix, t, m, n, d, g, sx, sy, call->ptr[2]);
+    else if (st == GK_OK)
+        st = GK_CALL(call, rbf_matvec, t, m, n, d, g, sx, sy, call->ptr[2], call->ptr[3]);
+    if (sx != NULL)
+        e->ops->mem_free(e->state, sx, bx);
+    if (sy != NULL)
+        e->ops->mem_free(e->state, sy, by);
+    return st;
+}
+
 GK_API gk_status gk_rbf_rows(gk_context *c, size_t n, size_t d, double gamma, const gk_buffer *a,
                              const gk_buffer *b, gk_buffer *k)
 {
@@ -83,8 +144,12 @@ GK_API gk_status gk_rbf_matrix(gk_context *c, size_t m, size_t n, size_t d, doub
     gk_workload w = pairs(t, m, n, d);
     gk_call call;
     GK_FORWARD(begin(&call, c, fn, &o, &w));
-    return gk__call_end(&call, GK_CALL(&call, rbf_matrix, t, m, n, d, gk__round_scalar(t, gamma),
-                                       call.ptr[0], call.ptr[1], call.ptr[2]));
+    const double g = gk__round_scalar(t, gamma);
+    const int scale = d > 0 ? tiny_gamma_scale(t, g) : 0;
+    if (scale != 0)
+        return gk__call_end(&call, call_scaled(&call, t, scale, m, n, d, g));
+    return gk__call_end(
+        &call, GK_CALL(&call, rbf_matrix, t, m, n, d, g, call.ptr[0], call.ptr[1], call.ptr[2]));
 }
 
 GK_API gk_status gk_rbf_matvec(gk_context *c, size_t m, size_t n, size_t d, double gamma,
@@ -110,6 +175,10 @@ GK_API gk_status gk_rbf_matvec(gk_context *c, size_t m, size_t n, size_t d, doub
     }
     gk_workload work = pairs(t, m, n, d);
     GK_FORWARD(begin(&call, c, fn, &o, &work));
-    return gk__call_end(&call, GK_CALL(&call, rbf_matvec, t, m, n, d, gk__round_scalar(t, gamma),
-                                       call.ptr[0], call.ptr[1], call.ptr[2], call.ptr[3]));
+    const double g = gk__round_scalar(t, gamma);
+    const int scale = d > 0 ? tiny_gamma_scale(t, g) : 0;
+    if (scale != 0)
+        return gk__call_end(&call, call_scaled(&call, t, scale, m, n, d, g));
+    return gk__call_end(&call, GK_CALL(&call, rbf_matvec, t, m, n, d, g, call.ptr[0], call.ptr[1],
+                                       call.ptr[2], call.ptr[3]));
 }

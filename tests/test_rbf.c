@@ -402,8 +402,8 @@ static void test_matvec_factorized_duplicates(void **state)
 {
     gk_context *ctx = gk_test_context(state);
     const size_t m = FORM_M, n = FORM_N;
-    static const size_t pairs[][2] = {{0, 0}, {5, 1500}, {2084, 2052}, {1000, 31}, {1001, 32},
-                                      {7, 700}, {9, 900}};
+    static const size_t pairs[][2] = {{0, 0},     {5, 1500}, {2084, 2052}, {1000, 31},
+                                      {1001, 32}, {7, 700},  {9, 900}};
     for (size_t d = 1; d <= 4; d++) {
         void *hx, *hy;
         make_xy(GK_FLOAT32, m, n, d, 0.0, 0, 0, &hx, &hy);
@@ -1200,6 +1200,55 @@ static void test_errors(void **state)
     gk_context_destroy(other);
 }
 
+/* A gamma so small that ||x - y||^2 overflows the dtype while gamma ||x - y||^2 does not
+ * (float32: values of 1e18 to 2e19 at gamma = 1e-38; float64: 1e153 to 2e154 at 1e-308):
+ * rbf_matrix and rbf_matvec keep the contract, as rbf_rows does. */
+static void test_tiny_gamma(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    static const size_t dims[] = {1, 3, 64, 128};
+    for (int ti = 0; ti < 2; ti++) {
+        const gk_dtype t = ti ? GK_FLOAT64 : GK_FLOAT32;
+        const double lo = ti ? 1e153 : 1e18, hi = ti ? 2e154 : 2e19, gamma = ti ? 1e-308 : 1e-38;
+        for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++) {
+            const size_t d = dims[di], m = 5, n = 4;
+            void *hx = gk_test_random_array(t, m * d, lo, hi);
+            void *hy = gk_test_random_array(t, n * d, -hi / d, hi / d);
+            gk_test_set(t, hy, 0, gk_test_get(t, hx, 0)); /* identical rows: x_0 = y_0 at d = 1 */
+            gk_buffer *x = gk_test_buffer_from(ctx, t, m * d, hx);
+            gk_buffer *y = gk_test_buffer_from(ctx, t, n * d, hy);
+            gk_buffer *k = gk_test_buffer_const(ctx, t, m * n, GK_TEST_SENTINEL);
+            GK_CHECK_OK(gk_rbf_matrix(ctx, m, n, d, gamma / (double)d, x, y, k));
+            void *got = gk_test_read_all(k);
+            for (size_t i = 0; i < m; i++)
+                for (size_t j = 0; j < n; j++)
+                    check_entry(t, gk_test_get(t, got, i * n + j),
+                                ref_kernel(t, gamma / (double)d, hx, i, hy, j, d), abs_tol(t),
+                                rows_equal(t, hx, i, hy, j, d), "rbf_matrix (tiny gamma)", i, j);
+            free(got);
+            void *hw = gk_test_const_array(t, n, 1.0);
+            gk_buffer *w = gk_test_buffer_from(ctx, t, n, hw);
+            gk_buffer *out = gk_test_buffer_const(ctx, t, m, GK_TEST_SENTINEL);
+            GK_CHECK_OK(gk_rbf_matvec(ctx, m, n, d, gamma / (double)d, x, y, w, out));
+            got = gk_test_read_all(out);
+            for (size_t i = 0; i < m; i++) {
+                long double ref = 0;
+                for (size_t j = 0; j < n; j++)
+                    ref += ref_kernel(t, gamma / (double)d, hx, i, hy, j, d);
+                check_entry(t, gk_test_get(t, got, i), ref, abs_tol(t) * (long double)n, 0,
+                            "rbf_matvec (tiny gamma)", i, 0);
+            }
+            free(got);
+            free(hx);
+            free(hy);
+            free(hw);
+            gk_buffer *bufs[] = {x, y, k, w, out};
+            for (int b = 0; b < 5; b++)
+                gk_buffer_destroy(bufs[b]);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1231,6 +1280,7 @@ int main(void)
          gk_test_teardown, &gk_test_cuda},
         GK_TEST_BOTH(test_wide_rows),
         GK_TEST_BOTH(test_gamma_values),
+        GK_TEST_BOTH(test_tiny_gamma),
         GK_TEST_BOTH(test_zero_sizes),
         GK_TEST_BOTH(test_views_and_host),
         cmocka_unit_test(test_matrix_same_on_any_team),

@@ -15,22 +15,22 @@
 /* The thresholds, measured on the workload suite (bench/workloads.py, docs/forms.md). Below the
  * size limits a form's set-up passes (centring, splitting, the sample) cost more than it saves. */
 static const struct {
-    size_t tc_min_d;            /* matrix_tc from this many features */
-    size_t tc_wide_d;           /* below it, matrix_tc needs tc_min_entries_narrow */
-    double tc_min_entries;      /* matrix_tc: outputs of at least this many entries */
+    size_t tc_min_d;       /* matrix_tc from this many features */
+    size_t tc_wide_d;      /* below it, matrix_tc needs tc_min_entries_narrow */
+    double tc_min_entries; /* matrix_tc: outputs of at least this many entries */
     double tc_min_entries_narrow;
-    size_t dot_max_d;           /* matrix_dot and matvec_dot up to this many features: beyond,
-                                   their bound fails on data of ordinary spread */
-    double dot_min_entries;     /* matrix_dot: outputs of at least this many entries */
+    size_t dot_max_d;       /* matrix_dot and matvec_dot up to this many features: beyond,
+                               their bound fails on data of ordinary spread */
+    double dot_min_entries; /* matrix_dot: outputs of at least this many entries */
     double matvec_dot_min_pairs;
-    double taylor_min_pairs;    /* matvec_taylor: where its bound fails, its box pass and plan
-                                   (some tens of microseconds) are lost; from here that is a
-                                   few percent of the direct sum */
+    double taylor_min_pairs; /* matvec_taylor: where its bound fails, its box pass and plan
+                                (some tens of microseconds) are lost; from here that is a
+                                few percent of the direct sum */
 } limits = {64, 128, 0x1p24, 0x1p26, 128, 0x1p20, 0x1p20, 0x1p30};
 
 static const char *const form_names[CUDA_RBF_FORM_COUNT] = {
-    "cuda_rows",        "cuda_matrix_tiled", "cuda_matrix_dot",
-    "cuda_matrix_tc",   "cuda_matvec_small", "cuda_matvec_fact",
+    "cuda_rows",          "cuda_matrix_tiled", "cuda_matrix_dot",
+    "cuda_matrix_tc",     "cuda_matvec_small", "cuda_matvec_fact",
     "cuda_matvec_taylor", "cuda_matvec_tiled", "cuda_matvec_dot"};
 
 const char *gk__cuda_rbf_form_name(cuda_rbf_form f)
@@ -103,15 +103,16 @@ static bool tc_can_run(size_t m, size_t n, size_t d, double gamma)
     const double dp = (double)((d + GK_RBF_TC_BK - 1) / GK_RBF_TC_BK * GK_RBF_TC_BK);
     return d >= 1 && finite_positive(gamma) &&
            (double)((m + 127) / 128) * (double)((n + 63) / 64) < 4294901760.0 &&
-           (double)(m + n) * (dp + 4.0) + (double)GK_TC_SUM_CHUNKS * (double)d * 3.0 +
-                   (double)d + entries / 4096.0 + 64.0 <=
+           (double)(m + n) * (dp + 4.0) + (double)GK_TC_SUM_CHUNKS * (double)d * 3.0 + (double)d +
+                   entries / 4096.0 + 64.0 <=
                entries;
 }
 
 static bool dot_can_run(size_t m, size_t n, size_t d, double gamma)
 {
     const double bound = (2.0 * (double)d + 8.0) * 0x1p-24 * gamma;
-    const size_t groups = (m + GK_RBF_GROUP - 1) / GK_RBF_GROUP + (n + GK_RBF_GROUP - 1) / GK_RBF_GROUP;
+    const size_t groups =
+        (m + GK_RBF_GROUP - 1) / GK_RBF_GROUP + (n + GK_RBF_GROUP - 1) / GK_RBF_GROUP;
     return d > GK_RBF_SMALL_BK && finite_positive(gamma) && bound < 1.0 &&
            groups <= GK_CUDA_GRID_X_MAX;
 }
@@ -129,13 +130,13 @@ cuda_rbf_plan gk__cuda_rbf_plan_matrix(const gk_cuda_state *s, gk_dtype t, size_
             return make(f, true, "GK_RBF_FORM");
     }
     if (!f32)
-        return make(CUDA_RBF_MATRIX_TILED, false, "float64: the inner-product forms would lose "
-                                                   "more accuracy than they save time");
-    const bool tc_size = entries >= (d < limits.tc_wide_d ? limits.tc_min_entries_narrow
-                                                          : limits.tc_min_entries);
+        return make(CUDA_RBF_MATRIX_TILED, false,
+                    "float64: the inner-product forms would lose "
+                    "more accuracy than they save time");
+    const bool tc_size =
+        entries >= (d < limits.tc_wide_d ? limits.tc_min_entries_narrow : limits.tc_min_entries);
     if (d >= limits.tc_min_d && tc_size && tc_can_run(m, n, d, gamma))
-        return make(CUDA_RBF_MATRIX_TC, false, "d >= %zu, %.3g entries", limits.tc_min_d,
-                    entries);
+        return make(CUDA_RBF_MATRIX_TC, false, "d >= %zu, %.3g entries", limits.tc_min_d, entries);
     if (d <= limits.dot_max_d && entries >= limits.dot_min_entries && dot_can_run(m, n, d, gamma))
         return make(CUDA_RBF_MATRIX_DOT, false, "%d < d <= %zu, %.3g entries", GK_RBF_SMALL_BK,
                     limits.dot_max_d, entries);

@@ -30,7 +30,7 @@ typedef enum cuda_rbf_form {
 /* A call's form and, for GK_LOG, why it was chosen. */
 typedef struct cuda_rbf_plan {
     cuda_rbf_form form;
-    bool forced;   /* GK_RBF_FORM named it: size thresholds and matrix_tc's sample are skipped */
+    bool forced; /* GK_RBF_FORM named it: size thresholds and matrix_tc's sample are skipped */
     char why[128];
 } cuda_rbf_plan;
 
@@ -50,8 +50,8 @@ void gk__cuda_rbf_log(const gk_cuda_state *s, const char *op, size_t m, size_t n
                       const cuda_rbf_plan &p);
 
 /* The thresholds the planner shares with the forms that need them. */
-#define GK_RBF_TC_BK 32          /* matrix_tc's features a step: rows are padded to it */
-#define GK_TC_SUM_CHUNKS 128     /* matrix_tc's chunks of rows for the centre's column sums */
+#define GK_RBF_TC_BK 32      /* matrix_tc's features a step: rows are padded to it */
+#define GK_TC_SUM_CHUNKS 128 /* matrix_tc's chunks of rows for the centre's column sums */
 #define GK_MATVEC_DOT_MAX_FLOATS ((size_t)1 << 28) /* matvec_dot's centred copies, at most */
 
 #endif /* GK_CUDA_RBF_PLAN_H */

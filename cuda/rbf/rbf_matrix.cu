@@ -4,9 +4,9 @@
 #include <cmath>
 #include <type_traits>
 
+#include "plan.h"
 #include "rbf_center.cuh"
 #include "rbf_tc.cuh"
-#include "plan.h"
 #include "rbf_tile.cuh"
 
 /* The tiles of an m x n output in row-major order (consecutive blocks share their x rows in
@@ -106,8 +106,7 @@ cuda_rbf_store_direct(const T (&acc)[cuda_rbf_shape<T>::TM][cuda_rbf_shape<T>::T
 }
 
 /* rbf_matrix from differences, as a form of cuda_rbf_steps over the tiles in row-major order. */
-template <typename T, int BK, bool CHECK>
-struct cuda_rbf_matrix_form {
+template <typename T, int BK, bool CHECK> struct cuda_rbf_matrix_form {
     typedef cuda_rbf_shape<T> S;
     typedef cuda_rbf_tile<T, S::TM, S::TN, BK> Tile;
     typename Tile::smem &sm;
@@ -222,8 +221,8 @@ cuda_rbf_store_dot(float (&acc)[8][8], float c, float kdelta, size_t row0, size_
     }
 }
 
-/* The inner-product kernel as a form of cuda_rbf_steps: the tiles in row-major order, each computed in
- * the inner-product form from the centered rows where its bound allows (dot), else from
+/* The inner-product kernel as a form of cuda_rbf_steps: the tiles in row-major order, each computed
+ * in the inner-product form from the centered rows where its bound allows (dot), else from
  * differences of the raw rows, uniformly for the block (every thread reads the same two group
  * bounds); c is finite here. */
 struct cuda_rbf_dot_form {

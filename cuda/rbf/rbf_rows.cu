@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* rbf_rows.cu - k[i] = exp(-gamma ||a_i - b_i||^2), a streaming row-wise kernel. */
-#include "plan.h"
 #include "backend_math.h"
 #include "cuda_internal.h"
+#include "plan.h"
 
 /* Rows each thread group handles per step: their loads are all issued before the first use. */
 #define GK_RBF_ROWS_R 4

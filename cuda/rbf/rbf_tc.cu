@@ -451,7 +451,8 @@ gk_status gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d,
 
     const double u = 0x1p-24;
     const double dp = (double)l.dp;
-    const double kappa = 2.003 * (51.0 + dp / GK_RBF_TC_BK) + 0.0059 * dp + 24.0 + 0.25 * std::sqrt(dp);
+    const double kappa =
+        2.003 * (51.0 + dp / GK_RBF_TC_BK) + 0.0059 * dp + 24.0 + 0.25 * std::sqrt(dp);
     cuda_tc_params p;
     p.n = n;
     p.d = d;
@@ -491,14 +492,13 @@ gk_status gk__cuda_rbf_matrix_tc(gk_cuda_state *s, size_t m, size_t n, size_t d,
     if ((r = gk__cuda_launched("cuda_tc_split")) != GK_OK)
         return r;
     r = cuda_tc_fused<GK_RBF_TC_BN, GK_RBF_TC_STAGES, GK_RBF_TC_BK>(s, m, p, l.dp, xs, ys, k, flags,
-                                                                     gate);
+                                                                    gate);
     if (r != GK_OK)
         return r;
     const size_t most = (size_t)s->sm_count * 2;
     cuda_tc_differences<<<(unsigned int)(mt * nt < most ? mt * nt : most), GK_CUDA_THREADS, 0,
-                          st>>>(p, m, (unsigned int)nt,
-                                (unsigned int)((n + GK_RBF_TC_BN - 1) / GK_RBF_TC_BN), GK_RBF_TC_BN,
-                                flags + 2, flags + 1, gate, k,
-                                n % 4 == 0 && (uintptr_t)k % 16 == 0);
+                          st>>>(
+        p, m, (unsigned int)nt, (unsigned int)((n + GK_RBF_TC_BN - 1) / GK_RBF_TC_BN), GK_RBF_TC_BN,
+        flags + 2, flags + 1, gate, k, n % 4 == 0 && (uintptr_t)k % 16 == 0);
     return gk__cuda_launched("cuda_tc_differences");
 }
