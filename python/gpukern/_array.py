@@ -10,7 +10,7 @@ the array interfaces. What the C API cannot do raises an error that names the al
 import math
 import numbers
 import operator
-from ctypes import byref, c_void_p
+from ctypes import addressof, byref, c_double, c_void_p
 
 import numpy as np
 
@@ -18,6 +18,8 @@ from . import _dlpack
 from ._base import (
     _F64,
     _address,
+    _c_order,
+    _check_size,
     _error,
     _float_dtype,
     _gk_add,
@@ -34,6 +36,7 @@ from ._base import (
     _gk_scale,
     _gk_sub,
     _lib_version,
+    _refuse_masked,
 )
 
 _ALTERNATIVES = (
@@ -45,6 +48,12 @@ _NO_COMPARE = (
     "is not one truth value; compare values on the host, e.g. numpy.array_equal(numpy.asarray(a), "
     "numpy.asarray(b)), or " + _ALTERNATIVES
 )
+
+
+# Where an empty Array's interface says its elements are (never read): an address, since NumPy
+# before 2.0 takes data 0 as none and refuses the interface; 8-byte aligned, for float64 too.
+_EMPTY = c_double()
+_EMPTY_ADDRESS = addressof(_EMPTY)
 
 
 def _new_array(h, ctx, shape, dtype, size):
@@ -283,6 +292,7 @@ class Array:
             shape = shape[: unknown[0]] + (self._size // known,) + shape[unknown[0] + 1:]
         if math.prod(shape) != self._size:
             raise ValueError("cannot reshape array of size %d into shape %s" % (self._size, shape))
+        _check_size(shape, self._dtype.itemsize, "reshape: shape")
         if self._t:
             raise ValueError(
                 "reshape of a transposed view: its elements are not in row-major order, and the C API "
@@ -603,10 +613,13 @@ class Array:
                 if status:
                     raise _error(status)
             return
+        _refuse_masked(value, "the assigned value")
         host = np.asarray(value)
         if host.dtype.kind not in "fiub":
             raise TypeError("cannot assign a %s into a gpukern.Array" % (host.dtype,))
-        host = np.ascontiguousarray(np.broadcast_to(host, shape), dtype=self._dtype)
+        host = _c_order(np.broadcast_to(host, shape), self._dtype)
+        if not count:
+            return
         with ctx._lock:
             status = _gk_buffer_write(self._h, offset, count, _address(host))
             if status:
@@ -625,6 +638,8 @@ class Array:
         return host if dtype is None else host.astype(dtype, copy=False)
 
     def _interface(self, ptr):
+        if not ptr and not self._size:
+            ptr = _EMPTY_ADDRESS
         strides = None if not self._t else tuple(s * self._dtype.itemsize for s in self._element_strides())
         return {"shape": self._shape, "typestr": self._dtype.str, "data": (ptr, False),
                 "strides": strides, "version": 3}

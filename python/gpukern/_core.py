@@ -23,6 +23,7 @@ from ._base import (
     Status,
     _address,
     _error,
+    _c_order,
     _float_dtype,
     _gk_add,
     _gk_axpy,
@@ -48,6 +49,7 @@ from ._base import (
     _gk_sub,
     _gk_sum,
     _lib_version,
+    _refuse_masked,
     _shape,
     _u64,
 )
@@ -91,10 +93,12 @@ def _operand(a, what, ctx, t_ok=False):
     """
     if type(a) is not Array:
         if isinstance(a, np.ndarray):
+            if type(a) is not np.ndarray:
+                _refuse_masked(a, what)
             dt = a.dtype
             if dt is not _F32 and dt is not _F64:
                 dt = _float_dtype(dt, what)
-            return np.asarray(a, dtype=dt, order="C")
+            return _c_order(a, dt)
         a = _interop.convert(ctx, a, what, host_ok=True, read_only_ok=True)
         if type(a) is np.ndarray:
             return _operand(a, what, ctx)
@@ -110,6 +114,7 @@ def _target(ctx, a, shape, dtype, what, t=False):
         if a._t is not t:
             raise ValueError(_TRANSPOSED % what if a._t else "%s is not transposed like the operands" % what)
     elif isinstance(a, np.ndarray):
+        _refuse_masked(a, what)
         dt = _float_dtype(a.dtype, what)
         if not a.flags.writeable:
             raise ValueError("%s is read-only" % what)
@@ -174,7 +179,8 @@ def _gemm_operand(a, what, ctx):
 
 def _writes_in_place(dst, dtype, inputs, alias_ok):
     """Whether the C call may write the ndarray dst directly, rather than a copy written back."""
-    if dst.dtype != dtype or not dst.flags.c_contiguous:
+    flags = dst.flags
+    if dst.dtype != dtype or not (flags.c_contiguous and flags.aligned):
         return False
     for a in inputs:
         if type(a) is np.ndarray and np.may_share_memory(a, dst):
@@ -249,6 +255,13 @@ def from_dlpack(obj, ctx=None):
     if ctx is None:
         ctx = _default_context(obj)
     return _interop.convert(ctx, obj, "from_dlpack's argument", host_ok=False, read_only_ok=False)
+
+
+_NO_COPY = (
+    "a gpukern.Context cannot be %s: it owns a C context (a device, its streams and memory); "
+    "share the one you have (it is safe across threads), or make another with "
+    "gpukern.Context(backend, device, ...); to move data, pickle or copy numpy.asarray(a) or a.get()"
+)
 
 
 def _int32(value, what, least):
@@ -370,6 +383,17 @@ class Context:
         if getattr(self, "_h", None) is not None:
             self.close()
 
+    # A copy would share the C handle, and closing both would destroy it twice: the C API has
+    # no reference count to take, so copies and pickles are refused with what to do instead.
+    def __copy__(self):
+        raise TypeError(_NO_COPY % "copied")
+
+    def __deepcopy__(self, memo):
+        raise TypeError(_NO_COPY % "deep-copied")
+
+    def __reduce__(self):
+        raise TypeError(_NO_COPY % "pickled")
+
     def __repr__(self):
         state = "" if self._h is not None else " closed"
         options = "".join(
@@ -412,8 +436,8 @@ class Context:
 
     def empty(self, shape, dtype=np.float32):
         """A new uninitialized Array, e.g. for out=."""
-        shape = _shape(shape)
         dtype = _float_dtype(dtype, "dtype")
+        shape = _shape(shape, dtype)
         with self._lock:
             self._live()
             return self._alloc(shape, math.prod(shape), dtype)
@@ -426,6 +450,7 @@ class Context:
         ValueError rather than copy. Host data on a CUDA context is copied to the device.
         """
         want = None if dtype is None else _float_dtype(dtype, "dtype")
+        _refuse_masked(a, "asarray's argument")
         if type(a) is not Array and not isinstance(a, np.ndarray) and (
                 hasattr(a, "__dlpack__") or hasattr(a, "__cuda_array_interface__")):
             try:
@@ -455,12 +480,9 @@ class Context:
             if arr is not None:
                 return arr
         if copy is False:
-            raise ValueError(
-                "asarray(copy=False): this %s (dtype %s, strides %s, %s) needs a copy on a %s context"
-                % (type(a).__name__, host.dtype, host.strides,
-                   "writable" if host.flags.writeable else "read-only", self._backend)
-            )
-        host = np.asarray(host, dtype=dtype, order="C")
+            raise ValueError("asarray(copy=False): this %s (%s) needs a copy on a %s context"
+                             % (type(a).__name__, _interop.describe(host), self._backend))
+        host = _c_order(host, dtype)
         with self._lock:
             self._live()
             arr = self._alloc(host.shape, host.size, dtype)
@@ -524,7 +546,8 @@ class Context:
         one, else an ndarray), a checked target Array or ndarray (written, and read first if
         reads_out), or _NO_OUTPUT. Host ndarrays are wrapped for the call only; a target
         ndarray that cannot be written in place gets a contiguous copy written back after.
-        A new Array result is a transposed view if t.
+        t says the operands are transposed views: a new Array result is one too, and a target
+        ndarray is written through its transpose (the order the C call writes).
         """
         temps = []
         back = None
@@ -547,10 +570,12 @@ class Context:
                     oh = out._h
                 else:
                     result = out
-                    if _writes_in_place(out, dtype, inputs, alias_ok):
-                        oh = self._wrap(out, temps)
+                    # Transposed operands hold their elements in the order of out.T.
+                    dst = out.T if t else out
+                    if _writes_in_place(dst, dtype, inputs, alias_ok):
+                        oh = self._wrap(dst, temps)
                     else:
-                        back = np.array(out, dtype=dtype, order="C") if reads_out else np.empty(shape, dtype)
+                        back = np.array(dst, dtype=dtype, order="C") if reads_out else np.empty(dst.shape, dtype)
                         oh = self._wrap(back, temps)
                 status = invoke(ch, handles, oh)
                 if not status and type(out) is Array and hasattr(out, "_origin"):
@@ -564,7 +589,7 @@ class Context:
                 for h in temps:
                     _gk_buffer_destroy(h)
         if back is not None:
-            result[...] = back
+            dst[...] = back
         return result
 
     def _elementwise(self, fn, x, y, out):
@@ -631,8 +656,8 @@ class Context:
         y = _target(self, y, x.shape, x.dtype, "y", t)
         alpha = float(alpha)
         return self._call(
-            lambda c, h, o: _gk_axpy(c, alpha, h[0], o), (x,), x.shape, x.dtype, y, alias_ok=True, reads_out=True
-        )
+            lambda c, h, o: _gk_axpy(c, alpha, h[0], o), (x,), x.shape, x.dtype, y, alias_ok=True, reads_out=True,
+            t=t)
 
     def scale(self, alpha, x):
         """x *= alpha, in place (x an Array, a writable ndarray or tensor); returns x."""
@@ -800,8 +825,8 @@ class Context:
     # -- random numbers ----------------------------------------------------------------------------
 
     def _random(self, invoke, shape, dtype, out, seed):
-        shape = _shape(shape)
         dtype = _float_dtype(dtype, "dtype")
+        shape = _shape(shape, dtype)
         if out is None:
             # No input says where the result should live: it lives with the context.
             with self._lock:

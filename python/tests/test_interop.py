@@ -64,12 +64,6 @@ class CudaInterfaceOnly:
                                          "strides": strides, "version": 3, "stream": None}
 
 
-@pytest.fixture
-def cpu():
-    with gpukern.Context("cpu") as c:
-        yield c
-
-
 # -- CPU: NumPy without copies ----------------------------------------------------------------------
 
 
