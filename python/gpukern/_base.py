@@ -98,6 +98,11 @@ class GpukernError(Exception):
         return (GpukernError, (int(self.status), self.message))
 
 
+class InvalidParameterError(ValueError, TypeError):
+    """A parameter out of its range or of the wrong kind (gamma < 0): scikit-learn's
+    exception of that name, so that `except ValueError` and `except TypeError` both catch it."""
+
+
 def _error(status):
     # Must run on the failing thread before its next failing call: gk_last_error is per thread.
     message = _gk_last_error().decode("utf-8", "replace")

@@ -2,6 +2,7 @@
 """Contexts and their operations: the argument checks and the call path around the C calls."""
 
 import math
+import numbers
 import operator
 import os
 import threading
@@ -20,6 +21,7 @@ from ._base import (
     LIB,
     LIBRARY_PATH,
     GpukernError,
+    InvalidParameterError,
     Status,
     _address,
     _error,
@@ -54,8 +56,8 @@ from ._base import (
     _u64,
 )
 
-__all__ = ["Array", "Context", "GpukernError", "LIBRARY_PATH", "Status", "available_backends",
-           "device_count", "from_dlpack"]
+__all__ = ["Array", "Context", "GpukernError", "InvalidParameterError", "LIBRARY_PATH", "Status",
+           "available_backends", "device_count", "from_dlpack"]
 
 
 def available_backends():
@@ -99,7 +101,16 @@ def _operand(a, what, ctx, t_ok=False):
             if dt is not _F32 and dt is not _F64:
                 dt = _float_dtype(dt, what)
             return _c_order(a, dt)
-        a = _interop.convert(ctx, a, what, host_ok=True, read_only_ok=True)
+        if isinstance(a, (list, tuple)):
+            # Array-likes, as scikit-learn takes them: NumPy's conversion, then the dtype rule.
+            return _operand(np.asarray(a), what, ctx)
+        try:
+            a = _interop.convert(ctx, a, what, host_ok=True, read_only_ok=True)
+        except _interop.StridesError:
+            # A strided host tensor is copied, as a strided ndarray is; device memory is not.
+            if ctx._backend != "cpu":
+                raise
+            return ctx.asarray(np.ascontiguousarray(_interop.host_array(a)), copy=True)
         if type(a) is np.ndarray:
             return _operand(a, what, ctx)
     if a._t and not t_ok:
@@ -191,11 +202,20 @@ def _writes_in_place(dst, dtype, inputs, alias_ok):
     return True
 
 
-def _gamma(gamma, d):
-    """gamma, or scikit-learn's default 1 / n_features when None."""
-    if gamma is None:
+def _gamma(gamma, d, x=None, caller="rbf"):
+    """gamma validated as scikit-learn validates it (a real >= 0, None, "scale" or "auto"), as a
+    float: None and "auto" are 1 / n_features, "scale" 1 / (n_features * x.var()) (SVC's) when
+    x is given; else InvalidParameterError, a ValueError and a TypeError as scikit-learn's."""
+    if gamma is None or (gamma == "auto" if isinstance(gamma, str) else False):
         return 1.0 / d if d else 1.0
-    return float(gamma)
+    if isinstance(gamma, str) and gamma == "scale" and x is not None:
+        var = float(x.var()) if np.size(x) else 0.0
+        return 1.0 / (d * var) if d and var != 0 else 1.0
+    if isinstance(gamma, numbers.Real) and not isinstance(gamma, (bool, np.bool_)) and gamma >= 0:
+        return float(gamma)
+    accepted = "None, 'scale' or 'auto'" if x is not None else "None or 'auto'"
+    raise InvalidParameterError("The 'gamma' parameter of %s must be a float in the range [0.0, inf), "
+                                "%s. Got %r instead." % (caller, accepted, gamma))
 
 
 def _seed(seed):
@@ -441,6 +461,38 @@ class Context:
         with self._lock:
             self._live()
             return self._alloc(shape, math.prod(shape), dtype)
+
+    def zeros(self, shape, dtype=np.float32):
+        """A new Array of zeros (gk_fill)."""
+        return self.full(shape, 0.0, dtype)
+
+    def ones(self, shape, dtype=np.float32):
+        """A new Array of ones (gk_fill)."""
+        return self.full(shape, 1.0, dtype)
+
+    def full(self, shape, fill_value, dtype=np.float32):
+        """A new Array with every element fill_value (gk_fill)."""
+        a = self.empty(shape, dtype)
+        a.fill(fill_value)
+        return a
+
+    def arange(self, start, stop=None, step=1, dtype=np.float32):
+        """numpy.arange(start, stop, step) as an Array: computed on the host, then copied over."""
+        dtype = _float_dtype(dtype, "dtype")
+        return self.asarray(np.arange(start, stop, step, dtype=dtype), copy=True)
+
+    def empty_like(self, a, dtype=None):
+        """A new uninitialized Array of a's shape and (unless given) dtype; a any array."""
+        return self.empty(np.shape(a), a.dtype if dtype is None else dtype)
+
+    def zeros_like(self, a, dtype=None):
+        return self.full_like(a, 0.0, dtype)
+
+    def ones_like(self, a, dtype=None):
+        return self.full_like(a, 1.0, dtype)
+
+    def full_like(self, a, fill_value, dtype=None):
+        return self.full(np.shape(a), fill_value, a.dtype if dtype is None else dtype)
 
     def asarray(self, a, dtype=None, copy=None):
         """`a` as an Array of this context: NumPy arrays, torch/CuPy tensors, anything array-like.
@@ -823,7 +875,7 @@ class Context:
     def rbf_rows(self, a, b, gamma=None, out=None):
         """k[i] = exp(-gamma * ||a[i] - b[i]||^2) for two n x d operands; k has n elements.
 
-        gamma=None is 1 / d (scikit-learn's default).
+        gamma as rbf_matrix takes it ("scale" over a).
         """
         a = _operand(a, "a", self)
         b = _operand(b, "b", self)
@@ -833,16 +885,18 @@ class Context:
             raise ValueError("a has shape %s but b has shape %s" % (a.shape, b.shape))
         if out is not None:
             out = _target(self, out, (n,), dtype, "out")
-        gamma = _gamma(gamma, d)
+        gamma = _gamma(gamma, d, a, "rbf_rows")
         return self._call(lambda c, h, o: _gk_rbf_rows(c, n, d, gamma, h[0], h[1], o), (a, b), (n,), dtype, out)
 
-    def rbf_matrix(self, x, y, gamma=None, out=None):
+    def rbf_matrix(self, x, y=None, gamma=None, out=None):
         """k[i, j] = exp(-gamma * ||x[i] - y[j]||^2) for x m x d and y n x d; k is m x n.
 
-        gamma=None is 1 / d (scikit-learn's rbf_kernel default).
+        As scikit-learn's rbf_kernel(X, Y=None, gamma=None): y=None is x; gamma=None (or "auto")
+        is 1 / d, "scale" is 1 / (d * x.var()) (SVC's); a negative gamma raises
+        InvalidParameterError.
         """
         x = _operand(x, "x", self)
-        y = _operand(y, "y", self)
+        y = x if y is None else _operand(y, "y", self)
         dtype = _same_dtype((x, y), ("x", "y"))
         m, d = _matrix(x, "x")
         n, dy = _matrix(y, "y")
@@ -850,7 +904,7 @@ class Context:
             raise ValueError("x has %d features per row but y has %d" % (d, dy))
         if out is not None:
             out = _target(self, out, (m, n), dtype, "out")
-        gamma = _gamma(gamma, d)
+        gamma = _gamma(gamma, d, x, "rbf_matrix")
         return self._call(
             lambda c, h, o: _gk_rbf_matrix(c, m, n, d, gamma, h[0], h[1], o), (x, y), (m, n), dtype, out
         )
@@ -858,7 +912,7 @@ class Context:
     def rbf_matvec(self, x, y, w, gamma=None, out=None):
         """rbf_matrix(x, y, gamma) @ w without forming the matrix; the result has m elements.
 
-        gamma=None is 1 / d.
+        gamma as rbf_matrix takes it ("scale" over x).
         """
         x = _operand(x, "x", self)
         y = _operand(y, "y", self)
@@ -872,7 +926,7 @@ class Context:
             raise ValueError("w has shape %s, expected (%d,) (one weight per row of y)" % (w.shape, n))
         if out is not None:
             out = _target(self, out, (m,), dtype, "out")
-        gamma = _gamma(gamma, d)
+        gamma = _gamma(gamma, d, x, "rbf_matvec")
         return self._call(
             lambda c, h, o: _gk_rbf_matvec(c, m, n, d, gamma, h[0], h[1], h[2], o), (x, y, w), (m,), dtype, out
         )

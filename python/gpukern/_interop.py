@@ -66,8 +66,12 @@ def _layout(shape, strides):
     return None
 
 
+class StridesError(ValueError):
+    """Strides the C API cannot address (an input may still be copied)."""
+
+
 def _strides_error(what, obj, shape, strides):
-    return ValueError(
+    return StridesError(
         "%s (%s) has shape %s with strides %s (in elements): the C API addresses row-major "
         "(C-contiguous) arrays and, for @ / matmul / gemm, transposes of them; pass a contiguous "
         "copy (tensor.contiguous(), cupy.ascontiguousarray, numpy.ascontiguousarray)"

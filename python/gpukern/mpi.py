@@ -21,8 +21,8 @@ except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("gpukern.mpi needs mpi4py (pip install mpi4py): %s" % e) from None
 
 from . import _core
-from ._base import _BACKENDS, GpukernError
-from ._core import _matrix, _operand, _same_dtype, _target
+from ._base import _BACKENDS, GpukernError, InvalidParameterError
+from ._core import _gamma, _matrix, _operand, _same_dtype, _target
 
 SONAME = "libgpukern_mpi.so.1"
 
@@ -79,7 +79,8 @@ def local_device(comm, backend="auto"):
 
 
 # The errors a rank's argument checks raise, rebuilt by name on the ranks that agree on them.
-_ERRORS = {e.__name__: e for e in (ValueError, TypeError, OverflowError, BufferError, NotImplementedError)}
+_ERRORS = {e.__name__: e for e in (ValueError, TypeError, OverflowError, BufferError, NotImplementedError,
+                                    InvalidParameterError)}
 
 
 def _agree(comm, error):
@@ -135,7 +136,7 @@ def rbf_matvec(ctx, comm, x_local, y_local, w_local, gamma, out=None):
             raise ValueError("w_local has shape %s, expected (%d,)" % (w.shape, n))
         if out is not None:
             out = _target(ctx, out, (m,), dtype, "out")
-        gamma = float(gamma)
+        gamma = _gamma(gamma, d, caller="gpukern.mpi.rbf_matvec")
         ctx._live()
     except Exception as e:  # re-raised below, on every rank
         error = e

@@ -73,6 +73,8 @@ with gpukern.Context("cpu") as ctx:
             ctx, comm, x2[0] if last else x2, y2, w2, 0.3), ValueError),
         ("gamma not a number", lambda: gpukern.mpi.rbf_matvec(
             ctx, comm, x2, y2, w2, "0.3x" if last else 0.3), ValueError),
+        ("gamma negative", lambda: gpukern.mpi.rbf_matvec(
+            ctx, comm, x2, y2, w2, -0.3 if last else 0.3), ValueError),
         ("out of the wrong shape", lambda: gpukern.mpi.rbf_matvec(
             ctx, comm, x2, y2, w2, 0.3, out=np.empty(3 if last else 2, x2.dtype)), ValueError),
         ("the dtype differs", lambda: gpukern.mpi.rbf_matvec(
@@ -88,7 +90,7 @@ with gpukern.Context("cpu") as ctx:
         except gpukern.GpukernError as e:
             status, message = e.status, str(e)
         except (ValueError, TypeError) as e:
-            status, message = type(e), str(e)
+            status, message = ValueError if isinstance(e, ValueError) else type(e), str(e)
         everyone = comm.allgather((str(status), message))
         check(status == want, "%s: raised %s (%s), want %s" % (what, status, message, want))
         check(all(e == everyone[0] for e in everyone), "%s: ranks disagree: %s" % (what, everyone))
