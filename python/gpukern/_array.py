@@ -10,7 +10,7 @@ the array interfaces. What the C API cannot do raises an error that names the al
 import math
 import numbers
 import operator
-from ctypes import byref, c_void_p
+from ctypes import addressof, byref, c_double, c_void_p
 
 import numpy as np
 
@@ -18,6 +18,8 @@ from . import _dlpack
 from ._base import (
     _F64,
     _address,
+    _c_order,
+    _check_size,
     _error,
     _float_dtype,
     _gk_add,
@@ -34,7 +36,11 @@ from ._base import (
     _gk_scale,
     _gk_sub,
     _lib_version,
+    _refuse_masked,
 )
+
+# IndexError and ValueError both, as NumPy raises for a bad axis (numpy.exceptions from 1.25).
+_AxisError = getattr(np, "exceptions", np).AxisError
 
 _ALTERNATIVES = (
     "do it on the host (numpy.asarray(a) gives the values) or with torch/cupy on the same "
@@ -45,6 +51,16 @@ _NO_COMPARE = (
     "is not one truth value; compare values on the host, e.g. numpy.array_equal(numpy.asarray(a), "
     "numpy.asarray(b)), or " + _ALTERNATIVES
 )
+
+
+# Where an empty Array's interface says its elements are (never read): an address, since NumPy
+# before 2.0 takes data 0 as none and refuses the interface; 8-byte aligned, for float64 too.
+_EMPTY = c_double()
+_EMPTY_ADDRESS = addressof(_EMPTY)
+
+
+class _Strided(Exception):
+    """An index selects more than one contiguous run of elements (Array._locate)."""
 
 
 def _new_array(h, ctx, shape, dtype, size):
@@ -127,9 +143,28 @@ class Array:
     # _origin: the foreign array an op's out= wraps, which the op returns.
     __slots__ = ("_h", "_ctx", "_shape", "_dtype", "_size", "_t", "_keep", "_seed", "_origin", "__weakref__")
 
-    # NumPy defers to Array's own operators (ndarray + Array is Array.__radd__), instead of
-    # converting the Array through __array__ and returning an ndarray.
-    __array_ufunc__ = None
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        """NumPy's ufuncs that the library computes, on the context of the first Array operand:
+        add, subtract, multiply, divide, exp, matmul, negative, positive, square, power (by
+        the exponents __pow__ takes on the device), absolute (as __abs__), each with out=;
+        ndarray + Array lands here too. Others raise TypeError naming the ufunc."""
+        name = ufunc.__name__
+        if method != "__call__" or kwargs:
+            what = "numpy.%s.%s" % (name, method) if method != "__call__" else "numpy.%s with %s=" % (
+                name, "=, ".join(sorted(kwargs)))
+            raise TypeError("gpukern.Array does not support %s; call numpy.%s(a, b[, out=]) or use "
+                            "the Array's methods (a.sum(axis=...) for numpy.add.reduce), or %s"
+                            % (what, name, _ALTERNATIVES))
+        if out is not None:
+            if len(out) != 1:
+                raise TypeError("numpy.%s: one out= operand, not %d" % (name, len(out)))
+            out = out[0]
+        ctx = next(a for a in (*inputs, out) if type(a) is Array)._ctx
+        fn = _UFUNCS.get(name)
+        if fn is None:
+            raise TypeError("gpukern.Array does not support numpy.%s: it takes numpy.%s; %s"
+                            % (name, ", numpy.".join(sorted(_UFUNCS)), _ALTERNATIVES))
+        return fn(ctx, inputs, out)
 
     def __init__(self):
         raise TypeError("gpukern.Array is made by Context.asarray, Context.empty, gpukern.from_dlpack or an operation")
@@ -283,6 +318,7 @@ class Array:
             shape = shape[: unknown[0]] + (self._size // known,) + shape[unknown[0] + 1:]
         if math.prod(shape) != self._size:
             raise ValueError("cannot reshape array of size %d into shape %s" % (self._size, shape))
+        _check_size(shape, self._dtype.itemsize, "reshape: shape")
         if self._t:
             raise ValueError(
                 "reshape of a transposed view: its elements are not in row-major order, and the C API "
@@ -301,41 +337,140 @@ class Array:
 
     # -- reductions and products -----------------------------------------------------------------
 
-    def sum(self, axis=None, out=None):
-        """The sum of all elements (a NumPy scalar of the dtype), or along the first or last axis.
-
-        (out= is there for numpy.sum(a), which passes it: only None is taken.)
-        """
-        if out is not None:
-            raise ValueError("Array.sum: out= is not supported; use the result")
-        if axis is None:
-            return self._dtype.type(self._ctx.sum(self))
+    def _axes(self, axis):
+        """axis (None, an int or a tuple of ints) as a sorted tuple of distinct axes, as NumPy."""
         nd = len(self._shape)
-        axis = operator.index(axis)
-        if not -nd <= axis < nd:
-            raise ValueError("axis %d is out of bounds for an array of dimension %d" % (axis, nd))
-        axis %= nd
-        if nd == 1:
-            return self.sum()
-        # Row and column sums are products with a vector of ones (gemm), on contiguous data.
-        ctx = self._ctx
-        if nd == 2:
-            m = self
-        elif axis == 0:
-            m = self.reshape(self._shape[0], -1)
-        elif axis == nd - 1:
-            m = self.reshape(-1, self._shape[-1])
+        if axis is None:
+            return tuple(range(nd))
+        axes = axis if isinstance(axis, tuple) else (axis,)
+        out = []
+        for a in axes:
+            a = operator.index(a)
+            if not -nd <= a < nd:
+                raise _AxisError(a, nd)
+            a %= nd
+            if a in out:
+                raise ValueError("duplicate value in 'axis'")
+            out.append(a)
+        return tuple(sorted(out))
+
+    def _kept(self, axes, keepdims):
+        """The shape of a reduction over axes."""
+        if keepdims:
+            return tuple(1 if i in axes else n for i, n in enumerate(self._shape))
+        return tuple(n for i, n in enumerate(self._shape) if i not in axes)
+
+    def _on_host(self, name, axis, keepdims, **kwargs):
+        """numpy.<name> of the values: on a CPU context over the Array's own memory (no copy),
+        on CUDA over a copy on the host (the C API has no such reduction); an array result
+        comes back as an Array of the context, a scalar as a NumPy scalar."""
+        kwargs = {k: v for k, v in kwargs.items() if v is not None}
+        if keepdims:
+            kwargs["keepdims"] = True
+        r = getattr(np, name)(np.asarray(self), axis=axis, **kwargs)
+        if isinstance(r, np.ndarray) and r.ndim:
+            return self._ctx.asarray(r)
+        return r[()] if isinstance(r, np.ndarray) else r
+
+    @staticmethod
+    def _no_out(name, out, dtype=None):
+        if out is not None:
+            raise TypeError("Array.%s: out= is not supported; use the result" % name)
+        if dtype is not None:
+            raise TypeError("Array.%s: dtype= is not supported; convert first with .astype(dtype)" % name)
+
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False):
+        """The sum over all elements (a NumPy scalar of the dtype; float32 data is summed in
+        double) or over axes (an Array): on the device where the axes are leading or trailing
+        (a product with a vector of ones), else as _on_host says."""
+        self._no_out("sum", out, dtype)
+        axes = self._axes(axis)
+        shape = self._shape
+        nd = len(shape)
+        if len(axes) == nd:
+            total = self._dtype.type(self._ctx.sum(self))
+            if not keepdims:
+                return total
+            r = self._ctx.empty((1,) * nd, self._dtype)
+            r.fill(total)
+            return r
+        if not axes:
+            return self.copy()
+        leading = axes == tuple(range(len(axes)))
+        trailing = axes == tuple(range(nd - len(axes), nd))
+        if self._t or not (leading or trailing):
+            if nd == 2:  # a transposed matrix: one axis of two is leading or trailing
+                m = self
+            else:
+                return self._on_host("sum", axes, keepdims)
         else:
-            raise ValueError(
-                "sum(axis=%d) of a %d-D Array would need strided access; the C API sums over all "
-                "elements, and the first or last axis through gemm; %s" % (axis, nd, _ALTERNATIVES)
-            )
-        n = m._shape[0] if axis == 0 else m._shape[1]
-        ones = ctx.empty(n, self._dtype)
+            k = math.prod(shape[i] for i in axes)
+            rest = math.prod(n for i, n in enumerate(shape) if i not in axes)
+            m = self.reshape(k, rest) if leading else self.reshape(rest, k)
+        ctx = self._ctx
+        lead = axes[0] == 0
+        ones = ctx.empty(m._shape[0] if lead else m._shape[1], self._dtype)
         ones.fill(1.0)
-        r = ctx.matmul(ones, m) if axis == 0 else ctx.matmul(m, ones)
-        rest = self._shape[1:] if axis == 0 else self._shape[:-1]
-        return r if r._shape == rest else r.reshape(rest)
+        r = ctx.matmul(ones, m) if lead else ctx.matmul(m, ones)
+        kept = self._kept(axes, keepdims)
+        return r if r._shape == kept else r.reshape(kept)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
+        """The mean: sum / count on the device (a NumPy scalar over all elements, else an Array)."""
+        self._no_out("mean", out, dtype)
+        axes = self._axes(axis)
+        count = math.prod(self._shape[i] for i in axes)
+        total = self.sum(axes, keepdims=keepdims)
+        if type(total) is not Array:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return self._dtype.type(total / self._dtype.type(count))
+        return total / count
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        """The variance, as numpy.var: over all elements on the device (two passes: the mean, then
+        the sum of squared deviations), over axes as _on_host says."""
+        self._no_out("var", out, dtype)
+        axes = self._axes(axis)
+        if len(axes) != len(self._shape) or keepdims or self._t:
+            return self._on_host("var", axis, keepdims, ddof=ddof)
+        dev = self - self.mean()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return self._dtype.type(np.float64(self._ctx.dot(dev, dev)) / max(self._size - ddof, 0))
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        """The standard deviation, sqrt(var): see var."""
+        v = self.var(axis, dtype, out, ddof, keepdims)
+        return np.sqrt(v) if type(v) is not Array else self._ctx.asarray(np.sqrt(np.asarray(v)))
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False):
+        """The product (no C call computes one): as _on_host says."""
+        self._no_out("prod", out, dtype)
+        return self._on_host("prod", axis, keepdims)
+
+    def max(self, axis=None, out=None, keepdims=False):
+        """The largest element (no C call computes it): as _on_host says."""
+        self._no_out("max", out)
+        return self._on_host("max", axis, keepdims)
+
+    def min(self, axis=None, out=None, keepdims=False):
+        """The smallest element (no C call computes it): as _on_host says."""
+        self._no_out("min", out)
+        return self._on_host("min", axis, keepdims)
+
+    def argmax(self, axis=None, out=None, keepdims=False):
+        """The index of the largest element (an int64 NumPy scalar, or an int64 ndarray along
+        an axis: gpukern has no integer Arrays), computed as _on_host says."""
+        self._no_out("argmax", out)
+        return self._arg("argmax", axis, keepdims)
+
+    def argmin(self, axis=None, out=None, keepdims=False):
+        """The index of the smallest element: see argmax."""
+        self._no_out("argmin", out)
+        return self._arg("argmin", axis, keepdims)
+
+    def _arg(self, name, axis, keepdims):
+        kwargs = {"keepdims": True} if keepdims else {}
+        return getattr(np, name)(np.asarray(self), axis=axis, **kwargs)
 
     def dot(self, other):
         """Inner product of two 1-D operands (a NumPy scalar), else matmul, as ndarray.dot."""
@@ -407,6 +542,40 @@ class Array:
 
     def __pos__(self):
         return self.copy()
+
+    def __abs__(self):
+        """|a|: no C call computes it, so NumPy does, over the Array's memory on a CPU context
+        (no copy) or a copy on the host on CUDA; the result is a new Array."""
+        return self._ctx.asarray(np.abs(np.asarray(self)))
+
+    def __pow__(self, other):
+        """a ** p: on the device for p = 2 (a * a), 1, 0 and -1 (1 / a), NumPy's results bit for
+        bit; other exponents and Array exponents through NumPy as __abs__ does."""
+        if _is_scalar(other):
+            p = float(other)
+            if p == 2:
+                return self * self
+            if p == 1:
+                return self.copy()
+            if p == 0:
+                z = self._like()
+                z.fill(1.0)
+                return z
+            if p == -1:
+                return self._binary(1.0, "div", True)
+        return self._ctx.asarray(np.power(np.asarray(self), _host_operand(other, self._dtype)))
+
+    def __rpow__(self, other):
+        return self._ctx.asarray(np.power(_host_operand(other, self._dtype), np.asarray(self)))
+
+    def _like(self):
+        """A new uninitialized Array of this shape, dtype and order."""
+        ctx = self._ctx
+        with ctx._lock:
+            ctx._live()
+            z = ctx._alloc(self._shape, self._size, self._dtype)
+        z._t = self._t
+        return z
 
     def _binary(self, other, op, reflected, out=None):
         """self (op) other, or other (op) self if reflected; written into out (self) if given."""
@@ -498,71 +667,68 @@ class Array:
     # -- indexing --------------------------------------------------------------------------------
 
     def _locate(self, key):
-        """(offset, shape) of the contiguous run of elements that a basic index selects."""
+        """(offset, shape) of the one contiguous run of elements that a basic index selects
+        (integers, step-1 slices, None, ...); _Strided where the selection is not one run."""
         shape = self._shape
         if not isinstance(key, tuple):
             key = (key,)
-        if self._t:
-            if all(k is Ellipsis or (isinstance(k, slice) and k == slice(None)) for k in key):
-                return 0, shape
-            raise IndexError(
-                "indexing a transposed view (.T) would select strided memory, which the C API cannot "
-                "address; index the original (a[...] before .T), or copy through the host: "
-                "ctx.asarray(numpy.asarray(a.T)[...])"
-            )
+        for k in key:
+            if not (k is None or k is Ellipsis or isinstance(k, slice)
+                    or (isinstance(k, numbers.Integral) and not isinstance(k, (bool, np.bool_)))):
+                raise _Strided()  # fancy (array or boolean) indices: NumPy's, on a copy
         ellipses = [i for i, k in enumerate(key) if k is Ellipsis]
         if len(ellipses) > 1:
             raise IndexError("an index can only have a single ellipsis ('...')")
+        used = sum(1 for k in key if k is not None and k is not Ellipsis)
+        if used > len(shape):
+            raise IndexError("too many indices for array: array is %d-dimensional, but %d were indexed"
+                             % (len(shape), used))
         if ellipses:
             i = ellipses[0]
-            key = key[:i] + (slice(None),) * (len(shape) - len(key) + 1) + key[i + 1:]
-        if len(key) > len(shape):
-            raise IndexError("too many indices for array: array is %d-dimensional, but %d were indexed"
-                             % (len(shape), len(key)))
+            key = key[:i] + (slice(None),) * (len(shape) - used) + key[i + 1:]
+        if self._t:
+            if all(k is None or k == slice(None) for k in key):
+                if any(k is None for k in key):
+                    raise _Strided()
+                return 0, shape
+            raise _Strided()
         strides = self._element_strides()
         offset = 0
         out = []
         spread = False  # a kept axis longer than 1 has been seen: later axes must be whole
-        for axis, k in enumerate(key):
+        axis = 0
+        for k in key:
+            if k is None:
+                out.append(1)
+                continue
             n = shape[axis]
-            if isinstance(k, numbers.Integral) and not isinstance(k, (bool, np.bool_)):
+            if isinstance(k, slice):
+                start, stop, step = k.indices(n)
+                length = len(range(start, stop, step))
+                if (step != 1 and length > 1) or (spread and length != n):
+                    raise _Strided()
+                offset += start * strides[axis] if length else 0
+                out.append(length)
+                spread = spread or length > 1
+            else:
                 i = operator.index(k)
                 if i < 0:
                     i += n
                 if not 0 <= i < n:
                     raise IndexError("index %d is out of bounds for axis %d with size %d" % (k, axis, n))
                 if spread and n > 1:
-                    raise IndexError(self._strided_message(key))
+                    raise _Strided()
                 offset += i * strides[axis]
-            elif isinstance(k, slice):
-                start, stop, step = k.indices(n)
-                if step != 1:
-                    raise IndexError(self._strided_message(key))
-                length = max(0, stop - start)
-                if spread and length != n:
-                    raise IndexError(self._strided_message(key))
-                offset += start * strides[axis] if length else 0
-                out.append(length)
-                spread = spread or length > 1
-            elif k is None:
-                raise IndexError("numpy.newaxis (None) in an index is not supported; add axes with .reshape(...)")
-            else:
-                raise IndexError(
-                    "gpukern.Array takes basic indices only (integers, slices with step 1, ...): fancy "
-                    "indexing with a %s has no C API; %s" % (type(k).__name__, _ALTERNATIVES)
-                )
-        return offset, tuple(out) + shape[len(key):]
-
-    @staticmethod
-    def _strided_message(key):
-        return (
-            "the index %r selects strided memory, which the C API cannot address: a view is a "
-            "contiguous run (integers and step-1 slices on the leading axes, whole axes after "
-            "them); copy through the host: ctx.asarray(numpy.asarray(a)[...])" % (key,)
-        )
+            axis += 1
+        return offset, tuple(out) + shape[axis:]
 
     def __getitem__(self, key):
-        offset, shape = self._locate(key)
+        try:
+            offset, shape = self._locate(key)
+        except _Strided:
+            # Not one contiguous run: NumPy's selection, as a copy (the C API addresses runs).
+            r = np.asarray(self)[key]
+            return r[()] if r.ndim == 0 else self._ctx.asarray(r, copy=True)
         if not shape and key is not Ellipsis:
             value = np.empty(1, self._dtype)
             with self._ctx._lock:
@@ -578,10 +744,14 @@ class Array:
         return self._view(offset if count else 0, shape, count)
 
     def __setitem__(self, key, value):
-        offset, shape = self._locate(key)
+        try:
+            if self._t:
+                raise _Strided()
+            offset, shape = self._locate(key)
+        except _Strided:
+            self._set_strided(key, value)
+            return
         count = math.prod(shape)
-        if self._t:
-            raise IndexError("assigning into a transposed view (.T) is not supported; assign into the original")
         ctx = self._ctx
         if _is_scalar(value):
             with ctx._lock:
@@ -603,12 +773,36 @@ class Array:
                 if status:
                     raise _error(status)
             return
+        _refuse_masked(value, "the assigned value")
         host = np.asarray(value)
         if host.dtype.kind not in "fiub":
             raise TypeError("cannot assign a %s into a gpukern.Array" % (host.dtype,))
-        host = np.ascontiguousarray(np.broadcast_to(host, shape), dtype=self._dtype)
+        host = _c_order(np.broadcast_to(host, shape), self._dtype)
+        if not count:
+            return
         with ctx._lock:
             status = _gk_buffer_write(self._h, offset, count, _address(host))
+            if status:
+                raise _error(status)
+
+    def _set_strided(self, key, value):
+        """a[key] = value where key is not one contiguous run: through NumPy over the Array's
+        memory on a CPU context, through a copy of the whole Array on the host on CUDA."""
+        _refuse_masked(value, "the assigned value")
+        host_value = np.asarray(value)
+        if host_value.dtype.kind not in "fiub":
+            raise TypeError("cannot assign a %s into a gpukern.Array" % (host_value.dtype,))
+        ctx = self._ctx
+        with ctx._lock:
+            ctx._live()
+            if ctx._backend == "cpu":
+                np.asarray(self)[key] = host_value
+                return
+        host = self.get()
+        host[key] = host_value
+        stored = host.T if self._t else host
+        with ctx._lock:
+            status = _gk_buffer_write(self._h, 0, self._size, _address(stored))
             if status:
                 raise _error(status)
 
@@ -625,6 +819,8 @@ class Array:
         return host if dtype is None else host.astype(dtype, copy=False)
 
     def _interface(self, ptr):
+        if not ptr and not self._size:
+            ptr = _EMPTY_ADDRESS
         strides = None if not self._t else tuple(s * self._dtype.itemsize for s in self._element_strides())
         return {"shape": self._shape, "typestr": self._dtype.str, "data": (ptr, False),
                 "strides": strides, "version": 3}
@@ -709,3 +905,68 @@ class Array:
                 lock.release()
         else:
             ctx._pending.append(h)
+
+
+def _host_operand(x, dtype):
+    """An operand of a computation NumPy does for an Array (** by other exponents): a scalar as
+    the Array's dtype, an array as an ndarray of that dtype (gpukern does not promote)."""
+    if _is_scalar(x):
+        return dtype.type(x)
+    host = np.asarray(x)
+    if host.dtype != dtype:
+        raise TypeError("the operands are %s and %s: gpukern does not promote; convert one with "
+                        ".astype(numpy.%s)" % (dtype, host.dtype, _F64.name))
+    return host
+
+
+def _as_array(ctx, x):
+    return x if type(x) is Array else ctx.asarray(x)
+
+
+def _store(out, r):
+    """r written into out (an Array or ndarray) and out returned; r itself without out."""
+    if out is None:
+        return r
+    if type(out) is Array:
+        out[...] = r
+    else:
+        out[...] = np.asarray(r)
+    return out
+
+
+def _ufunc_binary(op):
+    def call(ctx, inputs, out):
+        x, y = inputs
+        if _is_scalar(x) or _is_scalar(y):
+            reflected = _is_scalar(x)
+            a, s = (y, x) if reflected else (x, y)
+            return _store(out, _as_array(ctx, a)._binary(s, op, reflected))
+        return getattr(ctx, op)(x, y, out=out)
+
+    return call
+
+
+def _ufunc_unary(method):
+    def call(ctx, inputs, out):
+        return _store(out, method(_as_array(ctx, inputs[0]), *inputs[1:]))
+
+    return call
+
+
+# The ufuncs that __array_ufunc__ takes, by name (NumPy < 2 names division "true_divide").
+_UFUNCS = {
+    "add": _ufunc_binary("add"),
+    "subtract": _ufunc_binary("sub"),
+    "multiply": _ufunc_binary("mul"),
+    "divide": _ufunc_binary("div"),
+    "true_divide": _ufunc_binary("div"),
+    "exp": lambda ctx, inputs, out: ctx.exp(inputs[0], out=out),
+    "matmul": lambda ctx, inputs, out: ctx.matmul(inputs[0], inputs[1], out=out),
+    "square": lambda ctx, inputs, out: ctx.mul(inputs[0], inputs[0], out=out),
+    "negative": _ufunc_unary(Array.__neg__),
+    "positive": _ufunc_unary(Array.__pos__),
+    "absolute": _ufunc_unary(Array.__abs__),
+    "power": lambda ctx, inputs, out: _store(
+        out, _as_array(ctx, inputs[0]) ** inputs[1] if type(inputs[0]) is Array or _is_scalar(inputs[1])
+        else Array.__rpow__(inputs[1], inputs[0])),
+}

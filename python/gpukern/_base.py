@@ -2,6 +2,7 @@
 """The loaded library, its errors, and the dtype and shape checks that every module shares."""
 
 import enum
+import math
 import operator
 from ctypes import addressof, c_char
 
@@ -97,6 +98,11 @@ class GpukernError(Exception):
         return (GpukernError, (int(self.status), self.message))
 
 
+class InvalidParameterError(ValueError, TypeError):
+    """A parameter out of its range or of the wrong kind (gamma < 0): scikit-learn's
+    exception of that name, so that `except ValueError` and `except TypeError` both catch it."""
+
+
 def _error(status):
     # Must run on the failing thread before its next failing call: gk_last_error is per thread.
     message = _gk_last_error().decode("utf-8", "replace")
@@ -127,13 +133,47 @@ def _dtype_message(what, name):
         "ctx.asarray(x, dtype=numpy.float32) or, for a tensor, x.float()" % (what, name, kind)
 
 
-def _shape(shape):
+# The most bytes one array may span, as NumPy's limit (the largest Py_ssize_t): element counts
+# past it would wrap when ctypes passes them as size_t.
+_MAX_BYTES = 2**63 - 1
+
+
+def _c_order(host, dtype):
+    """host as a C-contiguous ndarray of dtype whose memory the C API may address: element
+    aligned (a copy where it is not)."""
+    host = np.asarray(host, dtype=dtype, order="C")
+    return host if host.flags.aligned else host.copy()
+
+
+def _refuse_masked(a, what):
+    """ValueError for a numpy.ma masked array, whose mask every C call would ignore."""
+    if isinstance(a, np.ma.MaskedArray):
+        raise ValueError("%s is a numpy.ma.MaskedArray: gpukern has no masks and would compute with "
+                         "the masked values too; pass x.filled(value), or x.compressed() for the "
+                         "unmasked values alone" % what)
+
+
+def _shape(shape, dtype):
+    """shape as a tuple of ints; ValueError for a negative dimension, OverflowError for an array
+    of more than 2**63 - 1 bytes."""
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
     shape = tuple(operator.index(s) for s in shape)
     if any(s < 0 for s in shape):
         raise ValueError("negative dimension in shape %s" % (shape,))
+    _check_size(shape, dtype.itemsize, "shape")
     return shape
+
+
+def _check_size(shape, itemsize, what):
+    """OverflowError if an array of this shape would span more than 2**63 - 1 bytes, or has a
+    dimension past that (which a shape of zero elements could)."""
+    if any(n > _MAX_BYTES for n in shape):
+        raise OverflowError("%s %s has a dimension past 2**63 - 1" % (what, shape))
+    nbytes = math.prod(shape) * itemsize
+    if nbytes > _MAX_BYTES:
+        raise OverflowError("%s %s of %d-byte elements is %d bytes, more than an array can address "
+                            "(2**63 - 1)" % (what, shape, itemsize, nbytes))
 
 
 def _u64(value, what):

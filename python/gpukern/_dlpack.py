@@ -170,8 +170,15 @@ def device_name(device_type, device_id):
     return name if device_type == KDL_CPU else "%s:%d" % (name, device_id)
 
 
+def _no_copy(self, *memo):
+    # A copy would run the producer's deleter twice.
+    raise TypeError("a %s owns a DLPack tensor and cannot be copied or pickled" % type(self).__name__)
+
+
 class Tensor:
     """A producer's tensor read out of its capsule, not yet taken (the capsule still owns it)."""
+
+    __copy__ = __deepcopy__ = __reduce__ = _no_copy
 
     __slots__ = ("capsule", "address", "versioned", "data", "device", "code", "bits", "lanes",
                  "shape", "strides", "read_only")
@@ -199,7 +206,11 @@ class Tensor:
         dt = t.dtype
         self.code, self.bits, self.lanes = dt.code, dt.bits, dt.lanes
         ndim = t.ndim
+        if ndim < 0:
+            raise BufferError("the DLPack tensor has ndim %d" % ndim)
         self.shape = tuple(t.shape[:ndim]) if ndim else ()
+        if any(n < 0 for n in self.shape):
+            raise BufferError("the DLPack tensor has shape %s: a dimension is negative" % (self.shape,))
         self.strides = tuple(t.strides[:ndim]) if ndim and t.strides else None
 
     def take(self):
@@ -214,6 +225,7 @@ class _Owner:
     """Holds a taken DLPack tensor; its deleter runs when the last Array over it dies."""
 
     __slots__ = ("_address", "_deleter")
+    __copy__ = __deepcopy__ = __reduce__ = _no_copy
 
     def __init__(self, address, versioned):
         kind = DLManagedTensorVersioned if versioned else DLManagedTensor

@@ -14,6 +14,7 @@ from . import _dlpack
 from ._array import _new_array
 from ._base import (
     _GK_DTYPE,
+    _check_size,
     _dtype_message,
     _error,
     _float_dtype,
@@ -65,8 +66,12 @@ def _layout(shape, strides):
     return None
 
 
+class StridesError(ValueError):
+    """Strides the C API cannot address (an input may still be copied)."""
+
+
 def _strides_error(what, obj, shape, strides):
-    return ValueError(
+    return StridesError(
         "%s (%s) has shape %s with strides %s (in elements): the C API addresses row-major "
         "(C-contiguous) arrays and, for @ / matmul / gemm, transposes of them; pass a contiguous "
         "copy (tensor.contiguous(), cupy.ascontiguousarray, numpy.ascontiguousarray)"
@@ -76,7 +81,12 @@ def _strides_error(what, obj, shape, strides):
 
 def _wrap(ctx, data, dtype, shape, transposed, keep):
     """An Array over memory the context can address (no copy); keep is what owns the memory."""
+    _check_size(shape, dtype.itemsize, "the foreign array's shape")
     size = math.prod(shape)
+    if size and data % dtype.itemsize:
+        raise ValueError(
+            "the foreign array's data (address 0x%x) is not aligned to its %d-byte elements, which the "
+            "C API requires; pass an aligned copy (numpy.array(x), tensor.clone())" % (data, dtype.itemsize))
     code = _GK_DTYPE[dtype]
     cuda = ctx._backend == "cuda"
     if cuda and size and _gk_buffer_wrap_device is None:
@@ -100,10 +110,19 @@ def _wrap(ctx, data, dtype, shape, transposed, keep):
     return a
 
 
+def describe(host):
+    """What decides whether an ndarray can be wrapped: its dtype, strides, flags."""
+    flags = host.flags
+    return "dtype %s, strides %s, %s, %s" % (host.dtype, host.strides,
+                                             "writable" if flags.writeable else "read-only",
+                                             "aligned" if flags.aligned else "not aligned to its dtype")
+
+
 def wrap_ndarray(ctx, host, what):
     """A CPU context's Array over an ndarray's memory, or None where that needs a copy."""
     dt = host.dtype
-    if not (dt.kind == "f" and dt.itemsize in (4, 8) and dt.isnative) or not host.flags.writeable:
+    flags = host.flags
+    if not (dt.kind == "f" and dt.itemsize in (4, 8) and dt.isnative) or not (flags.writeable and flags.aligned):
         return None
     if host.flags.c_contiguous:
         transposed = False
@@ -145,6 +164,9 @@ def from_capsule(ctx, obj, what, stream, read_only_ok):
 def from_cuda_interface(ctx, obj, cai, what):
     """obj's memory through __cuda_array_interface__, ordered after work on the producer's stream."""
     shape = tuple(cai["shape"])
+    if any(n < 0 for n in shape):
+        raise ValueError("%s (%s) has shape %s in __cuda_array_interface__: a dimension is negative"
+                         % (what, _kind(obj), shape))
     if cai.get("mask") is not None:
         raise ValueError("%s (%s) is a masked array, which gpukern cannot take" % (what, _kind(obj)))
     dt = np.dtype(cai["typestr"])
@@ -210,10 +232,8 @@ def convert(ctx, obj, what, host_ok, read_only_ok):
             raise _device_error(what, obj, "cpu", ctx)
         wrapped = wrap_ndarray(ctx, host, what)
         if wrapped is None:
-            raise ValueError("%s (%s) cannot be used without a copy (dtype %s, strides %s, %s); "
-                             "use ctx.asarray(x), which copies"
-                             % (what, _kind(obj), host.dtype, host.strides,
-                                "writable" if host.flags.writeable else "read-only"))
+            raise ValueError("%s (%s) cannot be used without a copy (%s); use ctx.asarray(x), which copies"
+                             % (what, _kind(obj), describe(host)))
         return wrapped
     raise TypeError(
         "%s must be an array: a numpy.ndarray, a gpukern.Array, or an object exporting DLPack or "

@@ -21,8 +21,8 @@ except ImportError as e:  # pragma: no cover - depends on the environment
     raise ImportError("gpukern.mpi needs mpi4py (pip install mpi4py): %s" % e) from None
 
 from . import _core
-from ._base import _BACKENDS, GpukernError
-from ._core import _matrix, _operand, _same_dtype, _target
+from ._base import _BACKENDS, GpukernError, InvalidParameterError
+from ._core import _gamma, _matrix, _operand, _same_dtype, _target
 
 SONAME = "libgpukern_mpi.so.1"
 
@@ -78,6 +78,30 @@ def local_device(comm, backend="auto"):
         node.Free()
 
 
+# The errors a rank's argument checks raise, rebuilt by name on the ranks that agree on them.
+_ERRORS = {e.__name__: e for e in (ValueError, TypeError, OverflowError, BufferError, NotImplementedError,
+                                    InvalidParameterError)}
+
+
+def _agree(comm, error):
+    """Raises on every rank of comm the error of the lowest rank whose checks failed, if any
+    did; error is this rank's (None if its checks passed). Collective: one allreduce when all
+    passed, and an allgather of the messages when one did not."""
+    if not comm.allreduce(error is not None, op=MPI.LOR):
+        return
+    if error is None:
+        mine = None
+    elif isinstance(error, GpukernError):
+        mine = ("GpukernError", int(error.status), str(error))
+    else:
+        mine = (type(error).__name__, None, str(error))
+    rank, (name, status, message) = next((r, e) for r, e in enumerate(comm.allgather(mine)) if e is not None)
+    message = "gpukern.mpi.rbf_matvec: rank %d: %s" % (rank, message)
+    if name == "GpukernError":
+        raise GpukernError(status, message) from error
+    raise _ERRORS.get(name, RuntimeError)(message) from error
+
+
 def rbf_matvec(ctx, comm, x_local, y_local, w_local, gamma, out=None):
     """Collective over comm: out_local[i] = sum over all ranks' rows j of
     exp(-gamma * |x_i - y_j|^2) * w_j.
@@ -85,26 +109,39 @@ def rbf_matvec(ctx, comm, x_local, y_local, w_local, gamma, out=None):
     x_local is (m_local, d), y_local (n_local, d), w_local (n_local,): NumPy arrays or
     gpukern.Arrays of ctx, any m_local and n_local (zero too). d, gamma and the dtype must be the
     same on every rank. Returns out (m_local,): an Array if any input is one, else an ndarray.
-    A failure raises GpukernError with the same status and message on every rank.
+    A bad argument on any rank raises the same error on every rank: that rank's ValueError or
+    TypeError (its message naming the rank) before the C call, and a failure in the C call
+    GpukernError with the same status and message everywhere. comm must be an intracommunicator.
     """
-    # The same operand handling as Context.rbf_matvec (the package's private helpers: a change
-    # to their signatures shows in ctest's python_kernel_ridge_mpi tests).
-    x = _operand(x_local, "x_local", ctx)
-    y = _operand(y_local, "y_local", ctx)
-    w = _operand(w_local, "w_local", ctx)
-    dtype = _same_dtype((x, y, w), ("x_local", "y_local", "w_local"))
-    m, d = _matrix(x, "x_local")
-    n, dy = _matrix(y, "y_local")
-    if dy != d:
-        raise ValueError("x_local has %d features per row but y_local has %d" % (d, dy))
-    if w.shape != (n,):
-        raise ValueError("w_local has shape %s, expected (%d,)" % (w.shape, n))
-    if out is not None:
-        out = _target(ctx, out, (m,), dtype, "out")
     if not isinstance(comm, MPI.Comm):
         raise TypeError("comm must be an mpi4py MPI.Comm, not %s" % type(comm).__name__)
+    if comm.Is_inter():
+        raise ValueError("gpukern.mpi.rbf_matvec: comm is an intercommunicator; pass an "
+                         "intracommunicator (e.g. comm.Merge())")
+    # The same operand handling as Context.rbf_matvec (the package's private helpers: a change
+    # to their signatures shows in ctest's python_kernel_ridge_mpi tests). Every rank checks
+    # its own arguments, then all agree before the collective C call, which a rank that raised
+    # alone would leave the others waiting in.
+    error = None
+    try:
+        x = _operand(x_local, "x_local", ctx)
+        y = _operand(y_local, "y_local", ctx)
+        w = _operand(w_local, "w_local", ctx)
+        dtype = _same_dtype((x, y, w), ("x_local", "y_local", "w_local"))
+        m, d = _matrix(x, "x_local")
+        n, dy = _matrix(y, "y_local")
+        if dy != d:
+            raise ValueError("x_local has %d features per row but y_local has %d" % (d, dy))
+        if w.shape != (n,):
+            raise ValueError("w_local has shape %s, expected (%d,)" % (w.shape, n))
+        if out is not None:
+            out = _target(ctx, out, (m,), dtype, "out")
+        gamma = _gamma(gamma, d, caller="gpukern.mpi.rbf_matvec")
+        ctx._live()
+    except Exception as e:  # re-raised below, on every rank
+        error = e
+    _agree(comm, error)
     handle = _COMM(MPI._handleof(comm))
-    gamma = float(gamma)
 
     def invoke(c, h, o):
         status = LIB.gk_mpi_rbf_matvec(c, handle, m, n, d, gamma, h[0], h[1], h[2], o)

@@ -48,6 +48,13 @@ def ctx(backend):
         yield c
 
 
+@pytest.fixture
+def cpu():
+    """A CPU context, for what only host memory shows (sharing, addresses, foreign producers)."""
+    with gpukern.Context("cpu") as c:
+        yield c
+
+
 @pytest.fixture(params=[np.float32, np.float64], ids=["f32", "f64"])
 def dtype(request):
     return request.param

@@ -75,11 +75,15 @@ def test_mixed_float_dtypes_raise_type_error(ctx):
         ctx.add(f, f, out=d)
 
 
-def test_non_arrays_raise_type_error(ctx):
-    with pytest.raises(TypeError):
-        ctx.add([1.0, 2.0], np.ones(2))
-    with pytest.raises(TypeError):
-        ctx.exp(3.0)
+def test_non_arrays_raise_type_error_and_lists_are_array_likes(ctx):
+    got = ctx.add([1.0, 2.0], np.ones(2))  # as scikit-learn: lists are converted by NumPy
+    assert type(got) is np.ndarray and got.tolist() == [2.0, 3.0]
+    assert ctx.rbf_matrix([[0.0, 1.0], [1.0, 0.0]], gamma=1.0).shape == (2, 2)
+    with pytest.raises(TypeError, match="int64"):
+        ctx.add([1, 2], np.ones(2))  # then the dtype rule: no integers
+    for bad in (3.0, "abc", object(), {"a": 1.0}):
+        with pytest.raises(TypeError):
+            ctx.exp(bad)
 
 
 def test_float32_and_float64_are_kept(ctx, dtype):

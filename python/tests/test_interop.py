@@ -64,18 +64,15 @@ class CudaInterfaceOnly:
                                          "strides": strides, "version": 3, "stream": None}
 
 
-@pytest.fixture
-def cpu():
-    with gpukern.Context("cpu") as c:
-        yield c
-
-
 # -- CPU: NumPy without copies ----------------------------------------------------------------------
 
 
 def test_numpy_sees_cpu_arrays_without_a_copy(cpu, dtype):
     a = cpu.asarray(np.arange(12, dtype=dtype).reshape(3, 4), copy=True)
-    for view in (np.asarray(a), np.asarray(a, copy=False), np.from_dlpack(a)):
+    views = [np.asarray(a), np.from_dlpack(a)]
+    if np.lib.NumpyVersion(np.__version__) >= "2.0.0":  # numpy.asarray's copy= is NumPy 2's
+        views.append(np.asarray(a, copy=False))
+    for view in views:
         assert view.ctypes.data == address(a) and view.dtype == dtype and view.shape == (3, 4)
     v = np.asarray(a)
     v[1, 2] = -5  # the same memory: a write through NumPy is the Array's
@@ -206,6 +203,10 @@ def test_every_op_takes_foreign_arrays(cpu, rng, dtype):
 def test_read_only_inputs_are_read_but_not_wrapped_for_writing(cpu):
     x = np.ones(4, np.float32)
     x.flags.writeable = False
+    try:
+        x.__dlpack__(max_version=(1, 0))
+    except (BufferError, TypeError):
+        pytest.skip("NumPy %s cannot export read-only memory through DLPack" % np.__version__)
     np.testing.assert_array_equal(cpu.add(DLPackOnly(x), DLPackOnly(x)).get(), 2.0)
     with pytest.raises(BufferError, match="read-only"):
         gpukern.from_dlpack(x)
@@ -242,8 +243,10 @@ def test_strides_the_c_api_cannot_address(cpu):
         with pytest.raises(ValueError, match="strides") as e:
             gpukern.from_dlpack(strided)
         assert "contiguous" in str(e.value)
-        with pytest.raises(ValueError, match="strides"):
-            cpu.add(DLPackOnly(strided), DLPackOnly(strided))
+        # As operands they are copied, as strided ndarrays are (the same rule on a CPU context).
+        got = cpu.add(DLPackOnly(strided), DLPackOnly(strided))
+        assert type(got) is gpukern.Array
+        np.testing.assert_array_equal(got.get(), strided + strided)
     with pytest.raises(ValueError, match="copy"):
         cpu.asarray(x[::2], copy=False)
     np.testing.assert_array_equal(cpu.asarray(x[::2]).get(), x[::2])  # copied
@@ -269,8 +272,9 @@ def test_non_arrays_are_type_errors(cpu):
     for bad in (object(), "abc", 3.0, [1.0, 2.0]):
         with pytest.raises(TypeError):
             gpukern.from_dlpack(bad)
-        with pytest.raises(TypeError):
-            cpu.exp(bad)
+        if not isinstance(bad, list):  # lists are array-likes to ops
+            with pytest.raises(TypeError):
+                cpu.exp(bad)
 
 
 def test_capsules_not_consumed_by_a_failed_import_are_released(cpu):

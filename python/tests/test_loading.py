@@ -82,3 +82,20 @@ def test_copy_next_to_the_package_is_found(tmp_path):
     lib, path = _lib.load({}, package_dir=str(tmp_path))
     assert os.path.samefile(path, gpukern.library_path)
     assert lib.gk_version_number() // 10000 == _lib.ABI_MAJOR
+
+
+def test_python_m_gpukern_prints_what_a_bug_report_needs(tmp_path):
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nmodel name\t: Test CPU\nflags\t\t: fpu sse4_2 avx avx2 fma\n")
+    from gpukern import __main__ as main
+
+    assert main.cpu_simd(str(cpuinfo)) == "avx2 fma avx sse4_2"
+    assert main.cpu_simd(str(tmp_path / "absent")).startswith("unknown")
+    assert main.cpu_model(str(cpuinfo)) == "Test CPU"
+    # The installed package (or PYTHONPATH's), as users run it.
+    out = subprocess.run([sys.executable, "-m", "gpukern"], capture_output=True, text=True, check=True,
+                         cwd=str(tmp_path)).stdout
+    assert out.startswith("gpukern %s" % gpukern.__version__)
+    for needed in ("library: %s" % gpukern.library_path, "numpy %s" % __import__("numpy").__version__,
+                   "SIMD: ", "backends: cpu", "  cpu: "):
+        assert needed in out, (needed, out)

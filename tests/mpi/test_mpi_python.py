@@ -59,6 +59,28 @@ with gpukern.Context("cpu") as ctx:
             ctx, comm, x[:2, : 3 if rank == size - 1 else 4], y[:2, : 3 if rank == size - 1 else 4],
             w[:2], 0.3), gpukern.Status.INVALID_ARGUMENT),
     ]
+    # A bad argument on the last rank alone: that rank's Python checks fail before the collective
+    # call, and every rank raises the same error naming it (issue 31; the others used to wait
+    # forever in the C call, which ctest's time limit would end).
+    last = rank == size - 1
+    x2, y2, w2 = x[:2], y[:2], w[:2]
+    cases += [
+        ("w of the wrong length", lambda: gpukern.mpi.rbf_matvec(
+            ctx, comm, x2, y2, w[:1] if last else w2, 0.3), ValueError),
+        ("mixed dtypes", lambda: gpukern.mpi.rbf_matvec(
+            ctx, comm, x2, y2, w2.astype(np.float32) if last else w2, 0.3), TypeError),
+        ("1-D x", lambda: gpukern.mpi.rbf_matvec(
+            ctx, comm, x2[0] if last else x2, y2, w2, 0.3), ValueError),
+        ("gamma not a number", lambda: gpukern.mpi.rbf_matvec(
+            ctx, comm, x2, y2, w2, "0.3x" if last else 0.3), ValueError),
+        ("gamma negative", lambda: gpukern.mpi.rbf_matvec(
+            ctx, comm, x2, y2, w2, -0.3 if last else 0.3), ValueError),
+        ("out of the wrong shape", lambda: gpukern.mpi.rbf_matvec(
+            ctx, comm, x2, y2, w2, 0.3, out=np.empty(3 if last else 2, x2.dtype)), ValueError),
+        ("the dtype differs", lambda: gpukern.mpi.rbf_matvec(
+            ctx, comm, *(a.astype(np.float32) if last else a for a in (x2, y2, w2)), 0.3),
+            gpukern.Status.DTYPE),
+    ]
     for what, call, want in cases:
         if size < 2:
             break
@@ -67,10 +89,26 @@ with gpukern.Context("cpu") as ctx:
             status, message = None, ""
         except gpukern.GpukernError as e:
             status, message = e.status, str(e)
-        everyone = comm.allgather((status, message))
-        check(status == want, "%s: raised %s, want %s" % (what, status, want))
+        except (ValueError, TypeError) as e:
+            status, message = ValueError if isinstance(e, ValueError) else type(e), str(e)
+        everyone = comm.allgather((str(status), message))
+        check(status == want, "%s: raised %s (%s), want %s" % (what, status, message, want))
         check(all(e == everyone[0] for e in everyone), "%s: ranks disagree: %s" % (what, everyone))
-        check(message.startswith("gk_mpi_rbf_matvec: "), "%s: message %r" % (what, message))
+        prefix = ("gk_mpi_rbf_matvec: " if isinstance(want, gpukern.Status)
+                  else "gpukern.mpi.rbf_matvec: rank %d: " % (size - 1))
+        check(message.startswith(prefix), "%s: message %r" % (what, message))
+
+    # An intercommunicator is refused on every rank (its collectives span two groups).
+    if size >= 2:
+        half = comm.Split(rank % 2, rank)
+        inter = half.Create_intercomm(0, comm, 1 - rank % 2, 7)
+        try:
+            gpukern.mpi.rbf_matvec(ctx, inter, x[:2], y[:2], w[:2], 0.3)
+            check(False, "intercommunicator: no error")
+        except ValueError as e:
+            check("intercommunicator" in str(e), "intercommunicator: message %r" % str(e))
+        inter.Free()
+        half.Free()
 
 total = comm.allreduce(len(failures))
 if rank == 0:
