@@ -230,10 +230,9 @@ static void measure(point *p, gk_context *const *ctx, gk_buffer *(*b)[BENCH_MAX_
      * once per two repetitions (the first follows the last context's warm-up as if the pair
      * had come round before), over an even number of repetitions. The six orders in turn did
      * not: AUTO's batches came after the CUDA context's in three of six, the CPU context's in
-     * two, and on the H200 host a CPU batch right after a CUDA one took 10-50 % longer at
-     * rbf_matrix 3162^2 x 20, for either CPU context and for AUTO alike (bench/RESULTS.md,
-     * auto_percall --cuda --each: AUTO / CPU 0.998 there), where the sweeps read AUTO at
-     * 1.07-1.11x the CPU context with every call of its on the CPU. */
+     * two, and a CPU batch right after a CUDA one could take 10-50 % longer (rbf_matrix
+     * 3162^2 x 20, for either CPU context and for AUTO alike), so the sweeps read AUTO at
+     * 1.07-1.11x the CPU context with every call of its on the CPU (bench/results/). */
     static const int orders[2][NCTX] = {{0, 2, 1}, {0, 1, 2}};
     int reps = (int)fmin(MAX_REPS, fmax(MIN_REPS, floor(POINT_BUDGET_S / sum)));
     reps += reps % 2;
