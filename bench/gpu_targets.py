@@ -331,8 +331,10 @@ def cell_text(row, name):
 
 
 def markdown(rows, meta, sizes_of, hw, interrupted):
+    # results_latest.py takes a table for the current page unless this says quick or rows.
+    how = (", quick" if meta["quick"] else "") + (f", rows {meta['rows']}" if meta.get("rows") else "")
     out = [f"## {meta['date'][:10]} — {meta['device']}: DESIGN.md's GPU targets "
-           f"(bench/gpu_targets.py{', quick' if meta['quick'] else ''})", ""]
+           f"(bench/gpu_targets.py{how})", ""]
     out.append(f"- commit {meta['commit']}, libgpukern {meta['version']}, run {meta['date']}, "
                f"{meta['elapsed_s']:.0f} s")
     out.append(f"- {meta['python']}; " + ", ".join(f"{k} {v}" for k, v in meta["anchors"].items()))
@@ -488,7 +490,7 @@ def main():
         gkbench = "gkbench"
     meta = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "commit": args.commit or git_commit(), "version": ours.version, "device": ours.device,
-            "library": args.lib, "gkbench": gkbench, "quick": args.quick,
+            "library": args.lib, "gkbench": gkbench, "quick": args.quick, "rows": args.rows,
             "test_sizes": args.test_sizes, "min_batch_ms": plan.min_batch_s * 1e3,
             "reps": plan.reps, "python": f"Python {platform.python_version()}",
             "anchors": {k: v.version for k, v in libs.items()}, "host": platform.node()}
