@@ -455,7 +455,7 @@ def main():
     ap.add_argument("--rows", help="only rows whose id contains one of these (comma-separated); "
                     "--dry-run lists the ids")
     ap.add_argument("--quick", action="store_true", help="same sizes, fewer and shorter batches, "
-                    "one AUTO sweep (about a minute on the H200)")
+                    "one AUTO sweep (about a minute)")
     ap.add_argument("--test-sizes", action="store_true", help="small sizes (tests the tool)")
     ap.add_argument("--libs", default="torch,cupy", help="anchor libraries to try (none: ours "
                     "alone)")
