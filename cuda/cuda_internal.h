@@ -126,9 +126,9 @@ static inline size_t gk__cuda_round16(size_t bytes)
     return (bytes + 15) / 16 * 16;
 }
 
-/* A form's switch in the environment (GK_RBF_TC, GK_MATVEC_TAYLOR; README): 0 for "off", 2 for
- * "forced" or also_forced (NULL: none), 1 (the size thresholds decide) otherwise. Read on every
- * call, so that a test can change it between calls. */
+/* A form's switch in the environment (GK_RBF_TC, GK_MATVEC_TAYLOR; docs/forms.md): 0 for
+ * "off", 2 for "forced" or also_forced (NULL: none), 1 (the size thresholds decide) otherwise.
+ * Read on every call, so that a test can change it between calls. */
 static inline int gk__cuda_form_env(const char *var, const char *also_forced)
 {
     const char *v = getenv(var);
