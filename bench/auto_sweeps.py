@@ -85,8 +85,8 @@ def keep_files(keep, number, tmp, out):
 def run_sweeps(gkbench, count, extra, timeout_s, log_calls=False, keep=None):
     """Per sweep: sizes compared, sizes within AUTO_WITHIN, the worst rows, errors; with
     log_calls, GK_LOG=1 and explain()'s lines; with keep, a directory that receives each
-    sweep's calibration, CSV and output (sweepN-calibration.txt, sweepN.csv, sweepN.log), what
-    bench/auto_replay reads, and its timed batches (sweepN-reps.csv, gkbench's --reps-csv)."""
+    sweep's calibration, CSV and output (sweepN-calibration.txt, sweepN.csv, sweepN.log) and its
+    timed batches (sweepN-reps.csv, gkbench's --reps-csv)."""
     sweeps = []
     for i in range(count):
         with tempfile.TemporaryDirectory(prefix="gk_sweep") as tmp:
@@ -166,7 +166,7 @@ def main():
     ap.add_argument("--explain", action="store_true", help="GK_LOG=1: per size, where AUTO's "
                     "calls ran and what they took (the log costs about a microsecond a call)")
     ap.add_argument("--keep", help="a directory for each sweep's calibration, CSV, output "
-                    "(for bench/auto_replay) and timed batches")
+                    "and timed batches")
     ap.add_argument("extra", nargs="*", help="gkbench arguments after --, e.g. -- --op gemm")
     args = ap.parse_args()
     sweeps = run_sweeps(args.gkbench, args.count, args.extra, args.timeout, args.explain,

@@ -7,7 +7,7 @@
 
 Reads gkbench's JSON, times the same workload in every library that imports (GPU libraries only
 when they see a GPU), plus the ceilings on a GPU (device-to-device copy of 1 GiB, large cuBLAS
-GEMM through CuPy), and writes a markdown table to stdout for bench/RESULTS.md. Progress goes
+GEMM through CuPy), and writes a markdown table to stdout for bench/results/. Progress goes
 to stderr. GPU anchors are timed with CUDA events, CPU anchors with perf_counter, both after a
 warm-up, median of repetitions, as gkbench does. "ratio" is anchor time / our time: above 1 we
 are faster. CPU rbf_matrix and rbf_matvec rows have two anchors: NumPy broadcasting (what users
@@ -402,7 +402,7 @@ def git_commit():
     try:
         sha = subprocess.run(git + ["rev-parse", "--short", "HEAD"], capture_output=True,
                              text=True, check=True).stdout.strip()
-        paths = MEASURED_PATHS + [":(exclude)bench/RESULTS.md"]
+        paths = MEASURED_PATHS + [":(exclude)bench/RESULTS.md", ":(exclude)bench/results"]
         dirty = subprocess.run(git + ["status", "--porcelain", "--"] + paths,
                                capture_output=True, text=True, check=True).stdout.strip()
         return sha + (" with uncommitted changes to the library or bench" if dirty else "")

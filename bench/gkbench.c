@@ -14,7 +14,8 @@
 #include "sweep.h"
 
 /* Streaming ops whose operands are smaller than this rotate through several operand sets, so
- * repeated calls read memory and not a cache (H200 L2: 50 MiB; server L3s are similar). */
+ * repeated calls read memory and not a cache (a data-centre GPU's L2 or a server's L3 is
+ * tens of MiB). */
 #define ROTATE_BYTES (256.0 * 1024 * 1024)
 #define MAX_SETS 64
 #define MAX_CALLS (1 << 20)

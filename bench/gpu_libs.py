@@ -1,16 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# gpu_libs.py - the libraries gpu_targets.py times: ours through ctypes, CuPy and torch, one timer.
+# gpu_libs.py - the libraries gpu_targets.py times: ours (the gpukern package), CuPy, torch, one timer.
 """How each library does a gpu_targets.py row, the way its users write it, and the one timer
 they all share: wall clock around batches of calls ending in the library's synchronize."""
-import ctypes
 import gc
 import math
+import os
 import statistics
 import sys
 import time
-
-import gk_ctypes
 
 F32, F64 = 1, 2
 # Anchors materialize rbf kernel matrices at most this many elements at a time, and time
@@ -61,96 +59,98 @@ def measure(fn, sync, plan):
 
 
 # ---------------------------------------------------------------------------------------------
-# Ours: the library through ctypes on its own buffers.
+# Ours: the gpukern package on Arrays of its own context (context memory: device memory on CUDA).
 # ---------------------------------------------------------------------------------------------
 
 class Ours:
     name = "ours"
 
     def __init__(self, path, backend):
-        self.lib = gk_ctypes.declare_ops(gk_ctypes.load(path))
-        st, self.ctx = gk_ctypes.context(self.lib, backend)
-        self.chk(st)
-        self.device = self.lib.gk_context_device_name(self.ctx).decode()
-        self.version = self.lib.gk_version_string().decode()
-        self.bufs = []
+        """A context of backend ("cpu" or "cuda") on the library at path (GPUKERN_LIBRARY)."""
+        if path:
+            os.environ["GPUKERN_LIBRARY"] = path
+        import gpukern
+        import numpy
 
-    def chk(self, st):
-        if st != 0:
-            raise RuntimeError(self.lib.gk_last_error().decode())
+        self.np = numpy
+        self.ctx = gpukern.Context(backend)
+        self.device = self.ctx.device_name
+        self.version = gpukern.library_version
+        self.path = gpukern.library_path
+        self.arrays = []
 
-    def buf(self, dtype, n, seed=None):
-        """A buffer of n elements, uniform [0, 1) unless seed is None."""
-        b = ctypes.c_void_p()
-        self.chk(self.lib.gk_buffer_create(self.ctx, dtype, n, ctypes.byref(b)))
-        self.bufs.append(b)
-        if seed is not None:
-            self.chk(self.lib.gk_rng_uniform(self.ctx, seed, 0, b))
-        return b
+    def buf(self, dtype, shape, seed=None):
+        """An Array of the given shape, uniform [0, 1) unless seed is None."""
+        dt = self.np.float64 if dtype == F64 else self.np.float32
+        if seed is None:
+            a = self.ctx.empty(shape, dt)
+        else:
+            a = self.ctx.uniform(shape, seed=seed, dtype=dt)
+        self.arrays.append(a)
+        return a
 
     def sync(self):
-        self.chk(self.lib.gk_context_synchronize(self.ctx))
+        self.ctx.synchronize()
 
     def free(self):
         try:
             self.sync()
-        except RuntimeError as e:  # a failed call's error is the row's already
+        except Exception as e:  # a failed call's error is the row's already
             log(f"ours: synchronize before freeing: {e}")
-        for b in self.bufs:
-            self.lib.gk_buffer_destroy(b)
-        self.bufs = []
+        self.arrays = []
+        gc.collect()
 
     def setup(self, row, s):
         """fn(i), one call of the row's work, and the factor its time is scaled by (1)."""
-        lib, ctx, chk, t, B = self.lib, self.ctx, self.chk, row.dtype, self.buf
+        ctx, t, B = self.ctx, row.dtype, self.buf
         k, n = row.kind, s.get("n", 0)
         if k in ("add", "sub", "mul", "tiny"):
             x, y, z = B(t, n, 1), B(t, n, 2), B(t, n)
-            f = getattr(lib, "gk_add" if k == "tiny" else "gk_" + k)
-            return lambda i: chk(f(ctx, x, y, z)), 1.0
+            f = getattr(ctx, "add" if k == "tiny" else k)
+            return lambda i: f(x, y, out=z), 1.0
         if k == "axpy":
             x, y = B(t, n, 1), B(t, n, 2)
-            return lambda i: chk(lib.gk_axpy(ctx, 0.5 if i % 2 == 0 else -0.5, x, y)), 1.0
+            return lambda i: ctx.axpy(0.5 if i % 2 == 0 else -0.5, x, y), 1.0
         if k == "scale":
             x = B(t, n, 1)
-            return lambda i: chk(lib.gk_scale(ctx, 2.0 if i % 2 == 0 else 0.5, x)), 1.0
+            return lambda i: ctx.scale(2.0 if i % 2 == 0 else 0.5, x), 1.0
         if k == "exp":
             x, y = B(t, n, 1), B(t, n)
-            return lambda i: chk(lib.gk_exp(ctx, x, y)), 1.0
+            return lambda i: ctx.exp(x, out=y), 1.0
         if k in ("sum", "nrm2", "dot"):
-            x, y, r = B(t, n, 1), B(t, n, 2), ctypes.c_double()
+            x, y = B(t, n, 1), B(t, n, 2)
             if k == "dot":
-                return lambda i: chk(lib.gk_dot(ctx, x, y, ctypes.byref(r))), 1.0
-            f = getattr(lib, "gk_" + k)
-            return lambda i: chk(f(ctx, x, ctypes.byref(r))), 1.0
+                return lambda i: ctx.dot(x, y), 1.0
+            f = getattr(ctx, k)
+            return lambda i: f(x), 1.0
         if k == "rng_uniform":
             x = B(t, n)
-            return lambda i: chk(lib.gk_rng_uniform(ctx, 7 + i, 0, x)), 1.0
+            return lambda i: ctx.uniform(n, seed=7 + i, dtype=x.dtype, out=x), 1.0
         if k == "rng_normal":
             x = B(t, n)
-            return lambda i: chk(lib.gk_rng_normal(ctx, 7 + i, 0, 0.0, 1.0, x)), 1.0
+            return lambda i: ctx.normal(n, seed=7 + i, dtype=x.dtype, out=x), 1.0
         if k == "rbf_rows":
             d, g = s["d"], s["gamma"]
-            a, b, out = B(t, n * d, 1), B(t, n * d, 2), B(t, n)
-            return lambda i: chk(lib.gk_rbf_rows(ctx, n, d, g, a, b, out)), 1.0
+            a, b, out = B(t, (n, d), 1), B(t, (n, d), 2), B(t, n)
+            return lambda i: ctx.rbf_rows(a, b, gamma=g, out=out), 1.0
         if k == "rbf_matrix":
             m, d, g = s["m"], s["d"], s["gamma"]
-            x, y, kk = B(t, m * d, 1), B(t, n * d, 2), B(t, m * n)
-            return lambda i: chk(lib.gk_rbf_matrix(ctx, m, n, d, g, x, y, kk)), 1.0
+            x, y, kk = B(t, (m, d), 1), B(t, (n, d), 2), B(t, (m, n))
+            return lambda i: ctx.rbf_matrix(x, y, gamma=g, out=kk), 1.0
         if k == "rbf_matvec":
             m, d, g = s["m"], s["d"], s["gamma"]
-            x, y, w, out = B(t, m * d, 1), B(t, n * d, 2), B(t, n, 3), B(t, m)
-            return lambda i: chk(lib.gk_rbf_matvec(ctx, m, n, d, g, x, y, w, out)), 1.0
+            x, y, w, out = B(t, (m, d), 1), B(t, (n, d), 2), B(t, n, 3), B(t, m)
+            return lambda i: ctx.rbf_matvec(x, y, w, gamma=g, out=out), 1.0
         if k == "gemm":
-            a, b, c = B(t, n * n, 1), B(t, n * n, 2), B(t, n * n)
-            return lambda i: chk(lib.gk_gemm(ctx, 0, 0, n, n, n, 1.0, a, n, b, n, 0.0, c, n)), 1.0
+            a, b, c = B(t, (n, n), 1), B(t, (n, n), 2), B(t, (n, n))
+            return lambda i: ctx.gemm(a, b, c=c), 1.0
         if k == "seed004":
-            rounds, x, y = s["rounds"], B(F64, n * n), B(F64, n * n)
+            rounds, x, y = s["rounds"], B(F64, (n, n)), B(F64, (n, n))
 
             def seed004(i):
                 for r in range(rounds):  # the article: x = rand(N, N); x = x @ x
-                    chk(lib.gk_rng_uniform(ctx, i * rounds + r, 0, x))
-                    chk(lib.gk_gemm(ctx, 0, 0, n, n, n, 1.0, x, n, x, n, 0.0, y, n))
+                    ctx.uniform((n, n), seed=i * rounds + r, dtype=x.dtype, out=x)
+                    ctx.gemm(x, x, c=y)
             return seed004, 1.0
         raise ValueError(f"no call for {k}")
 

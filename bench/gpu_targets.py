@@ -6,7 +6,7 @@
     GPUKERN_LIBRARY=build/lib/libgpukern.so python3 bench/gpu_targets.py [--quick] \\
         [--rows add,rbf_matrix] [--json gpu_targets.json] > table.md
 
-For every row: ours through ctypes on device buffers of a CUDA context (bench/gk_ctypes.py),
+For every row: ours through the gpukern package on Arrays of a CUDA context (device memory),
 CuPy and PyTorch on their own arrays of the same U[0, 1) data, all timed alike: wall clock
 around a batch of calls ending in the library's device synchronize, median of the batches,
 after warm-up. rbf_matvec's CuPy and torch anchors materialize the kernel matrix in chunks and
@@ -21,7 +21,8 @@ AUTO is within 1.1x of the faster backend. A markdown table goes to stdout, prog
 everything to --json (rewritten after each row, so a run cut short keeps what it measured).
 Every row is measured in its own try: one failure costs one row. --dry-run prints the plan and
 needs no GPU; --backend cpu --test-sizes runs ours on the CPU at small sizes (a smoke test of
-the tool where there is no GPU). Standard library only, plus CuPy and torch where they import.
+the tool where there is no GPU). Needs the gpukern package (installed, or python/ on PYTHONPATH)
+and NumPy, plus CuPy and torch where they import.
 """
 import argparse
 import datetime
@@ -330,14 +331,16 @@ def cell_text(row, name):
 
 
 def markdown(rows, meta, sizes_of, hw, interrupted):
+    # results_latest.py takes a table for the current page unless this says quick or rows.
+    how = (", quick" if meta["quick"] else "") + (f", rows {meta['rows']}" if meta.get("rows") else "")
     out = [f"## {meta['date'][:10]} — {meta['device']}: DESIGN.md's GPU targets "
-           f"(bench/gpu_targets.py{', quick' if meta['quick'] else ''})", ""]
+           f"(bench/gpu_targets.py{how})", ""]
     out.append(f"- commit {meta['commit']}, libgpukern {meta['version']}, run {meta['date']}, "
                f"{meta['elapsed_s']:.0f} s")
     out.append(f"- {meta['python']}; " + ", ".join(f"{k} {v}" for k, v in meta["anchors"].items()))
     out.append(f"- timing: wall clock around batches of calls (≥ {meta['min_batch_ms']} ms) "
                f"ending in each library's device synchronize, median of up to {meta['reps']} "
-               "batches, after two warm-up calls; ours through ctypes on device buffers")
+               "batches, after two warm-up calls; ours through the gpukern package on its Arrays")
     out.append(f"- d2d copy: {hw.get('copy_how')}: "
                + (f"{hw['copy_Bps'] / 1e12:.3f} TB/s (read + write)" if hw.get("copy_Bps")
                   else "not measured"))
@@ -443,8 +446,8 @@ def print_plan(rows, sizes_of, plan, args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--lib", default=os.environ.get("GPUKERN_LIBRARY", "libgpukern.so.1"),
-                    help="the library (default $GPUKERN_LIBRARY or libgpukern.so.1)")
+    ap.add_argument("--lib", default=os.environ.get("GPUKERN_LIBRARY"),
+                    help="the library (default $GPUKERN_LIBRARY, else the gpukern package's)")
     ap.add_argument("--gkbench", help="gkbench for the AUTO row (default: the build tree's, "
                     "../bench/gkbench from the library's directory, else gkbench on PATH)")
     ap.add_argument("--backend", choices=["cuda", "cpu"], default="cuda",
@@ -452,14 +455,14 @@ def main():
     ap.add_argument("--rows", help="only rows whose id contains one of these (comma-separated); "
                     "--dry-run lists the ids")
     ap.add_argument("--quick", action="store_true", help="same sizes, fewer and shorter batches, "
-                    "one AUTO sweep (about a minute on the H200)")
+                    "one AUTO sweep (about a minute)")
     ap.add_argument("--test-sizes", action="store_true", help="small sizes (tests the tool)")
     ap.add_argument("--libs", default="torch,cupy", help="anchor libraries to try (none: ours "
                     "alone)")
     ap.add_argument("--auto-sweeps", type=int, help="gkbench --sweep runs (3; quick 1)")
     ap.add_argument("--sweep-args", default="", help="extra gkbench arguments for the sweeps")
     ap.add_argument("--keep-sweeps", help="a directory for each sweep's calibration, CSV and "
-                    "output (auto_sweeps.py --keep; for bench/auto_replay)")
+                    "output (auto_sweeps.py --keep)")
     ap.add_argument("--json", default="gpu_targets.json", help="where the JSON goes")
     ap.add_argument("--commit", help="the commit measured, where git cannot say (a copied tree)")
     ap.add_argument("--dry-run", action="store_true", help="print the plan and exit")
@@ -477,7 +480,8 @@ def main():
 
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # a time limit still gets a table
     t_start = time.perf_counter()
-    ours = Ours(args.lib, 2 if args.backend == "cuda" else 1)
+    ours = Ours(args.lib, args.backend)
+    args.lib = ours.path
     log(f"ours: {ours.device}, libgpukern {ours.version} ({args.lib})")
     libs = load_anchors(args.libs.split(","))
     gkbench = args.gkbench or os.path.join(os.path.dirname(os.path.abspath(args.lib)), "..",
@@ -486,7 +490,7 @@ def main():
         gkbench = "gkbench"
     meta = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "commit": args.commit or git_commit(), "version": ours.version, "device": ours.device,
-            "library": args.lib, "gkbench": gkbench, "quick": args.quick,
+            "library": args.lib, "gkbench": gkbench, "quick": args.quick, "rows": args.rows,
             "test_sizes": args.test_sizes, "min_batch_ms": plan.min_batch_s * 1e3,
             "reps": plan.reps, "python": f"Python {platform.python_version()}",
             "anchors": {k: v.version for k, v in libs.items()}, "host": platform.node()}

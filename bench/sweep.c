@@ -29,11 +29,10 @@ static const char *const ctx_names[NCTX] = {"cpu", "cuda", "auto"};
  * clock's resolution and of one interrupt. */
 #define MIN_BATCH_S 2e-3
 /* Even (see measure()'s orders). The median of 6 single calls of 16 ms (add 1e8 on host data)
- * put two contexts running the same CPU code 13 % apart on the H200 host (bench/RESULTS.md,
- * 2026-12-02): the 1.1x criterion needs a finer median than that at the largest sizes. 10 were
- * not enough either: rng_uniform 1e8's single CPU calls there spread by 3-21 % (coefficient of
- * variation) within a size, and AUTO's retry of the GPU, one call of its first repetition, is
- * a tenth of 10. */
+ * put two contexts running the same CPU code 13 % apart on a 16-core host: the 1.1x criterion
+ * needs a finer median than that at the largest sizes. 10 were not enough either: rng_uniform
+ * 1e8's single CPU calls there spread by 3-21 % (coefficient of variation) within a size, and
+ * AUTO's retry of the GPU, one call of its first repetition, is a tenth of 10. */
 #define MIN_REPS 16
 #define MAX_REPS 62
 #define MAX_POINTS 96
@@ -161,8 +160,7 @@ static double best(const point *p)
 
 /* AUTO's batch over the faster backend's (the lower median) in the same repetition, a few
  * milliseconds apart, averaged over the repetitions as a geometric mean of the ratios without
- * the highest and lowest tenth. Why each part, from the H200 host's kept sweeps
- * (bench/RESULTS.md, 2026-12-03):
+ * the highest and lowest tenth. Why each part, from kept sweeps of a GPU host:
  * - In pairs: a slow stretch of the host that spans a repetition slows both batches, where the
  *   ratio of the columns' medians compares batches from different moments. Every context there
  *   slowed from 1.4 to 2.0 us a call halfway through rbf_matrix 32^2 x 20, one repetition
@@ -230,10 +228,9 @@ static void measure(point *p, gk_context *const *ctx, gk_buffer *(*b)[BENCH_MAX_
      * once per two repetitions (the first follows the last context's warm-up as if the pair
      * had come round before), over an even number of repetitions. The six orders in turn did
      * not: AUTO's batches came after the CUDA context's in three of six, the CPU context's in
-     * two, and on the H200 host a CPU batch right after a CUDA one took 10-50 % longer at
-     * rbf_matrix 3162^2 x 20, for either CPU context and for AUTO alike (bench/RESULTS.md,
-     * auto_percall --cuda --each: AUTO / CPU 0.998 there), where the sweeps read AUTO at
-     * 1.07-1.11x the CPU context with every call of its on the CPU. */
+     * two, and a CPU batch right after a CUDA one could take 10-50 % longer (rbf_matrix
+     * 3162^2 x 20, for either CPU context and for AUTO alike), so the sweeps read AUTO at
+     * 1.07-1.11x the CPU context with every call of its on the CPU (bench/results/). */
     static const int orders[2][NCTX] = {{0, 2, 1}, {0, 1, 2}};
     int reps = (int)fmin(MAX_REPS, fmax(MIN_REPS, floor(POINT_BUDGET_S / sum)));
     reps += reps % 2;
@@ -269,7 +266,7 @@ static void measure(point *p, gk_context *const *ctx, gk_buffer *(*b)[BENCH_MAX_
                  * retry the other backend, so the fastest of them can be a GPU call 4x its
                  * later CPU calls. Its batches were then one 1 ms call, which the first calls
                  * after another context's batch (cores idle through a 4 ms CUDA call) slowed
-                 * by 20-80 % on the H200 host (rbf_matrix 3162^2 x 20, add 1e7), while the CPU
+                 * by 20-80 % (rbf_matrix 3162^2 x 20, add 1e7), while the CPU
                  * context's 3-call batches diluted it. */
                 calls[k] = (int)ceil(MIN_BATCH_S / fmax(v[k][r], 1e-9));
             }

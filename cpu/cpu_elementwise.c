@@ -21,9 +21,9 @@
 /* exp: chunks of this many elements go to the vector math table, one per task. */
 #define GK_CPU_EXP_CHUNK ((size_t)4096)
 /* exp: outputs of at least this many bytes are written past the cache (cpu_vmath.h's stream),
- * four times a core's L2 on the H200 host. There, on one core, a copy of 1e7 floats took 4.2 ms
- * with non-temporal stores against 8.0 with plain ones (the plain store first reads its line),
- * and exp f32 1e7 5.5 ms against 6.8 (bench/RESULTS.md); at 1e6 floats the two were alike. */
+ * four times a server core's L2. Non-temporal stores nearly halved one core's copy of 1e7 floats
+ * (a plain store first reads its line) and cut exp f32 1e7 by a fifth; at 1e6 floats the two
+ * were alike. */
 #define GK_CPU_EXP_STREAM_MIN ((size_t)8 << 20)
 
 static void cpu_fill_f32(int nt, size_t n, float v, float *x)

@@ -18,27 +18,19 @@
 
 /* Threads. A gemm gets as many threads as any other op (the context's cpu_threads capped by the
  * free cores, cpu_team.c): OpenBLAS's own pool sized to that count for the call. Left to
- * itself the pool takes every core, free or not: on the 2-core VM with one core busy, sgemm
- * 512^3 took 2.19x a one-thread context (bench/RESULTS.md). Up to GK_CPU_PAR_MIN_GEMM
- * multiply-adds OpenBLAS runs on the calling thread whatever its setting (interface/gemm.c,
- * 65536 x GEMM_MULTITHREAD_THRESHOLD = 4), and those calls leave the setting alone.
- * OpenBLAS's count is one process-wide variable (blas_cpu_number in its pthread build; before
- * 0.3.28 there is no per-thread setting, and 0.3.28's "_local" one sets the same variable), so
+ * itself the pool takes every core, free or not (on two cores with one busy, sgemm 512^3 took
+ * 2.19x a one-thread context). Up to GK_CPU_PAR_MIN_GEMM multiply-adds OpenBLAS runs on the
+ * calling thread whatever its setting (interface/gemm.c, 65536 x GEMM_MULTITHREAD_THRESHOLD =
+ * 4), and those calls leave the setting alone. OpenBLAS's count is one process-wide variable
+ * (blas_cpu_number in its pthread build; 0.3.28's "_local" setting sets the same variable), so
  * it is changed under a lock, saved by the first of our calls in flight and restored by the
  * last: the program's own setting (OPENBLAS_NUM_THREADS, openblas_set_num_threads) holds again
  * whenever no gemm of ours runs; while one does, a BLAS call the program makes on another
  * thread gets our count, and concurrent gemms of two contexts share the later one's. Results
- * do not depend on the count: OpenBLAS splits m and n over its threads, never k. The OpenMP
- * build takes its count from the calling thread's OpenMP setting and the serial one has none,
- * so only the pthread build (openblas_get_parallel() == 1) is touched.
- * Not done: splitting C into tiles over our own OpenMP team with OpenBLAS at one thread, which
- * keeps OpenBLAS's pool asleep (its threads spin ~0.1 s after each call, as our team's do after
- * each region, and the two took turns on the cores in rbf_matrix's GEMM form: 1024^2 x 256
- * 3.2 ms tiled against 4.1 on the pool, on the VM) but packs every tile's panels anew: dgemm
- * 512^3 10-15% slower on 2 threads. On the 16-vCPU H200 host (OpenBLAS 0.3.26) 4 x 4 tiles
- * were no faster than the pool at sgemm 4096^3, one process, 4 rounds each of two runs:
- * medians 98 against 116 ms, then 121 against 118; 16 x 1 and 2 x 8 tiles 121 (bench/RESULTS.md,
- * 2026-12-02). */
+ * do not depend on the count: OpenBLAS splits m and n over its threads, never k. Only the
+ * pthread build (openblas_get_parallel() == 1) is touched: the OpenMP build takes the calling
+ * thread's OpenMP setting and the serial one has none. Tiling C over our own team with OpenBLAS
+ * at one thread packs every tile's panels anew and was no faster. */
 #define GK_CPU_PAR_MIN_GEMM ((size_t)1 << 18)
 
 static struct {

@@ -71,10 +71,9 @@ static inline int gk__cpu_team(const void *st, size_t n, size_t min_n)
  * thread for a single task, else the whole team, even where it has fewer tasks than threads (the
  * idle ones arrive at the end barrier at once). Never a team of 2 .. team - 1: libgomp ends the
  * pooled threads that a smaller team leaves out and creates them again for the next larger one
- * (10 clone() calls per 16 -> 6 -> 16 cycle), and on the 16-core H200 host that cost float32
- * rbf_matrix 316^2 x 20, whose fused form packed on 16 threads and then ran 6 tasks on 6, 0.61-0.70
- * ms a call against 0.08 at 562^2 (bench/RESULTS.md, 2026-12-02). Serial regions leave the pool as
- * it is. Every region of an op uses this on the same team. */
+ * (10 clone() calls per 16 -> 6 -> 16 cycle), which made float32 rbf_matrix 316^2 x 20 (packed
+ * on 16 threads, then 6 tasks on 6) some 8x slower than the larger 562^2. Serial regions leave
+ * the pool as it is. Every region of an op uses this on the same team. */
 static inline int gk__cpu_region(int team, size_t tasks)
 {
     return tasks > 1 && team > 1 ? team : 1;
@@ -83,8 +82,8 @@ static inline int gk__cpu_region(int team, size_t tasks)
 /* Runs the statement (a for loop, or a block of orphaned `omp for` loops) under
  * `_Pragma(clauses)` when parallel holds, else on the calling thread outside any region. An
  * `if` clause that comes out false still opens a region, a team of one that libgomp allocates
- * (memalign) and frees each time: on the 2-core VM, add 100 took 0.55-1.9 us a call that way,
- * pinned to one core, against 0.14 us with its serial loop outside any region. */
+ * (memalign) and frees each time: add 100 took 4-13x as long a call that way, pinned to one
+ * core, as with its serial loop outside any region. */
 #define GK_CPU_PARALLEL_IF(parallel, clauses, ...)                                                 \
     do {                                                                                           \
         if (parallel) {                                                                            \

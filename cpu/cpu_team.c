@@ -13,10 +13,10 @@
 
 /* Why: an OpenMP team ends in a barrier, so an op lasts as long as its slowest thread. When
  * another process keeps a core busy, the team's thread on that core gets a share of it, and at
- * each wake-up may wait a whole scheduler slice for it; measured on a 2-core VM with one core
- * busy, a default context took 2-3x the time of a one-thread one (fill 1e6: 0.60 against 0.30
- * ms; rbf_matrix 1024^2 x 20: 7.3 against 2.4 ms), and 8 ms plateaus for 1e6-element ops.
- * OMP_WAIT_POLICY=passive recovered only part of it (4.7 ms), and no schedule can help: the
+ * each wake-up may wait a whole scheduler slice for it; measured on two cores with one busy, a
+ * default context took 2-3x the time of a one-thread one (fill 1e6, rbf_matrix 1024^2 x 20),
+ * with 8 ms plateaus for 1e6-element ops. OMP_WAIT_POLICY=passive recovered only part of it,
+ * and no schedule can help: the
  * barrier waits for every thread of the team, also one that is not running. So no thread is
  * put where no core is free: the team is the context's thread count
  * capped by the cores that other processes leave idle, measured from /proc/stat (their CPU
@@ -119,8 +119,8 @@ static int own_running(void)
 /* Before a window has passed: the tasks runnable now (/proc/loadavg's fourth field) that are
  * not this process's. Its own threads are not load, as in the windows: a process that links
  * OpenBLAS starts with OpenBLAS's pool spinning for some 0.1 s (2^28 cycles), and counted,
- * they made the first 100 ms of every process run on one thread (gkbench --quick on the 2-core
- * VM: its first 45 calls). Read once per process, so the cost of listing the threads does not
+ * they made the first 100 ms of every process run on one thread (gkbench --quick on two cores:
+ * its first 45 calls). Read once per process, so the cost of listing the threads does not
  * matter. */
 static int first_estimate(void)
 {

@@ -9,10 +9,10 @@
 #include <stdint.h>
 
 /* Why: a reduction's result is on the host when the call returns, so the time from the call to
- * the kernel's first block is part of every call's time. On the H200 host (bench/RESULTS.md,
- * 2026-12-02, .gpu probes) a kernel writing a mapped-host flag was seen by the host 7.0-7.7 us
- * after a <<<>>> launch began, 5.2-6.0 us after cudaGraphExecKernelNodeSetParams and
- * cudaGraphLaunch of an instantiated one-node graph, 4.5 us after cudaGraphLaunch alone. So each
+ * the kernel's first block is part of every call's time. A kernel writing a mapped-host flag
+ * was seen by the host 7.0-7.7 us after a <<<>>> launch began, 5.2-6.0 us after
+ * cudaGraphExecKernelNodeSetParams and cudaGraphLaunch of an instantiated one-node graph, 4.5 us
+ * after cudaGraphLaunch alone. So each
  * slot keeps an executable graph of one kernel node with the arguments of its last launch: the
  * same kernel and arguments launch it as it is, other arguments of the same kernel update its
  * node first, and another kernel takes the least recently used slot. */

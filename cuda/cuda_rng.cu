@@ -10,7 +10,7 @@
  * src/philox.h (the same helpers where they exist), so uniform values are bit-identical to the
  * CPU backend. Normal values are evaluated in double as defined, except float32 with a finite
  * stddev: src/normal_f32.h's float32 arithmetic, within 2.8125 u |stddev z| + u |mean| of the
- * definition (u = 2^-24, proved there), in less than half the time (H200, 1e8 values); and
+ * definition (u = 2^-24, proved there), in less than half the time; and
  * float64 with src/normal_f64.h's log, sqrt and sincos instead of CUDA's (its log table in
  * shared memory, loaded by each thread block). */
 __device__ __forceinline__ void cuda_rng_uniform_block(float (&v)[4], const gk_philox_key &key,
@@ -174,9 +174,8 @@ template <typename T> struct cuda_rng_span {
 /* How a kind's aligned kernel runs: Philox blocks per loop iteration (two independent ones give
  * the scheduler more to choose from) and the resident thread blocks per SM that its register
  * budget must allow (1: no bound). Float32 normals: two blocks at 32 registers (full occupancy),
- * 0.192 ms against 0.198 with one block; float64 normals: two blocks, no bound (75 registers,
- * 3 thread blocks per SM), 0.375-0.385 ms against 0.379-0.410 with one block at 32 registers
- * (H200, 1e8 values, bench/RESULTS.md). */
+ * 3 % faster than one block; float64 normals: two blocks, no bound (75 registers, 3 thread
+ * blocks per SM), up to 6 % faster than one block at 32 registers. */
 template <int KIND> struct cuda_rng_shape {
     static constexpr bool f64 = cuda_rng_is_f64<KIND>::value;
     static constexpr int per_iteration = KIND == CUDA_RNG_NORMAL_F32 || f64 ? 2 : 1;
@@ -184,8 +183,7 @@ template <int KIND> struct cuda_rng_shape {
 };
 
 /* Thread t makes whole blocks t, t + stride, ...: the per-block work is Philox, the values and
- * one store, with no bounds or alignment tests (rng_normal is limited by instruction issue,
- * bench/RESULTS.md). */
+ * one store, with no bounds or alignment tests (rng_normal is limited by instruction issue). */
 template <typename T, int KIND>
 __global__ void __launch_bounds__(GK_CUDA_THREADS, (cuda_rng_shape<KIND>::min_blocks))
     cuda_rng_aligned(cuda_rng_span<T> a)

@@ -8,7 +8,7 @@
  * and sincos, whose special cases (zero, negative, subnormal, infinite and huge arguments,
  * Payne-Hanek reduction) never occur here, and whose 64-bit constants the compiler moves into
  * registers one word at a time: 149 instructions per Philox block of two values instead of 251
- * (two blocks per loop iteration; bench/RESULTS.md). The inputs are integers: u1 = m 2^-53 with m
+ * (two blocks per loop iteration). The inputs are integers: u1 = m 2^-53 with m
  * in [1, 2^53] and u2 = k 2^-53 with k in [0, 2^53).
  *   - ln: m = 2^e f with f in [0.75 - 2^-10, 1.5 - 2^-9); f's bucket j (256 of them) gives r_j,
  *     1 for the bucket around 1 and otherwise 1/f rounded to a multiple of 2^-8 or 2^-9, so that

@@ -275,20 +275,14 @@ GK_API gk_status gk_gemm(gk_context *c, gk_transpose ta, gk_transpose tb, size_t
 /* ==========================================================================================
  * Gaussian (RBF) kernels over row-major rows of d features
  *
- * Distances are computed from differences of the rows, or as |x|^2 + |y|^2 - 2 x.y on rows
- * centered on the data, an entry kept only where a rounding bound puts it within the accuracy
- * contract and computed again from differences otherwise (near-identical rows always are):
- * on the CPU for float32 rbf_matrix on AVX-512 from d = 8, and through one GEMM from d = 64
- * (rbf_matrix, and rbf_matvec tile by tile); on CUDA for float32 rbf_matrix through tensor
- * cores on row-scaled operands split into two fp16 parts (d >= 128 with 2^24 entries or more,
- * 64 <= d < 128 with 2^26 or more; on request (GK_RBF_TC=gemm, README) from d = 256 with 2^28
- * the products as one cuBLASLt GEMM; the bound is checked per entry, and a sample of it sends calls where many entries would
- * fail to differences), and through a CUDA-core inner product per 128 x 128
- * tile for 4 < d <= 128 otherwise (a million entries or more). So data far from the origin keeps its
- * accuracy, and identical rows give exactly 1. Outputs must not overlap inputs
- * (GK_E_INVALID_ARGUMENT); buffers too small for the sizes are GK_E_SHAPE; size products that
- * wrap are GK_E_OVERFLOW; also GK_E_DTYPE, GK_E_CONTEXT_MISMATCH, GK_E_DEVICE. gamma may be
- * any finite or infinite value; NaN propagates. Do not wait.
+ * Accuracy, on every backend and whatever the data (offset far from the origin, clustered,
+ * standardized): each kernel value within 1e-5 (float32) or 1e-12 (float64) of the exact one,
+ * rbf_matvec within that times sum |w|; exactly 1 where x_i = y_j; NaN propagates. Each backend
+ * chooses how to compute a call (its planner: docs/forms.md; GK_LOG=1 prints the choice).
+ * Outputs must not overlap inputs (GK_E_INVALID_ARGUMENT); buffers too small for the sizes are
+ * GK_E_SHAPE; size products that wrap are GK_E_OVERFLOW; also GK_E_DTYPE,
+ * GK_E_CONTEXT_MISMATCH, GK_E_OUT_OF_MEMORY (scratch), GK_E_DEVICE. gamma may be any finite or
+ * infinite value. Do not wait.
  * ======================================================================================== */
 
 /* k[i] = exp(-gamma * ||a_i - b_i||^2) for i < n; a and b hold n x d, k holds n. */
@@ -300,14 +294,7 @@ GK_API gk_status gk_rbf_matrix(gk_context *c, size_t m, size_t n, size_t d, doub
                                const gk_buffer *x, const gk_buffer *y, gk_buffer *k);
 
 /* out[i] = sum_j exp(-gamma * ||x_i - y_j||^2) * w[j]; x holds m x d, y n x d, w n, out m.
- * Never materializes the m x n matrix. On CUDA, float32 with a finite gamma > 0 takes the
- * inner product per 128 x 128 tile for 4 < d <= 128 (2^20 pairs or more; on TF32 tensor cores
- * with split operands for d <= 64), and for d <= 4 factors the exponent,
- * 2^(a_i) * 2^(b_j + x~_i.y~_j) on centered rows, each under its rounding bound (checked per
- * tile, or per block of rows and chunk of y). From 2^30 pairs, float32 d <= 4 first tries one
- * Taylor expansion about the rows' box center (a fast Gauss transform, O((m + n) * terms)),
- * taken only where its bound, decided on the device, keeps every output within 1e-8 * sum|w|
- * (README: GK_MATVEC_TAYLOR). */
+ * Never materializes the m x n matrix: its scratch grows with m + n, not m n. */
 GK_API gk_status gk_rbf_matvec(gk_context *c, size_t m, size_t n, size_t d, double gamma,
                                const gk_buffer *x, const gk_buffer *y, const gk_buffer *w,
                                gk_buffer *out);
@@ -317,7 +304,7 @@ GK_API gk_status gk_rbf_matvec(gk_context *c, size_t m, size_t n, size_t d, doub
  *
  * Element i of x depends only on (seed, offset + i): results are identical on every backend,
  * independent of launch geometry and of how a range is split into calls. The stream is part of
- * the API for the whole 1.x series; README.md gives the exact mapping from Philox words to
+ * the API for the whole 1.x series; docs/numerics.md gives the exact mapping from Philox words to
  * values. Statuses: GK_E_INVALID_ARGUMENT (NULL), GK_E_OVERFLOW (offset + count wraps),
  * GK_E_CONTEXT_MISMATCH, GK_E_DEVICE. Do not wait.
  * ======================================================================================== */

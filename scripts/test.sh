@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # The whole test suite: ctest; ctest under ASan+UBSan+LSan with the allocation-failure sweep; the
 # CPU tests under valgrind; the threads test under TSan; the ABI against the released baselines;
-# the libFuzzer harness for 60 s; pytest on the package as pip installs it; that the table opening
-# bench/RESULTS.md is current.
+# the libFuzzer harness for 60 s; pytest on the package as pip installs it; that bench/RESULTS.md
+# is the page bench/results/ gives.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # The CUDA module is built when nvcc is found; the toolkit's usual home is not always on PATH.
@@ -65,5 +65,5 @@ ls -l "$package/libgpukern.so.1"
 if command -v nvcc >/dev/null; then ls -l "$package/gpukern/libgpukern-cuda.so"; fi
 env -u GPUKERN_LIBRARY -u GPUKERN_INCLUDE "$venv/bin/python" -m pytest -q "$root/python/tests"
 
-echo "=== bench/RESULTS.md: its opening table is the latest of the runs below it ==="
+echo "=== bench/RESULTS.md: generated from the runs in bench/results/ ==="
 python3 "$root/bench/results_latest.py" --check

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* buffer.c - buffers, views and host wrappers over reference-counted storage; reads and writes. */
+/* buffer.c - buffers, views, host and device wrappers over reference-counted storage; reads
+ * and writes. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "alloc.h"
 #include "check.h"
 #include "core.h"
+#include "dispatch.h"
 
 static void storage_release(gk_storage *s)
 {
@@ -83,8 +85,8 @@ GK_API gk_status gk_buffer_wrap_host(gk_context *ctx, gk_dtype t, size_t count, 
                                      gk_buffer **out)
 {
     static const char fn[] = "gk_buffer_wrap_host";
-    GK_CHECK(host != NULL || count == 0, GK_E_INVALID_ARGUMENT,
-             "%s: host is NULL but count is %zu", fn, count);
+    GK_CHECK(host != NULL || count == 0, GK_E_INVALID_ARGUMENT, "%s: host is NULL but count is %zu",
+             fn, count);
     if (host == NULL)
         return make_buffer(fn, ctx, t, 0, NULL, out);
     return make_buffer(fn, ctx, t, count, host, out);
@@ -108,7 +110,8 @@ GK_API gk_status gk_buffer_view(gk_buffer *parent, size_t offset, size_t count, 
     GK_FORWARD(gk__check_pointer(fn, "out", out));
     GK_FORWARD(check_range(fn, parent->count, offset, count));
     atomic_fetch_add(&parent->storage->refs, 1);
-    gk_status st = new_handle(fn, parent->storage, parent->dtype, parent->offset + offset, count, out);
+    gk_status st =
+        new_handle(fn, parent->storage, parent->dtype, parent->offset + offset, count, out);
     if (st != GK_OK)
         storage_release(parent->storage);
     return st;
@@ -183,8 +186,10 @@ GK_API gk_status gk_buffer_read(const gk_buffer *buf, size_t offset, size_t coun
     return st == GK_OK ? GK_OK : gk__error_in(st, fn);
 }
 
-gk_status gk__buffer_borrow(const char *fn, gk_context *ctx, gk_dtype t, size_t count, void *ptr,
-                            gk_buffer **out)
+/* A buffer over count elements of caller-owned device memory at ptr (already checked), which
+ * is never freed. */
+static gk_status borrow_device(const char *fn, gk_context *ctx, gk_dtype t, size_t count, void *ptr,
+                               gk_buffer **out)
 {
     gk_storage *s = NULL;
     GK_FORWARD(new_storage(fn, ctx, count * gk__dtype_size(t), ptr, &s));
@@ -195,4 +200,31 @@ gk_status gk__buffer_borrow(const char *fn, gk_context *ctx, gk_dtype t, size_t 
     if (st != GK_OK)
         storage_release(s);
     return st;
+}
+
+GK_API gk_status gk_buffer_wrap_device(gk_context *ctx, gk_dtype t, size_t count, void *device_ptr,
+                                       gk_buffer **out)
+{
+    static const char fn[] = "gk_buffer_wrap_device";
+    GK_FORWARD(gk__check_context(fn, ctx));
+    GK_FORWARD(gk__check_dtype(fn, "t", (int)t));
+    GK_FORWARD(gk__check_pointer(fn, "out", out));
+    size_t bytes = 0;
+    GK_FORWARD(gk__mul_size(fn, "count * element size", count, gk__dtype_size(t), &bytes));
+    GK_CHECK(device_ptr != NULL || count == 0, GK_E_INVALID_ARGUMENT,
+             "%s: device_ptr is NULL but count is %zu", fn, count);
+    const gk_engine *e = &ctx->primary;
+    GK_CHECK(e->ops->kind != GK_BACKEND_CPU, GK_E_UNSUPPORTED,
+             "%s: a CPU context has no device memory (wrap host memory with gk_buffer_wrap_host)",
+             fn);
+    if (bytes > 0) {
+        GK_CHECK((uintptr_t)device_ptr % gk__dtype_size(t) == 0, GK_E_INVALID_ARGUMENT,
+                 "%s: device_ptr %p is not aligned to the %zu-byte elements of its dtype", fn,
+                 device_ptr, gk__dtype_size(t));
+        gk_call call = gk__call_on(fn, e);
+        gk_status st = GK_CALL(&call, mem_check_device, device_ptr, bytes);
+        if (st != GK_OK)
+            return gk__error_in(st, fn);
+    }
+    return borrow_device(fn, ctx, t, count, device_ptr, out);
 }

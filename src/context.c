@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* context.c - contexts: options, backend choice, reference counting and getters. */
-#include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -19,19 +18,6 @@ GK_API void gk_context_options_init(gk_context_options *o)
     memset(o, 0, sizeof *o);
     o->struct_size = sizeof *o;
     o->backend = GK_BACKEND_AUTO;
-}
-
-GK_API int gk_backend_available(gk_backend b)
-{
-    switch (b) {
-    case GK_BACKEND_AUTO:
-    case GK_BACKEND_CPU:
-        return 1;
-    case GK_BACKEND_CUDA:
-        return gk__cuda_backend("gk_backend_available", 1) != NULL;
-    }
-    gk__error(GK_E_INVALID_ARGUMENT, "gk_backend_available: b (%d) is not a gk_backend", (int)b);
-    return 0;
 }
 
 /* Copies the fields an older caller knows over the defaults; rejects what we cannot honour. */
@@ -63,37 +49,6 @@ static gk_status read_options(const char *fn, const gk_context_options *o, gk_co
     GK_CHECK((out->flags & ~GK_FLAG_ALLOW_TF32) == 0, GK_E_INVALID_ARGUMENT,
              "%s: options->flags (0x%x) has unknown bits", fn, out->flags);
     return GK_OK;
-}
-
-/* AUTO becomes what GK_BACKEND says, else CUDA when usable, else CPU; *hybrid is set when AUTO
- * chose CUDA, so the context keeps the CPU backend too. */
-gk_status gk__resolve_backend(const char *fn, gk_backend requested, const gk_backend_ops **ops,
-                              int *hybrid)
-{
-    *hybrid = 0;
-    if (requested == GK_BACKEND_AUTO) {
-        static const char *const names[] = {"auto", "cpu", "cuda"};
-        int choice;
-        GK_FORWARD(gk__env_choice(fn, "GK_BACKEND", names, 3, &choice));
-        if (choice > 0)
-            requested = choice == 1 ? GK_BACKEND_CPU : GK_BACKEND_CUDA;
-    }
-    switch (requested) {
-    case GK_BACKEND_CPU:
-        *ops = gk__cpu_backend();
-        return GK_OK;
-    case GK_BACKEND_CUDA:
-        *ops = gk__cuda_backend(fn, 1);
-        return *ops != NULL ? GK_OK : GK_E_BACKEND_UNAVAILABLE;
-    case GK_BACKEND_AUTO:
-        *ops = gk__cuda_backend(fn, 0);
-        *hybrid = *ops != NULL;
-        if (*ops == NULL)
-            *ops = gk__cpu_backend();
-        return GK_OK;
-    }
-    return gk__error(GK_E_INVALID_ARGUMENT, "%s: backend (%d) is not a gk_backend", fn,
-                     (int)requested);
 }
 
 static gk_status create_context(const char *fn, const gk_context_options *o, gk_context **out)

@@ -78,16 +78,18 @@ struct gk_buffer {
 /* --- context.c ---------------------------------------------------------------------------- */
 void gk__context_retain(gk_context *ctx);
 void gk__context_release(gk_context *ctx);
+
+/* --- device.c ----------------------------------------------------------------------------- */
 /* The table a context asked for backend `requested` runs on (AUTO: GK_BACKEND, else CUDA when
  * usable, else CPU); *hybrid is set when AUTO chose CUDA and keeps the CPU backend too. */
 gk_status gk__resolve_backend(const char *fn, gk_backend requested, const gk_backend_ops **ops,
                               int *hybrid);
-
-/* --- interop.c ---------------------------------------------------------------------------- */
 /* options->device is an ordinal below gk_device_count of the backend chosen (ignored by AUTO
  * falling back to the CPU). */
 gk_status gk__check_device(const char *fn, const gk_backend_ops *ops, gk_backend requested,
                            int32_t device);
+
+/* --- interop.c ---------------------------------------------------------------------------- */
 /* Returns a context on the caller's stream to its own (at gk_context_destroy: the caller may
  * destroy its stream then, while buffers still keep the context's state). */
 void gk__context_leave_stream(gk_context *ctx);
@@ -130,9 +132,4 @@ static inline void *gk__buffer_data(const gk_buffer *b)
         return NULL;
     return (char *)b->storage->ptr + b->offset * gk__dtype_size(b->dtype);
 }
-/* A buffer over count elements of caller-owned device memory at ptr (already checked), which
- * is never freed (gk_buffer_wrap_device). */
-gk_status gk__buffer_borrow(const char *fn, gk_context *ctx, gk_dtype t, size_t count, void *ptr,
-                            gk_buffer **out);
-
 #endif /* GK_CORE_H */

@@ -232,7 +232,7 @@ static void test_normal_nonfinite(void **state)
  * here; release 1.1.0's values on the CPU backend): none on a backend that evaluates in double
  * with this libm, some where the libm differs (CUDA's double log/sin/cos, in the last bit) or
  * where the backend evaluates in float32 within the contract (CUDA for float32,
- * src/normal_f32.h). The README quotes these counts; every value is within 4 ulp all the same
+ * src/normal_f32.h). docs/numerics.md quotes these counts; every value is within 4 ulp all the same
  * (check_normal). */
 static void test_normal_vs_double(void **state)
 {
@@ -264,10 +264,10 @@ static void test_normal_vs_double(void **state)
 /* 1.1.0 computed every normal element as src/philox.h defines it, with libm's log, sin and cos
  * in double: the values below. Since 1.2 the CPU backend uses SLEEF's (cpu/cpu_vmath.h), the
  * CUDA backend CUDA's; this counts the elements whose bits differ from 1.1.0's, and how far
- * (README, "Random numbers"), over 2^20 elements of mean 0, stddev 1 at a random seed. Every
- * difference must stay within the contract's 4 ulp; float32 values are Box-Muller in double
- * rounded once on the CPU, so a difference needs the double result within a few 2^-52 of a
- * float rounding boundary: at most 1 in 10^4 may differ there (CUDA evaluates float32 in
+ * (docs/numerics.md, "The random stream"), over 2^20 elements of mean 0, stddev 1 at a random
+ * seed. Every difference must stay within the contract's 4 ulp; float32 values are Box-Muller
+ * in double rounded once on the CPU, so a difference needs the double result within a few
+ * 2^-52 of a float rounding boundary: at most 1 in 10^4 may differ there (CUDA evaluates float32 in
  * float32, src/normal_f32.h, and is held to the 4 ulp only). Seen on the 2-core VM, each of the
  * AVX-512, AVX2 and SSE2 tables: float32 none, float64 4.4% by at most 3 ulp; without SLEEF
  * none. */

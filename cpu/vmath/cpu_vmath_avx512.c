@@ -23,17 +23,17 @@
 #define VD_SINCOS Sleef_sincosd8_u10avx512f
 
 /* exp for float32, not SLEEF's: its expf16 is 28 instructions a vector, and NumPy's own
- * AVX-512 exp was faster than it per core on the H200 host (1e7 floats: 5.32 against 6.92 ms in
- * one run, bench/RESULTS.md). This one is 13, all on the FMA ports: k = round(x / ln 2) by the
- * 1.5 * 2^23 shift, r = x - k ln 2 in two FMAs (the first exact: k ln2_hi and x share their last
- * bits' range), exp(r) on |r| <= 0.3467 by a degree-6 polynomial (Horner; coefficients fitted
- * for relative error, 5.4e-9 with them rounded to float), and 2^k applied by vscalefps, which
- * rounds a subnormal result once and gives +inf past the overflow threshold. x is first clamped
- * to [-104, 89], where exp is already 0 or +inf in float; NaN passes the clamp and propagates.
- * Measured over every float32 input with a scalar model of these operations (fmaf, ldexpf in
- * place of vscalefps): at most 0.92 ulp against double exp, NaN, +-inf, overflow and
- * subnormal results as IEEE asks; cpu_vmath_avx2.c's version gave the model's bits for every
- * input; tests/test_elementwise.c's test_exp_every_exponent checks the kernels themselves. */
+ * AVX-512 exp was some 25 % faster per core. This one is 13, all on the FMA ports:
+ * k = round(x / ln 2) by the 1.5 * 2^23 shift, r = x - k ln 2 in two FMAs (the first exact:
+ * k ln2_hi and x share their last bits' range), exp(r) on |r| <= 0.3467 by a degree-6
+ * polynomial (Horner; coefficients fitted for relative error, 5.4e-9 with them rounded to
+ * float), and 2^k applied by vscalefps, which rounds a subnormal result once and gives +inf past
+ * the overflow threshold. x is first clamped to [-104, 89], where exp is already 0 or +inf in
+ * float; NaN passes the clamp and propagates. Measured over every float32 input with a scalar
+ * model of these operations (fmaf, ldexpf in place of vscalefps): at most 0.92 ulp against
+ * double exp, NaN, +-inf, overflow and subnormal results as IEEE asks; cpu_vmath_avx2.c's
+ * version gave the model's bits for every input; tests/test_elementwise.c's
+ * test_exp_every_exponent checks the kernels themselves. */
 static __m512 vm_expf16(__m512 x)
 {
     const __m512 shift = _mm512_set1_ps(0x1.8p23f);
@@ -52,15 +52,15 @@ static __m512 vm_expf16(__m512 x)
 }
 
 /* exp for float64, not SLEEF's: its expd8 measured 1.25x slower than NumPy's own AVX-512 exp
- * on one core (1e5 doubles in L2: 72 against 60 us), this one faster than both (see
- * bench/RESULTS.md). Tang's method: k = round(32 x / ln 2), r = x - k ln2 / 32 in two FMAs
- * (|r| <= ln2 / 64), exp(r) - 1 by Taylor to degree 6 (remainder below 2^-57 relative),
- * 2^(j/32) (j = k mod 32) from a 32-entry table held in four registers, and 2^((k - j) / 32)
- * applied by vscalefpd, which also gives +inf on overflow and rounds subnormal results. x is
- * first clamped to [-746, 710], where exp is already 0 or +inf; NaN passes the clamp (min and
- * max return their second operand when one is NaN) and propagates. Within 1.5 ulp: the table
- * entries and the final FMA round once each (measured: at most 1.01 ulp against long double over
- * 10^7 arguments in [-760, 712], subnormal results included). */
+ * on one core (1e5 doubles in L2), this one faster than both. Tang's method:
+ * k = round(32 x / ln 2), r = x - k ln2 / 32 in two FMAs (|r| <= ln2 / 64), exp(r) - 1 by
+ * Taylor to degree 6 (remainder below 2^-57 relative), 2^(j/32) (j = k mod 32) from a 32-entry
+ * table held in four registers, and 2^((k - j) / 32) applied by vscalefpd, which also gives
+ * +inf on overflow and rounds subnormal results. x is first clamped to [-746, 710], where exp
+ * is already 0 or +inf; NaN passes the clamp (min and max return their second operand when one
+ * is NaN) and propagates. Within 1.5 ulp: the table entries and the final FMA round once each
+ * (measured: at most 1.01 ulp against long double over 10^7 arguments in [-760, 712],
+ * subnormal results included). */
 static const double vm_exp2_32[32] = {0x1p+0,
                                       0x1.059b0d3158574p+0,
                                       0x1.0b5586cf9890fp+0,

@@ -22,9 +22,9 @@ import math
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rate-1e6", type=float, default=0.389,
-                    help="seconds of gk_rbf_matvec f32 1e6^2 x 3 on one GPU (measured, H200)")
+                    help="seconds of gk_rbf_matvec f32 1e6^2 x 3 on one GPU (measured, docs/scaling.md)")
     ap.add_argument("--rate-1e5", type=float, default=4.373e-3,
-                    help="seconds of gk_rbf_matvec f32 1e5^2 x 3 on one GPU (measured, H200)")
+                    help="seconds of gk_rbf_matvec f32 1e5^2 x 3 on one GPU (measured, docs/scaling.md)")
     ap.add_argument("--d", type=int, default=3)
     ap.add_argument("--nvlink-gbs", type=float, default=350.0,
                     help="achieved NVLink bandwidth per direction per GPU, GB/s (assumed)")
