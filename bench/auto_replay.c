@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache_file.h"
 #include "placement.h"
 
 #define MIN_BATCH_S 2e-3

@@ -243,13 +243,4 @@ static inline int gk__place_settled(gk_placement_history *h, const gk_workload *
 void gk__placement_observe(gk_placement_history *h, const gk_workload *w, gk_placement p,
                            double seconds);
 
-/* Writes the model as "key value" lines, one per field, with a comment; 0 on failure. */
-int gk__cost_model_save(const gk_cost_model *m, const char *path);
-/* Reads what gk__cost_model_save wrote: 1 and *m filled, or 0 with *m as it was and why saying
- * what is wrong. The file must be a regular file (opened without blocking) holding each key once
- * with a finite number in its physical range, comments (#) and blank lines; anything else
- * (an unknown key, a number with trailing characters, a line over 255 characters that is not a
- * comment, a missing key) refuses the whole file. */
-int gk__cost_model_load(gk_cost_model *m, const char *path, char *why, size_t why_size);
-
 #endif /* GK_PLACEMENT_H */
