@@ -253,7 +253,17 @@ static int parse_line(gk_cost_model *read, unsigned char *seen, char *line, int 
     char *value_end = value + strcspn(value, " \t");
     char *rest = value_end + strspn(value_end, " \t");
     if (key == key_end || value == value_end || *rest != '\0') {
-        snprintf(why, why_size, "line %d is not \"key value\": \"%.60s\"", lineno, key);
+        /* The line holds printable characters and tabs (gk__cost_model_load checked): a tab
+         * is shown as \t, so the message is printable too. */
+        char shown[64];
+        size_t n = 0;
+        for (const char *c = key; *c && n + 3 < sizeof shown; c++) {
+            if (*c == '\t')
+                shown[n++] = '\\';
+            shown[n++] = *c == '\t' ? 't' : *c;
+        }
+        shown[n] = '\0';
+        snprintf(why, why_size, "line %d is not \"key value\": \"%s\"", lineno, shown);
         return 0;
     }
     *key_end = '\0';

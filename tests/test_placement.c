@@ -525,6 +525,8 @@ static void test_control_characters_are_named(void **state)
     expect_refused(path, "holds byte 0x00 at column 16", "a NUL byte");
     write_variant(path, "gpu_call_s", "gpu_call_s 1e-3\r", "");
     expect_refused(path, "ends in a carriage return (CRLF line ends?)", "a CRLF line");
+    write_variant(path, "gpu_call_s", "gpu_call_s\t1e-3\t7", "");
+    expect_refused(path, "is not \"key value\": \"gpu_call_s\\t1e-3\\t7\"", "tabs shown as \\t");
     write_variant(path, "gpu_call_s", "gpu_call_s\x1b[2J 1e-3", "");
     expect_refused(path, "holds byte 0x1b at column 11", "an escape sequence");
     gk_cost_model m;
