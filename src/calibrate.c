@@ -241,11 +241,7 @@ static void free_buffers(gk_context *ctx, cal_buffers *b)
 /* Three host and three device arrays large enough for every calibration run, all zeros so
  * exp and the kernels see ordinary numbers. The CPU writes its zeros itself: pages of fresh
  * memory that are only read map the kernel's one zero page, which stays in cache, so the CPU's
- * runs on calloc'd inputs timed reads that cost nothing. On the 2-core VM, with a stand-in GPU
- * that runs the CPU's own code on arrays it fills (tests/slots), the same add f32 measured
- * 5.3e10-8.2e10 bytes/s on the CPU's unwritten inputs against 4.7e10-5.1e10 on the filled
- * ones (4.2e10-5.4e10 both, written first). On the H200 host 23 of 26 calibrations kept there
- * put cpu_stream_f32 above their cpu_stream_f64, whose inputs an earlier run had written. */
+ * runs on calloc'd inputs would time reads that cost nothing and overstate its rates. */
 static gk_status alloc_buffers(const gk_call *cpu, const gk_call *gpu, cal_buffers *b)
 {
     const gk_engine *g = gpu->engine;
@@ -298,11 +294,9 @@ GK_API gk_status gk_context_calibrate(gk_context *ctx, uint32_t flags)
      * backend sizes its team by the cores that other processes left idle over the last 100 ms
      * (cpu_team.c; at a process's start, by /proc/loadavg's runnable tasks), so a pass in a
      * busy moment can measure a smaller team than the context's, and the rate is kept in the
-     * cache file for every later process. On the H200 host a calibration right after a build
-     * stored cpu_stream_f32 8.5e9 bytes/s, a 35th of the median of the other 25 calibrations
-     * kept there (1.6e11-6.9e11), and AUTO then ran its first 80 calls of add 1e5 on the GPU at
-     * 18x the CPU's time (bench/RESULTS.md, 2026-12-03). The GPU's runs between take some
-     * 0.3 s, past several of those windows. */
+     * cache file for every later process (a calibration right after a build once stored a
+     * thirty-fifth of the CPU's usual stream rate). The GPU's runs between take some 0.3 s,
+     * past several of those windows. */
     if (st == GK_OK)
         st = measure_rates(&cpu, 0, &b, m.cpu_rate, 1);
     free_buffers(ctx, &b);

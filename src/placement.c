@@ -81,7 +81,7 @@ static double ratio_of(const gk_placement_history *h, const gk_workload *w, int 
 /* Whether the CPU's measurements in bucket b put its time for w at twice the GPU's fixed call
  * cost or above: (cpu_call_s r + work r / rate) >= 2 gpu_call_s, multiplied through by the rate
  * as in gk__cpu_wins_outright. Only on a full window (two audits' worth, GK_RATIO_WINDOW calls):
- * on the H200 host the first calls after the GPU's, or a busy moment, can take several times a
+ * the first calls after the GPU's, or a busy moment, can take several times a
  * short CPU call's time, and a bucket taken off the shortcut on them would go to the GPU for up
  * to GK_RECHECK_EVERY calls. */
 static int cpu_measured_slow(const gk_cost_model *m, const gk_workload *w,

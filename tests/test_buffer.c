@@ -170,7 +170,7 @@ static void test_wrap_host_errors(void **state)
               "gk_buffer_wrap_host");
     GK_EXPECT(gk_buffer_wrap_host(ctx, GK_FLOAT32, SIZE_MAX / 2, host, &b), GK_E_OVERFLOW,
               "gk_buffer_wrap_host");
-    /* Elements not aligned to their dtype (at 42320c3 accepted; UBSan aborted in the ops). */
+    /* Elements not aligned to their dtype (once accepted: UBSan aborted in the ops). */
     double aligned[4] = {0};
     char *bytes = (char *)aligned;
     GK_EXPECT(gk_buffer_wrap_host(ctx, GK_FLOAT32, 3, bytes + 1, &b), GK_E_INVALID_ARGUMENT,

@@ -280,8 +280,8 @@ static void test_options_errors(void **state)
         assert_ptr_equal(ctx, CTX_SENTINEL);
     }
 
-    /* sizes that end inside a field: at 42320c3 14 was taken with half of cpu_threads, and 15
-     * refused citing a value never passed */
+    /* sizes that end inside a field: 14 was once taken with half of cpu_threads, and 15 refused
+     * citing a value never passed */
     for (uint32_t size = 9; size < sizeof o; size++) {
         if (size % 4 == 0)
             continue;

@@ -292,9 +292,9 @@ static void test_cold_retries_do_not_hide_the_faster_backend(void **state)
     assert_true(on_cpu >= n - 8 - GK_RETRY_CALLS * (n / GK_EXPLORE_EVERY + 1));
 }
 
-/* The H200 host's pageable copies: a staged GPU call takes 1.05 s but every fifth one 2.4 s,
- * the CPU 1.2 s, against predictions of 1.3 s and 1 s. AUTO learns the GPU and keeps it (a
- * running mean would follow each slow copy to the CPU). */
+/* Pageable copies as a GPU host measured them: a staged GPU call takes 1.05 s but every fifth
+ * one 2.4 s, the CPU 1.2 s, against predictions of 1.3 s and 1 s. AUTO learns the GPU and keeps it
+ * (a running mean would follow each slow copy to the CPU). */
 static void test_occasional_slow_copies_keep_the_gpu(void **state)
 {
     (void)state;
@@ -430,8 +430,8 @@ static void expect_refused(const char *path, const char *reason_part, const char
 }
 
 /* A file with a malformed or implausible line, or with a key missing, is refused as a whole and
- * changes nothing. At eaa3a2f "1e-" was read as 1, inf and subnormal rates were taken, and the
- * tail of a comment line over 255 characters was parsed as a key. */
+ * changes nothing: "1e-" is not 1, inf and subnormal rates are no rates, and the tail of a
+ * comment line over 255 characters is no key. */
 static void test_malformed_file_is_refused(void **state)
 {
     (void)state;
@@ -460,8 +460,7 @@ static void test_malformed_file_is_refused(void **state)
         write_variant(path, cases[i].replace, cases[i].with, cases[i].extra);
         expect_refused(path, cases[i].reason, cases[i].with ? cases[i].with : cases[i].extra);
     }
-    /* a comment over 255 characters whose tail reads like a key: a comment all the same (at
-     * eaa3a2f the 255 characters of the first fgets ended just before "gpu_call_s 0.5") */
+    /* a comment over 255 characters whose tail reads like a key: a comment all the same */
     char comment[300];
     memset(comment, 'x', sizeof comment);
     comment[0] = '#';
@@ -486,9 +485,9 @@ static void test_malformed_file_is_refused(void **state)
     assert_non_null(strstr(why, "No such file"));
 }
 
-/* A directory or a FIFO is no cache file: refused at once, without blocking on the FIFO (at
- * eaa3a2f a directory loaded as an empty model, and a FIFO blocked forever). Saving into a
- * FIFO fails at once too. */
+/* A directory or a FIFO is no cache file: refused at once, without blocking on the FIFO (a
+ * directory once loaded as an empty model, and a FIFO blocked forever). Saving into a FIFO
+ * fails at once too. */
 static void test_special_files_are_refused(void **state)
 {
     (void)state;
@@ -510,7 +509,7 @@ static void test_special_files_are_refused(void **state)
 }
 
 /* A NUL byte in a short line, or CRLF line ends, is refused for what it is, in printable
- * characters (at 42320c3: "longer than 254 characters", and a raw carriage return). */
+ * characters (once: "longer than 254 characters", and a raw carriage return). */
 static void test_control_characters_are_named(void **state)
 {
     (void)state;
@@ -539,8 +538,8 @@ static void test_control_characters_are_named(void **state)
 
 /* A link planted where the cache file goes is neither followed nor replaced, and a file that
  * another user owns or may write is not read; a saved file is the user's alone (0600), written
- * whole through a rename. At 42320c3 a save truncated a link's target and a load read it, and a
- * world-writable file was loaded. */
+ * whole through a rename (once a save truncated a link's target and a load read it, and a
+ * world-writable file was loaded). */
 static void test_cache_file_is_kept_safe(void **state)
 {
     (void)state;
@@ -612,9 +611,9 @@ static void test_cache_file_is_kept_safe(void **state)
 }
 
 /* GK_CALIBRATION: off and empty as documented, an absolute path taken whole, anything else (a
- * relative path, "OFF", which at 42320c3 wrote ./OFF) refused naming the value; XDG_CACHE_HOME
- * used whole however long, up to what a path may be, and refused beyond (at 42320c3 one of
- * ~505 characters was cut short and the file written elsewhere). */
+ * relative path, "OFF", which once wrote ./OFF) refused naming the value; XDG_CACHE_HOME used
+ * whole however long, up to what a path may be, and refused beyond (one of ~505 characters was
+ * once cut short and the file written elsewhere). */
 static void test_cache_file_path(void **state)
 {
     (void)state;
@@ -714,8 +713,8 @@ static void test_outright_calls_are_audited_now_and_then(void **state)
     assert_true(gk__place_learned(&m, &h, &w, 1e4, 1e4).audit);
 }
 
-/* rbf_matrix 316^2 x 20 on the H200 host at 5da9071: the model gave the CPU the call outright,
- * the CPU took 9x its prediction, the GPU was 7x faster. The audits see it, the bucket's calls
+/* A call the model gives the CPU outright, on a CPU that takes 9x its prediction, the GPU 7x
+ * faster (as rbf_matrix 316^2 x 20 once measured). The audits see it, the bucket's calls
  * are then placed by the estimates and go to the GPU, and one slow audit alone does not. */
 static void test_an_outright_cpu_measured_slow_loses_the_call(void **state)
 {
@@ -758,10 +757,10 @@ static void test_a_cpu_measured_slow_is_rechecked(void **state)
     assert_true(timed < n / 2); /* outright again: timed only in audits */
 }
 
-/* gemm 256^3 on the H200 host at 5da9071: the CPU's first calls at a size took 1.8x what its
- * later ones did, which put the GPU (1.2x its prediction, 0.9 s against the CPU's 1 s) 1.7x
- * ahead, outside GK_EXPLORE_BAND. The retries within GK_EXPLORE_WIDE_BAND every
- * GK_EXPLORE_WIDE_EVERY calls find the CPU faster, and AUTO keeps it. */
+/* A CPU whose first calls at a size take 1.8x what its later ones do (as gemm 256^3 once did),
+ * which put the GPU (1.2x its prediction, 0.9 s against the CPU's 1 s) 1.7x ahead, outside
+ * GK_EXPLORE_BAND. The retries within GK_EXPLORE_WIDE_BAND every GK_EXPLORE_WIDE_EVERY calls find
+ * the CPU faster, and AUTO keeps it. */
 static void test_a_stale_slow_estimate_is_retried(void **state)
 {
     (void)state;

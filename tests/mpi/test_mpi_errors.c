@@ -203,8 +203,8 @@ static void test_ranks_disagree(void **state)
     mpt_agree();
 }
 
-/* Equal values of gamma are the same gamma: 0.0 on some ranks and -0.0 on others (refused at
- * 42320c3, "0 and -0 differ"), or NaNs of different payloads, are accepted. */
+/* Equal values of gamma are the same gamma: 0.0 on some ranks and -0.0 on others (once refused:
+ * "0 and -0 differ"), or NaNs of different payloads, are accepted. */
 static void test_equal_gammas_agree(void **state)
 {
     gk_context *ctx = gk_test_context(state);
@@ -224,7 +224,7 @@ static void test_equal_gammas_agree(void **state)
 }
 
 /* GK_MPI_CUDA_AWARE takes 0, 1 or nothing: another value on one rank fails every rank's call
- * (at 42320c3 it was ignored without a word). */
+ * (once ignored without a word). */
 static void test_unknown_cuda_aware_value(void **state)
 {
     gk_context *ctx = gk_test_context(state);
@@ -250,7 +250,7 @@ static void test_unknown_cuda_aware_value(void **state)
 }
 
 /* An intercommunicator (the world's even and odd ranks), x_local NULL on one rank: every rank
- * refuses it at once (at 42320c3 every rank blocked). */
+ * refuses it at once (once every rank blocked). */
 static void test_intercommunicator_refused(void **state)
 {
     gk_context *ctx = gk_test_context(state);

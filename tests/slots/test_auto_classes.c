@@ -75,7 +75,7 @@ static void test_ops_placed_by_their_class(void **state)
     unlink(model_path);
 }
 
-/* GK_CALIBRATION is off, empty or an absolute path; "OFF" (which at 42320c3 wrote a file ./OFF)
+/* GK_CALIBRATION is off, empty or an absolute path; "OFF" (which once wrote a file ./OFF)
  * and a relative path fail the context's creation, and gk_context_calibrate before it measures,
  * naming the value. */
 static void test_calibration_switch_is_checked(void **state)
