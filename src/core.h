@@ -40,7 +40,7 @@ struct gk_context {
     /* What the model's placements measured (86 KB): hybrid contexts only, NULL otherwise. */
     gk_placement_history *history;
     /* GK_LOG as it was when the context was created: each timed AUTO call is printed. Read
-     * once, since getenv walks the environment and placed calls can take half a microsecond. */
+     * once, since a lookup walks the environment and placed calls can take half a microsecond. */
     int log;
     gk_backend last_backend;
     /* A hybrid context's work on host data is complete when its call returns; only work on
