@@ -3,6 +3,7 @@
  * point-to-point messages of any size. */
 #include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,9 +98,20 @@ gk_status gk_mpi__cuda_aware_switch(const char *fn, int *staged)
         *staged = 1;
         return GK_OK;
     }
+    /* Quoted in printable characters: the value may hold any byte. */
+    char shown[64 * 4 + 4];
+    size_t n = 0, i = 0;
+    for (; env[i] != '\0' && i < 64; i++) {
+        unsigned char c = (unsigned char)env[i];
+        if (c < 0x20 || c > 0x7e)
+            n += (size_t)snprintf(shown + n, sizeof shown - n, "\\x%02x", c);
+        else
+            shown[n++] = (char)c;
+    }
+    shown[n] = '\0';
     return gk_mpi__fail(GK_E_INVALID_ARGUMENT,
-                        "%s: GK_MPI_CUDA_AWARE=%.64s%s is not one of: 0, 1 (or unset)", fn, env,
-                        strlen(env) > 64 ? "..." : "");
+                        "%s: GK_MPI_CUDA_AWARE=%s%s is not one of: 0, 1 (or unset)", fn, shown,
+                        env[i] != '\0' ? "..." : "");
 }
 
 int gk_mpi__mpi_cuda_aware(void)

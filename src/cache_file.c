@@ -20,6 +20,25 @@
 static const char *const class_names[GK_WORK_CLASSES] = {
     "stream", "exp", "gemm", "rbf_rows", "rbf_pairs", "rng_uniform", "rng_normal"};
 
+/* Up to max characters of text into out (size bytes), printable: a tab as \t, any other byte
+ * that is not printable ASCII as \xNN, and "..." when text is longer. */
+static void printable(const char *text, size_t max, char *out, size_t size)
+{
+    size_t n = 0, i = 0;
+    for (; text[i] != '\0' && i < max && n + 8 < size; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (c == '\t')
+            n += (size_t)snprintf(out + n, size - n, "\\t");
+        else if (c < 0x20 || c > 0x7e)
+            n += (size_t)snprintf(out + n, size - n, "\\x%02x", c);
+        else
+            out[n++] = (char)c;
+    }
+    out[n] = '\0';
+    if (text[i] != '\0')
+        snprintf(out + n, size - n, "...");
+}
+
 /* name with every character but a letter or a digit replaced by '_', cut to size - 1. */
 static void file_name_part(const char *name, char *out, size_t size)
 {
@@ -39,9 +58,10 @@ gk_cache_where gk__cache_file_path(const char *calibration, const char *xdg_cach
     if (calibration != NULL && calibration[0] != '\0') {
         /* A relative path would land wherever the program runs: GK_CALIBRATION=OFF wrote ./OFF. */
         if (calibration[0] != '/') {
-            snprintf(why, why_size,
-                     "GK_CALIBRATION=%.64s%s is neither off, empty nor an absolute path",
-                     calibration, strlen(calibration) > 64 ? "..." : "");
+            char shown[64 * 4 + 8];
+            printable(calibration, 64, shown, sizeof shown);
+            snprintf(why, why_size, "GK_CALIBRATION=%s is neither off, empty nor an absolute path",
+                     shown);
             return GK_CACHE_INVALID;
         }
         if (strlen(calibration) >= size) {
@@ -253,16 +273,8 @@ static int parse_line(gk_cost_model *read, unsigned char *seen, char *line, int 
     char *value_end = value + strcspn(value, " \t");
     char *rest = value_end + strspn(value_end, " \t");
     if (key == key_end || value == value_end || *rest != '\0') {
-        /* The line holds printable characters and tabs (gk__cost_model_load checked): a tab
-         * is shown as \t, so the message is printable too. */
-        char shown[64];
-        size_t n = 0;
-        for (const char *c = key; *c && n + 3 < sizeof shown; c++) {
-            if (*c == '\t')
-                shown[n++] = '\\';
-            shown[n++] = *c == '\t' ? 't' : *c;
-        }
-        shown[n] = '\0';
+        char shown[64 * 4 + 8];
+        printable(key, 60, shown, sizeof shown);
         snprintf(why, why_size, "line %d is not \"key value\": \"%s\"", lineno, shown);
         return 0;
     }

@@ -636,6 +636,19 @@ static void test_cache_file_path(void **state)
         assert_string_equal(why, want);
         assert_string_equal(path, "");
     }
+    /* the value is shown in printable characters, and cut */
+    assert_int_equal(gk__cache_file_path("a\x1b[2Jb\tc", "/x", "/h", "d", "h", path, sizeof path,
+                                         why, sizeof why),
+                     GK_CACHE_INVALID);
+    assert_string_equal(why,
+                        "GK_CALIBRATION=a\\x1b[2Jb\\tc is neither off, empty nor an absolute path");
+    char long_value[100];
+    memset(long_value, 'v', sizeof long_value - 1);
+    long_value[sizeof long_value - 1] = '\0';
+    assert_int_equal(
+        gk__cache_file_path(long_value, "/x", "/h", "d", "h", path, sizeof path, why, sizeof why),
+        GK_CACHE_INVALID);
+    assert_non_null(strstr(why, "vvv... is neither off"));
     assert_int_equal(gk__cache_file_path("", "/x/c", "/h", "NVIDIA H1 (x)", "node-1", path,
                                          sizeof path, why, sizeof why),
                      GK_CACHE_DEFAULT);

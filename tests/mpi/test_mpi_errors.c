@@ -241,6 +241,12 @@ static void test_unknown_cuda_aware_value(void **state)
         mpt_check(gk_mpi_cuda_aware() == 0, "gk_mpi_cuda_aware() with GK_MPI_CUDA_AWARE=yes");
         mpt_check(strstr(gk_mpi_last_error(), "gk_mpi_cuda_aware: GK_MPI_CUDA_AWARE=yes") != NULL,
                   "gk_mpi_cuda_aware's message: %s", gk_mpi_last_error());
+        /* the value is quoted in printable characters */
+        setenv("GK_MPI_CUDA_AWARE", "\x1b[2J", 1);
+        mpt_check(gk_mpi_cuda_aware() == 0, "gk_mpi_cuda_aware() with an escape sequence");
+        mpt_check(strcmp(gk_mpi_last_error(), "gk_mpi_cuda_aware: GK_MPI_CUDA_AWARE=\\x1b[2J is "
+                                              "not one of: 0, 1 (or unset)") == 0,
+                  "gk_mpi_cuda_aware's message: %s", gk_mpi_last_error());
     }
     unsetenv("GK_MPI_CUDA_AWARE");
     gk_status st = call(&ok);
