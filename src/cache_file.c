@@ -56,7 +56,7 @@ gk_cache_where gk__cache_file_path(const char *calibration, const char *xdg_cach
     if (calibration != NULL && strcmp(calibration, "off") == 0)
         return GK_CACHE_NONE;
     if (calibration != NULL && calibration[0] != '\0') {
-        /* A relative path would land wherever the program runs: GK_CALIBRATION=OFF wrote ./OFF. */
+        /* A relative path would land wherever the program runs (GK_CALIBRATION=OFF: ./OFF). */
         if (calibration[0] != '/') {
             char shown[64 * 4 + 8];
             printable(calibration, 64, shown, sizeof shown);
