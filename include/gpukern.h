@@ -121,14 +121,17 @@ GK_API void gk_context_options_init(gk_context_options *o);
 
 /* Creates a context on backend b (AUTO: CUDA when available, else CPU, unless GK_BACKEND says
  * otherwise). Same as gk_context_create_ex with default options and that backend.
- * Returns GK_OK, GK_E_INVALID_ARGUMENT (out NULL, b or GK_BACKEND unknown),
+ * Returns GK_OK, GK_E_INVALID_ARGUMENT (out NULL, b unknown, an environment switch with an
+ * unknown value: GK_BACKEND, GK_LOG, GK_RBF_ISA; on an AUTO context with a GPU also
+ * GK_CALIBRATION other than off, empty or an absolute path),
  * GK_E_BACKEND_UNAVAILABLE (CUDA asked for but not usable; gk_last_error() says why),
  * GK_E_OUT_OF_MEMORY, GK_E_DEVICE. */
 GK_API gk_status gk_context_create(gk_backend b, gk_context **out);
 
 /* Creates a context from options. A struct_size smaller than this library's (an older caller)
  * gets defaults for the missing fields; a larger one is GK_E_INVALID_ARGUMENT, as are a
- * struct_size below that of the first two fields, a negative device, a cpu_threads below 0 or
+ * struct_size below that of the first two fields or ending inside a field (the sizes of
+ * every version are 8, 12, 16 and 20), a negative device, a cpu_threads below 0 or
  * above 1024, a device ordinal at or past gk_device_count() of the backend chosen (the CPU has
  * device 0 only; AUTO falling back to the CPU ignores the ordinal), and unknown flags. Other
  * statuses as gk_context_create. */
@@ -157,7 +160,11 @@ GK_API gk_status gk_context_synchronize(gk_context *ctx);
  * Takes a few seconds and waits. The result is used at once and saved in a cache file keyed
  * by device and host ($XDG_CACHE_HOME/gpukern/, else ~/.cache/gpukern/), which later AUTO
  * contexts load; without one they use conservative built-in figures. GK_CALIBRATION=off
- * ignores the cache; GK_CALIBRATION=<path> names the file. A context with one backend has
+ * ignores the cache; GK_CALIBRATION=<absolute path> names the file; any other value is
+ * GK_E_INVALID_ARGUMENT. The file is written through a temporary file renamed over it, mode
+ * 0600; a symbolic link, a file not the user's or one that others may write is neither read nor
+ * replaced, and a path longer than the system's limit (PATH_MAX) is not cut short: each of these
+ * leaves the built-in figures, and GK_LOG=1 prints why. A context with one backend has
  * nothing to calibrate: GK_OK. flags must be 0. Returns GK_OK, GK_E_INVALID_ARGUMENT,
  * GK_E_OUT_OF_MEMORY, GK_E_DEVICE, GK_E_UNSUPPORTED (a backend lacks an op it measures with:
  * fill, add, exp, gemm, rbf_rows, rbf_matrix, rng_uniform, rng_normal). A cache file of 1.1,
@@ -181,8 +188,10 @@ GK_API gk_status gk_buffer_create(gk_context *ctx, gk_dtype t, size_t count, gk_
 
 /* Wraps caller memory `host` of count elements without copying. The memory must outlive the
  * buffer. On CUDA contexts operations stage such operands to the device and results back
- * before they return (those operations wait). host may be NULL only if count is 0.
- * Returns GK_OK, GK_E_INVALID_ARGUMENT, GK_E_OVERFLOW, GK_E_OUT_OF_MEMORY. */
+ * before they return (those operations wait). host may be NULL only if count is 0, and must be
+ * aligned to the dtype's element size (4 or 8 bytes) unless count is 0.
+ * Returns GK_OK, GK_E_INVALID_ARGUMENT (also: host misaligned), GK_E_OVERFLOW,
+ * GK_E_OUT_OF_MEMORY. */
 GK_API gk_status gk_buffer_wrap_host(gk_context *ctx, gk_dtype t, size_t count, void *host,
                                      gk_buffer **out);
 

@@ -34,7 +34,9 @@ extern "C" {
  * An error during the computation (out of memory, a device fault) is agreed on the same way
  * once the exchange has finished, so no rank waits forever for one that gave up. The only
  * failures that stay on one rank are those that make communication impossible: comm is
- * MPI_COMM_NULL, or MPI is not initialized (GK_E_INVALID_ARGUMENT on that rank).
+ * MPI_COMM_NULL, or MPI is not initialized (GK_E_INVALID_ARGUMENT on that rank). An
+ * intercommunicator is refused by every rank on its own, before any communication
+ * (GK_E_INVALID_ARGUMENT; MPI_Intercomm_merge gives an intracommunicator over both groups).
  * ======================================================================================== */
 
 /* This thread's last failure of a gk_mpi_ call, in detail; "" if none. It is separate from
@@ -45,7 +47,9 @@ GK_MPI_API const char *gk_mpi_last_error(void);
 /* 1 when the MPI library reports that it can send and receive CUDA device memory
  * (MPIX_Query_cuda_support), else 0. gk_mpi_rbf_matvec then exchanges device buffers of CUDA
  * contexts directly; otherwise it stages them through host memory. The environment variable
- * GK_MPI_CUDA_AWARE=0 forces host staging. */
+ * GK_MPI_CUDA_AWARE=0 forces host staging; 1, empty or unset leave the choice to MPI's report.
+ * Any other value gives 0 here, with gk_mpi_last_error() saying why, and makes
+ * gk_mpi_rbf_matvec fail with GK_E_INVALID_ARGUMENT on every rank. */
 GK_MPI_API int gk_mpi_cuda_aware(void);
 
 /* ==========================================================================================
@@ -57,14 +61,16 @@ GK_MPI_API int gk_mpi_cuda_aware(void);
  *
  * x_local holds m_local x d row-major, y_local n_local x d, w_local n_local, out_local m_local,
  * all of one dtype and in ctx; out_local must not overlap the inputs. d, gamma and the dtype
- * must be the same on every rank; m_local and n_local may differ. The shards of y and w travel
+ * must be the same on every rank (gamma by value: 0.0 and -0.0 are the same, as are NaNs);
+ * m_local and n_local may differ. The shards of y and w travel
  * round a ring of the ranks while each rank computes on the shard it holds, so communication
  * overlaps computation; each rank needs memory for two shards of the largest n_r and m_local
  * elements of scratch. Accuracy is gk_rbf_matvec's (abs err <= 1e-5 * sum|w| for float32,
  * 1e-12 for float64), the partial products being added in ring order.
  *
  * Statuses (the same on every rank): GK_E_INVALID_ARGUMENT (NULL ctx or buffer, out_local
- * overlapping an input, d or gamma differing between ranks), GK_E_DTYPE (mixed dtypes on a
+ * overlapping an input, d or gamma differing between ranks, comm an intercommunicator, an
+ * unknown GK_MPI_CUDA_AWARE value on a rank), GK_E_DTYPE (mixed dtypes on a
  * rank, or the dtype differing between ranks), GK_E_SHAPE (a buffer smaller than its rows need),
  * GK_E_OVERFLOW (m_local*d or n_local*d wraps), GK_E_CONTEXT_MISMATCH, GK_E_OUT_OF_MEMORY,
  * GK_E_DEVICE, GK_E_INTERNAL (MPI itself reported an error; the message gives MPI's text).

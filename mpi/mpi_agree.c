@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* mpi_agree.c - collective errors: the ranks agree on one status and one message before any
  * exchange that a failed rank would leave waiting. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -69,8 +70,11 @@ gk_status gk_mpi__agree_params(const char *fn, MPI_Comm comm, gk_status local,
     int rank = 0, size = 1;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
+    /* Compared by value through their bits: -0.0 is 0.0, and every NaN the same NaN (NaN
+     * propagates, as in gk_rbf_matvec, whatever its payload on each rank). */
+    double gamma = p->gamma == 0.0 ? 0.0 : isnan(p->gamma) ? NAN : p->gamma;
     uint64_t gamma_bits;
-    memcpy(&gamma_bits, &p->gamma, sizeof gamma_bits);
+    memcpy(&gamma_bits, &gamma, sizeof gamma_bits);
     uint64_t v[SLOTS], r[SLOTS];
     v[FIRST] = local != GK_OK ? (uint64_t)rank : (uint64_t)size;
     v[D_MIN] = p->d;

@@ -3,6 +3,7 @@
  * point-to-point messages of any size. */
 #include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,16 +88,47 @@ gk_status gk_mpi__private_comm(const char *fn, MPI_Comm comm, MPI_Comm *out)
     return GK_OK;
 }
 
-GK_MPI_API int gk_mpi_cuda_aware(void)
+gk_status gk_mpi__cuda_aware_switch(const char *fn, int *staged)
 {
     const char *env = getenv("GK_MPI_CUDA_AWARE");
-    if (env != NULL && strcmp(env, "0") == 0)
-        return 0;
+    *staged = 0;
+    if (env == NULL || env[0] == '\0' || strcmp(env, "1") == 0)
+        return GK_OK;
+    if (strcmp(env, "0") == 0) {
+        *staged = 1;
+        return GK_OK;
+    }
+    /* Quoted in printable characters: the value may hold any byte. */
+    char shown[64 * 4 + 4];
+    size_t n = 0, i = 0;
+    for (; env[i] != '\0' && i < 64; i++) {
+        unsigned char c = (unsigned char)env[i];
+        if (c < 0x20 || c > 0x7e)
+            n += (size_t)snprintf(shown + n, sizeof shown - n, "\\x%02x", c);
+        else
+            shown[n++] = (char)c;
+    }
+    shown[n] = '\0';
+    return gk_mpi__fail(GK_E_INVALID_ARGUMENT,
+                        "%s: GK_MPI_CUDA_AWARE=%s%s is not one of: 0, 1 (or unset)", fn, shown,
+                        env[i] != '\0' ? "..." : "");
+}
+
+int gk_mpi__mpi_cuda_aware(void)
+{
 #if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
     return MPIX_Query_cuda_support() == 1;
 #else
     return 0;
 #endif
+}
+
+GK_MPI_API int gk_mpi_cuda_aware(void)
+{
+    int staged = 0;
+    if (gk_mpi__cuda_aware_switch("gk_mpi_cuda_aware", &staged) != GK_OK || staged)
+        return 0;
+    return gk_mpi__mpi_cuda_aware();
 }
 
 /* Elements per block when a message is longer than an int can count. */

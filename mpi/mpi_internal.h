@@ -29,6 +29,14 @@ char *gk_mpi__message(void);
  * first call for a comm. */
 gk_status gk_mpi__private_comm(const char *fn, MPI_Comm comm, MPI_Comm *out);
 
+/* GK_MPI_CUDA_AWARE, the MPI library's one environment switch (libgpukern's parser is private to
+ * it): unset, empty or "1" leave *staged 0 (device memory goes to MPI when MPI reports CUDA
+ * support), "0" sets it (always through host memory); any other value is GK_E_INVALID_ARGUMENT,
+ * its message recorded. */
+gk_status gk_mpi__cuda_aware_switch(const char *fn, int *staged);
+/* 1 when the MPI library reports that it can send and receive CUDA device memory. */
+int gk_mpi__mpi_cuda_aware(void);
+
 /* What every rank must agree on before data moves, reduced in one MPI_Allreduce. */
 typedef struct gk_mpi_params {
     size_t d;

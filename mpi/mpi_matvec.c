@@ -33,6 +33,7 @@ typedef struct ring {
     gk_buffer *tmp;           /* one shard's contribution before it is added to out */
     gk_buffer *out;           /* out_local's first m elements */
     int own_out;              /* out is a view made here */
+    int staged;               /* GK_MPI_CUDA_AWARE=0: device memory goes through the host */
     uint64_t *sizes;          /* per rank: n_local, then its set-up status */
 } ring;
 
@@ -316,11 +317,11 @@ static gk_status ring_run(ring *r, const gk_buffer *x)
     return st;
 }
 
-static ring_mode choose_mode(gk_context *ctx)
+static ring_mode choose_mode(const ring *r)
 {
-    if (gk_context_backend(ctx) != GK_BACKEND_CUDA)
+    if (gk_context_backend(r->ctx) != GK_BACKEND_CUDA)
         return RING_HOST;
-    return gk_mpi_cuda_aware() ? RING_DEVICE : RING_STAGED;
+    return !r->staged && gk_mpi__mpi_cuda_aware() ? RING_DEVICE : RING_STAGED;
 }
 
 /* Steps after the arguments are agreed on; every rank of comm runs the same collectives. */
@@ -334,7 +335,7 @@ static gk_status distributed(ring *r, const gk_buffer *x, const gk_buffer *y, co
             st = gk_context_synchronize(r->ctx);
         return gk_mpi__agree(r->fn, r->comm, st == GK_OK ? GK_OK : fail_gk(r->fn, st));
     }
-    r->mode = choose_mode(r->ctx);
+    r->mode = choose_mode(r);
     r->mt = r->t == GK_FLOAT32 ? MPI_FLOAT : MPI_DOUBLE;
     r->es = r->t == GK_FLOAT32 ? sizeof(float) : sizeof(double);
     st = ring_setup(r, y, w, n, out);
@@ -369,6 +370,16 @@ GK_MPI_API gk_status gk_mpi_rbf_matvec(gk_context *ctx, MPI_Comm comm, size_t m_
                             finalized ? "already finalized" : "not initialized");
     if (comm == MPI_COMM_NULL)
         return gk_mpi__fail(GK_E_INVALID_ARGUMENT, "%s: comm is MPI_COMM_NULL", fn);
+    /* Every rank of an intercommunicator sees that it is one, so each refuses it alone, before
+     * any collective call: the ring's reductions and neighbours assume one group. */
+    int inter = 0, err = MPI_Comm_test_inter(comm, &inter);
+    if (err != MPI_SUCCESS)
+        return gk_mpi__fail_mpi(fn, "MPI_Comm_test_inter", err);
+    if (inter)
+        return gk_mpi__fail(GK_E_INVALID_ARGUMENT,
+                            "%s: comm is an intercommunicator; pass an intracommunicator (for "
+                            "one over both groups, MPI_Intercomm_merge)",
+                            fn);
     ring r;
     memset(&r, 0, sizeof r);
     r.fn = fn;
@@ -384,6 +395,8 @@ GK_MPI_API gk_status gk_mpi_rbf_matvec(gk_context *ctx, MPI_Comm comm, size_t m_
 
     gk_status local =
         check_local(fn, ctx, m_local, n_local, d, gamma, x_local, y_local, w_local, out_local);
+    if (local == GK_OK)
+        local = gk_mpi__cuda_aware_switch(fn, &r.staged);
     gk_mpi_params p = {d, local == GK_OK ? gk_buffer_dtype(x_local) : GK_FLOAT32, gamma, n_local};
     if (local == GK_OK) {
         r.sizes = malloc(2 * (size_t)r.size * sizeof *r.sizes);

@@ -66,6 +66,10 @@ static gk_status make_buffer(const char *fn, gk_context *ctx, gk_dtype t, size_t
     GK_FORWARD(gk__check_context(fn, ctx));
     GK_FORWARD(gk__check_dtype(fn, "t", (int)t));
     GK_FORWARD(gk__check_pointer(fn, "out", out));
+    /* The ops read elements as their type: a misaligned one is undefined behaviour in C. */
+    GK_CHECK(count == 0 || (uintptr_t)host % gk__dtype_size(t) == 0, GK_E_INVALID_ARGUMENT,
+             "%s: host %p is not aligned to the %zu-byte elements of its dtype", fn, host,
+             gk__dtype_size(t));
     size_t bytes;
     GK_FORWARD(gk__mul_size(fn, "count * element size", count, gk__dtype_size(t), &bytes));
     gk_storage *s = NULL;

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* calibrate.c - measures an AUTO context's cost model and keeps it in a per-device cache file. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "alloc.h"
+#include "cache_file.h"
 #include "check.h"
 #include "dispatch.h"
+#include "env.h"
 
 /* Sizes of the calibration runs: large enough to show each device's full rate (the model is
  * linear, so a rate taken where fixed costs still dominate misplaces large calls), small
@@ -25,42 +25,37 @@
 #define CAL_TRANSFER_BYTES (32u << 20)
 #define CAL_REPEATS 3
 
-/* Cache file for this device and host: GK_CALIBRATION=<path>, else under XDG_CACHE_HOME or
- * ~/.cache. 0 when there is none (GK_CALIBRATION=off, or no home). */
-static int cache_path(const gk_context *ctx, char *path, size_t size)
+/* The cache file for this context's device and this host (cache_file.h): GK_CACHE_INVALID (a
+ * GK_CALIBRATION refused) is GK_E_INVALID_ARGUMENT, recorded; an unusable default path is logged,
+ * as no cache file. */
+static gk_status cache_path(const char *fn, const gk_context *ctx, char *path, size_t size,
+                            gk_cache_where *where)
 {
-    const char *env = getenv("GK_CALIBRATION");
-    if (env != NULL && strcmp(env, "off") == 0)
-        return 0;
-    if (env != NULL && env[0] != '\0')
-        return snprintf(path, size, "%s", env) < (int)size;
-    char dir[512];
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    if (xdg != NULL && xdg[0] == '/')
-        snprintf(dir, sizeof dir, "%s/gpukern", xdg);
-    else if (home != NULL && home[0] != '\0')
-        snprintf(dir, sizeof dir, "%s/.cache/gpukern", home);
-    else
-        return 0;
-    char host[128] = "host", device[128];
+    char host[128] = "host", why[256];
     gethostname(host, sizeof host - 1);
-    snprintf(device, sizeof device, "%s", ctx->primary.ops->device_name(ctx->primary.state));
-    for (char *p = device; *p; p++)
-        if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') && !(*p >= '0' && *p <= '9'))
-            *p = '_';
-    return snprintf(path, size, "%s/calibration-%s-%s.txt", dir, device, host) < (int)size;
+    *where = gk__cache_file_path(gk__env("GK_CALIBRATION"), gk__env("XDG_CACHE_HOME"),
+                                 gk__env("HOME"), ctx->primary.ops->device_name(ctx->primary.state),
+                                 host, path, size, why, sizeof why);
+    if (*where == GK_CACHE_INVALID)
+        return gk__error(GK_E_INVALID_ARGUMENT, "%s: %s", fn, why);
+    if (*where == GK_CACHE_UNUSABLE)
+        gk__log("AUTO cost model: no cache file: %s", why);
+    return GK_OK;
 }
 
-void gk__load_cost_model(gk_context *ctx)
+gk_status gk__load_cost_model(const char *fn, gk_context *ctx)
 {
     gk__cost_model_defaults(&ctx->model);
-    char path[1024], why[256];
-    if (!cache_path(ctx, path, sizeof path))
+    char path[GK_CACHE_PATH_MAX], why[256];
+    gk_cache_where where;
+    GK_FORWARD(cache_path(fn, ctx, path, sizeof path, &where));
+    if (where <= GK_CACHE_NONE)
         gk__log("AUTO cost model: built-in defaults (no cache file)");
     else if (gk__cost_model_load(&ctx->model, path, why, sizeof why))
         gk__log("AUTO cost model loaded from %s", path);
     else
         gk__log("AUTO cost model: built-in defaults, %s not used: %s", path, why);
+    return GK_OK;
 }
 
 /* Scratch of one calibration: host arrays for the CPU's runs, device arrays for the GPU's. */
@@ -246,11 +241,7 @@ static void free_buffers(gk_context *ctx, cal_buffers *b)
 /* Three host and three device arrays large enough for every calibration run, all zeros so
  * exp and the kernels see ordinary numbers. The CPU writes its zeros itself: pages of fresh
  * memory that are only read map the kernel's one zero page, which stays in cache, so the CPU's
- * runs on calloc'd inputs timed reads that cost nothing. On the 2-core VM, with a stand-in GPU
- * that runs the CPU's own code on arrays it fills (tests/slots), the same add f32 measured
- * 5.3e10-8.2e10 bytes/s on the CPU's unwritten inputs against 4.7e10-5.1e10 on the filled
- * ones (4.2e10-5.4e10 both, written first). On the H200 host 23 of 26 calibrations kept there
- * put cpu_stream_f32 above their cpu_stream_f64, whose inputs an earlier run had written. */
+ * runs on calloc'd inputs would time reads that cost nothing and overstate its rates. */
 static gk_status alloc_buffers(const gk_call *cpu, const gk_call *gpu, cal_buffers *b)
 {
     const gk_engine *g = gpu->engine;
@@ -265,28 +256,15 @@ static gk_status alloc_buffers(const gk_call *cpu, const gk_call *gpu, cal_buffe
     return GK_OK;
 }
 
-static void save(gk_context *ctx, const gk_cost_model *m)
+static void save(const char *path, gk_cache_where where, const gk_cost_model *m)
 {
-    char path[1024];
-    if (!cache_path(ctx, path, sizeof path))
+    char why[256];
+    if (where <= GK_CACHE_NONE)
         return;
-    char *slash = strrchr(path, '/');
-    if (slash != NULL && getenv("GK_CALIBRATION") == NULL) {
-        *slash = '\0';
-        char parent[1024];
-        snprintf(parent, sizeof parent, "%s", path);
-        char *up = strrchr(parent, '/');
-        if (up != NULL) {
-            *up = '\0';
-            mkdir(parent, 0755);
-        }
-        mkdir(path, 0755);
-        *slash = '/';
-    }
-    if (gk__cost_model_save(m, path))
+    if (gk__cost_model_save(m, path, where == GK_CACHE_DEFAULT, why, sizeof why))
         gk__log("AUTO cost model saved to %s", path);
     else
-        gk__log("AUTO cost model: cannot write %s: %s", path, strerror(errno));
+        gk__log("AUTO cost model: not saved to %s: %s", path, why);
 }
 
 GK_API gk_status gk_context_calibrate(gk_context *ctx, uint32_t flags)
@@ -296,6 +274,9 @@ GK_API gk_status gk_context_calibrate(gk_context *ctx, uint32_t flags)
     GK_CHECK(flags == 0, GK_E_INVALID_ARGUMENT, "%s: flags (0x%x) has unknown bits", fn, flags);
     if (!ctx->hybrid)
         return GK_OK;
+    char path[GK_CACHE_PATH_MAX];
+    gk_cache_where where;
+    GK_FORWARD(cache_path(fn, ctx, path, sizeof path, &where));
     cal_buffers b;
     memset(&b, 0, sizeof b);
     gk_cost_model m = ctx->model;
@@ -313,11 +294,9 @@ GK_API gk_status gk_context_calibrate(gk_context *ctx, uint32_t flags)
      * backend sizes its team by the cores that other processes left idle over the last 100 ms
      * (cpu_team.c; at a process's start, by /proc/loadavg's runnable tasks), so a pass in a
      * busy moment can measure a smaller team than the context's, and the rate is kept in the
-     * cache file for every later process. On the H200 host a calibration right after a build
-     * stored cpu_stream_f32 8.5e9 bytes/s, a 35th of the median of the other 25 calibrations
-     * kept there (1.6e11-6.9e11), and AUTO then ran its first 80 calls of add 1e5 on the GPU at
-     * 18x the CPU's time (bench/RESULTS.md, 2026-12-03). The GPU's runs between take some
-     * 0.3 s, past several of those windows. */
+     * cache file for every later process (a calibration right after a build once stored a
+     * thirty-fifth of the CPU's usual stream rate). The GPU's runs between take some 0.3 s,
+     * past several of those windows. */
     if (st == GK_OK)
         st = measure_rates(&cpu, 0, &b, m.cpu_rate, 1);
     free_buffers(ctx, &b);
@@ -325,7 +304,7 @@ GK_API gk_status gk_context_calibrate(gk_context *ctx, uint32_t flags)
         return gk__error_in(st, fn);
     ctx->model = m;
     /* Measurements were against the old model's predictions. */
-    memset(&ctx->history, 0, sizeof ctx->history);
-    save(ctx, &m);
+    memset(ctx->history, 0, sizeof *ctx->history);
+    save(path, where, &m);
     return GK_OK;
 }

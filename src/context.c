@@ -11,6 +11,9 @@
 #define GK_OPTIONS_END(field)                                                                      \
     (offsetof(gk_context_options, field) + sizeof(((gk_context_options *)0)->field))
 
+_Static_assert(sizeof(gk_context_options) == GK_OPTIONS_END(flags),
+               "read_options lists every field's end");
+
 GK_API void gk_context_options_init(gk_context_options *o)
 {
     if (o == NULL)
@@ -31,6 +34,16 @@ static gk_status read_options(const char *fn, const gk_context_options *o, gk_co
              "%s: options->struct_size (%u) is larger than this library's gk_context_options "
              "(%zu bytes): the caller was built against a newer gpukern.h",
              fn, o->struct_size, sizeof *o);
+    /* A size inside a field would copy half of it (14: two bytes of cpu_threads). */
+    GK_CHECK(o->struct_size == GK_OPTIONS_END(backend) ||
+                 o->struct_size == GK_OPTIONS_END(device) ||
+                 o->struct_size == GK_OPTIONS_END(cpu_threads) ||
+                 o->struct_size == GK_OPTIONS_END(flags),
+             GK_E_INVALID_ARGUMENT,
+             "%s: options->struct_size (%u) ends inside a field: a gk_context_options of any "
+             "version is %zu, %zu, %zu or %zu bytes",
+             fn, o->struct_size, GK_OPTIONS_END(backend), GK_OPTIONS_END(device),
+             GK_OPTIONS_END(cpu_threads), GK_OPTIONS_END(flags));
     gk_context_options_init(out);
     memcpy(out, o, o->struct_size);
     out->struct_size = sizeof *out;
@@ -76,6 +89,18 @@ static gk_status create_context(const char *fn, const gk_context_options *o, gk_
             return gk__error_in(st, fn);
         }
         ctx->hybrid = 1;
+        ctx->primary.ops = ops;
+        ctx->history = gk__calloc(1, sizeof *ctx->history);
+        st = ctx->history == NULL
+                 ? gk__error(GK_E_OUT_OF_MEMORY, "%s: cannot allocate the placement history", fn)
+                 : gk__load_cost_model(fn, ctx);
+        if (st != GK_OK) {
+            gk__free(ctx->history);
+            ctx->secondary.ops->context_destroy(ctx->secondary.state);
+            ops->context_destroy(ctx->primary.state);
+            gk__free(ctx);
+            return gk__error_in(st, fn);
+        }
     }
     ctx->magic = GK_CONTEXT_MAGIC;
     atomic_init(&ctx->refs, 1);
@@ -83,8 +108,6 @@ static gk_status create_context(const char *fn, const gk_context_options *o, gk_
     ctx->last_backend = GK_BACKEND_AUTO;
     ctx->flags = o->flags;
     ctx->log = cfg.log;
-    if (ctx->hybrid)
-        gk__load_cost_model(ctx);
     gk__log("%s: context %p on %s (%s)", fn, (void *)ctx, ops->name,
             ops->device_name(ctx->primary.state));
     *out = ctx;
@@ -122,8 +145,11 @@ void gk__context_release(gk_context *ctx)
     if (atomic_fetch_sub(&ctx->refs, 1) != 1)
         return;
     ctx->primary.ops->context_destroy(ctx->primary.state);
-    if (ctx->hybrid)
+    if (ctx->hybrid) {
         ctx->secondary.ops->context_destroy(ctx->secondary.state);
+        gk__free(ctx->history);
+        ctx->history = NULL;
+    }
     gk__retire(GK_HANDLE_CONTEXT, ctx);
 }
 

@@ -37,9 +37,10 @@ struct gk_context {
     int hybrid;
     gk_engine secondary;
     gk_cost_model model;
-    gk_placement_history history; /* what the model's placements measured */
+    /* What the model's placements measured (86 KB): hybrid contexts only, NULL otherwise. */
+    gk_placement_history *history;
     /* GK_LOG as it was when the context was created: each timed AUTO call is printed. Read
-     * once, since getenv walks the environment and placed calls can take half a microsecond. */
+     * once, since a lookup walks the environment and placed calls can take half a microsecond. */
     int log;
     gk_backend last_backend;
     /* A hybrid context's work on host data is complete when its call returns; only work on
@@ -95,9 +96,11 @@ gk_status gk__check_device(const char *fn, const gk_backend_ops *ops, gk_backend
 void gk__context_leave_stream(gk_context *ctx);
 
 /* --- calibrate.c -------------------------------------------------------------------------- */
-/* Loads the context's cost model: GK_CALIBRATION=off gives the defaults, a path names the
- * cache file, else the per-device, per-host file in the XDG cache directory. */
-void gk__load_cost_model(gk_context *ctx);
+/* Loads a hybrid context's cost model: GK_CALIBRATION=off gives the defaults, an absolute path
+ * names the cache file, else the per-device, per-host file in the XDG cache directory; a cache
+ * file that cannot be used leaves the defaults (GK_LOG=1 says why). Any other GK_CALIBRATION
+ * is GK_E_INVALID_ARGUMENT. */
+gk_status gk__load_cost_model(const char *fn, gk_context *ctx);
 
 /* --- clock.c ------------------------------------------------------------------------------ */
 /* Seconds on CLOCK_MONOTONIC: AUTO times its placed calls and its calibration with it. */

@@ -75,7 +75,7 @@ static const gk_engine *choose_engine(gk_context *c, const gk_operand *ops, int 
     for (int i = 0; i < n; i++)
         if (!ops[i].buf->storage->host)
             return &c->primary;
-    if (gk__place_outright(&c->model, &c->history, w, p))
+    if (gk__place_outright(&c->model, c->history, w, p))
         return &c->secondary;
     size_t in = 0, out = 0;
     for (int i = 0; i < n; i++) {
@@ -84,8 +84,8 @@ static const gk_engine *choose_engine(gk_context *c, const gk_operand *ops, int 
         out += ops[i].role != GK_ROLE_IN ? bytes : 0;
     }
     double bytes_in = (double)in, bytes_out = (double)out;
-    if (!gk__place_settled(&c->history, w, bytes_in, bytes_out, p))
-        *p = gk__place_learned(&c->model, &c->history, w, bytes_in, bytes_out);
+    if (!gk__place_settled(c->history, w, bytes_in, bytes_out, p))
+        *p = gk__place_learned(&c->model, c->history, w, bytes_in, bytes_out);
     return p->backend == GK_BACKEND_CPU ? &c->secondary : &c->primary;
 }
 
@@ -123,7 +123,7 @@ gk_status gk__call_end(gk_call *call, gk_status st)
     const gk_placement *p = &call->placed;
     if (p->predicted_s > 0.0) {
         double took = gk__now() - call->start;
-        gk__placement_observe(&call->ctx->history, &call->work, *p, took);
+        gk__placement_observe(call->ctx->history, &call->work, *p, took);
         if (call->ctx->log)
             gk__log(
                 "%s: AUTO expected %.3g s on the CPU, %.3g s on the GPU; ran on the %s%s: %.3g s",

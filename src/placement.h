@@ -11,11 +11,9 @@
 
 /* Classes of work that share a rate; each has its own unit of work (see gk_workload). A class
  * is also where a context's measurements of its calls are kept (gk_placement_history), so ops
- * whose costs per unit differ need classes of their own: on the H200 host's CPU rng_uniform
- * costs 3.5x what add does per byte touched (17 ms for 4e8 bytes against 14.5 ms for 1.2e9),
- * and with both in the stream class, whose measured ratios a size's calls share, AUTO ran some
- * of rng_uniform's calls at 1e7-1e8 on the GPU in each of 14 sweeps, where a call takes 1.4-2.0x
- * the CPU's time; with classes of their own, in one of six (bench/RESULTS.md, 2026-12-03). */
+ * whose costs per unit differ need classes of their own: a CPU's rng_uniform can cost several
+ * times what add does per byte touched, and in one class, whose measured ratios a size's calls
+ * share, one op's measurements would place the other's calls. */
 typedef enum gk_work_class {
     GK_WORK_STREAM,      /* element-wise, reductions: bytes touched */
     GK_WORK_EXP,         /* exp: bytes touched */
@@ -68,10 +66,8 @@ static inline int gk__cpu_wins_outright(const gk_cost_model *m, const gk_workloa
  * its calls show it. Neither a mean nor the median: copies of pageable memory take twice as long
  * now and then, and a busy moment slows several calls in a row; interference only ever slows a
  * call, so a slowdown counts once it holds four of the last five calls, a speed-up once it holds
- * two. bench/auto_replay on the H200's kept sweeps with slow calls injected (5 % at 4x, 10 % at
- * 3x, log-normal noise): 93 % of replayed sweeps with every size within 1.1x, 75 % with the
- * median, whose three slow calls in five put the CPU 3x behind at gemm 512^2, beyond the bands
- * that retry it. */
+ * two. With the median, three slow calls in five would count, and could put a backend's
+ * estimate beyond the bands that retry it. */
 #define GK_WORK_OCTAVES 64
 #define GK_RATIO_WINDOW 5
 typedef struct gk_placement_bucket {
@@ -131,15 +127,12 @@ typedef struct gk_placement {
  * than a CPU context does (a bit test and a counter), except GK_AUDIT_CALLS in a row of every
  * GK_AUDIT_EVERY of the context's, from the GK_AUDIT_AT-th on (a size's first calls run cold),
  * which are timed against the CPU's prediction like any placed call. Rarely: a timed call
- * costs two clock reads and the bucket's ratio kept (GK_TIMED_COST_S), on calls of 0.15 us (3 in
- * 64, with a bucket looked up on every call and GK_LOG's getenv on every timed one, put the H200
- * host's tiny calls 25-55 ns over a CPU context's). So a model wrong for the CPU at some size is
- * seen (a slow team there: rbf_matrix
- * 316^2 x 20 took 0.6 ms on the H200 host's CPU at 5da9071, placed outright against a 0.07 ms
- * GPU): once the lower tercile of a bucket's last GK_RATIO_WINDOW CPU measurements puts the CPU's
- * time at twice the GPU's fixed call cost or above, the shortcut is off for that bucket (a bit in
- * history->off) and
- * gk__place_learned places and times its calls, until measurements say otherwise. Returns 1
+ * costs two clock reads and the bucket's ratio kept (GK_TIMED_COST_S), as much as a whole tiny
+ * call. So a model wrong for the CPU at some size (a slow thread team there) is seen: once the
+ * lower tercile of a bucket's last GK_RATIO_WINDOW CPU measurements puts the CPU's time at twice
+ * the GPU's fixed call cost or above, the shortcut is off for that bucket (a bit in
+ * history->off) and gk__place_learned places and times its calls, until measurements say
+ * otherwise. Returns 1
  * when the call is placed outright on the CPU, with *p (which the caller initialized as an
  * untimed placement) set only for an audit (p->predicted_s > 0: time it); 0 when
  * gk__place_learned must place it. */
@@ -167,13 +160,10 @@ static inline int gk__place_outright(const gk_cost_model *m, gk_placement_histor
  * bucket has fewer than two measurements of it and its estimate is within GK_EXPLORE_NEW_BAND
  * of the preferred one's, every GK_EXPLORE_EVERY-th call while within GK_EXPLORE_BAND, and every
  * GK_EXPLORE_WIDE_EVERY-th while within GK_EXPLORE_WIDE_BAND, so that a borrowed, stale or
- * unlucky estimate cannot keep a call on the slower device for long: at 5da9071 on the H200 host,
- * gemm 256^3's first CPU calls took 1.8x what the CPU took later, and with the GPU then 1.7x
- * ahead, outside GK_EXPLORE_BAND, AUTO stayed on the GPU, 1.28x slower than the CPU. A retry's
- * slower calls cost at most GK_RETRY_CALLS x (band - 1) / every of the calls' time: 4.7 % and
- * 3.5 %, and a timed batch of the sweep's that holds one is that much slower: at 562^2 x 20 on
- * the H200 host (5da9071's predecessor), with a retry every 32 calls in some 18-call batches,
- * that put the median batch 1.15x over the CPU's. So each retry that leaves the choice as it
+ * unlucky estimate cannot keep a call on the slower device for long (a CPU's first calls at a
+ * size can take twice what its later ones do). A retry's slower calls cost at most
+ * GK_RETRY_CALLS x (band - 1) / every of the calls' time: 4.7 % and 3.5 %, and a short batch of
+ * calls that holds one is that much slower. So each retry that leaves the choice as it
  * was doubles both periods (up to GK_EXPLORE_BACKOFF_MAX doublings: every 1024 and 4096 calls),
  * and a change of choice, a retry's or not, takes them back to the start.
  * The first call of a retry runs cold (its caches, the CPU's sleeping thread team, the
@@ -182,10 +172,8 @@ static inline int gk__place_outright(const gk_cost_model *m, gk_placement_histor
  * For a bucket that has not measured the other backend, "within GK_EXPLORE_NEW_BAND" holds for
  * its estimate as measurements corrected it or for the model's own prediction, whichever is
  * closer: a corrected estimate there is borrowed from a nearby octave, whose calls may have run
- * in a bad moment. On the H200 host a first sweep after other work placed every call of
- * rbf_matrix 1778^2 to 5623^2 x 20 on the GPU, 3.3-4.0x the CPU's time, with the CPU never
- * retried there (bench/RESULTS.md, 2026-12-02), which only an estimate of the CPU at 3x the
- * GPU's or more explains; the model's own prediction had the CPU ahead. */
+ * in a bad moment, and would otherwise keep the CPU from ever being tried at sizes where the
+ * model's own prediction has it ahead. */
 #define GK_EXPLORE_NEW_BAND 3.0
 #define GK_EXPLORE_BAND 1.5
 #define GK_EXPLORE_EVERY 32
@@ -242,14 +230,5 @@ static inline int gk__place_settled(gk_placement_history *h, const gk_workload *
 /* Records that a call placed as p took seconds. */
 void gk__placement_observe(gk_placement_history *h, const gk_workload *w, gk_placement p,
                            double seconds);
-
-/* Writes the model as "key value" lines, one per field, with a comment; 0 on failure. */
-int gk__cost_model_save(const gk_cost_model *m, const char *path);
-/* Reads what gk__cost_model_save wrote: 1 and *m filled, or 0 with *m as it was and why saying
- * what is wrong. The file must be a regular file (opened without blocking) holding each key once
- * with a finite number in its physical range, comments (#) and blank lines; anything else
- * (an unknown key, a number with trailing characters, a line over 255 characters that is not a
- * comment, a missing key) refuses the whole file. */
-int gk__cost_model_load(gk_cost_model *m, const char *path, char *why, size_t why_size);
 
 #endif /* GK_PLACEMENT_H */

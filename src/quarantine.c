@@ -11,7 +11,8 @@
  * allocation of its size at once, so the stale pointer would name the next context or buffer
  * created, and a second destroy would destroy that one. The latest retired handles of each kind
  * are therefore kept, and freed only when GK_QUARANTINE_* later ones have pushed them out.
- * A context is some 40 KiB (its placement history), a buffer handle 40 bytes. */
+ * A context handle is some 400 bytes (a hybrid one frees its placement history when it goes),
+ * a buffer handle 40 bytes. */
 typedef struct quarantine {
     void **slot;
     size_t size, next;

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cache_file.h"
 #include "gpukern.h"
 #include "placement.h"
 
@@ -176,7 +177,7 @@ static void cache_row(const char *input, const char *line, const char *drop)
     snprintf(path, sizeof path, "%s/calibration.txt", workdir);
     FILE *f = NULL;
     size_t len = 0;
-    if (!gk__cost_model_save(&m, path) || (f = fopen(path, "r")) == NULL)
+    if (!gk__cost_model_save(&m, path, 0, why, sizeof why) || (f = fopen(path, "r")) == NULL)
         exit(2);
     len = fread(text, 1, sizeof text - 1, f);
     fclose(f);
@@ -257,6 +258,8 @@ static void generate(void)
     gk_context_options_init(&o_);
     o_.struct_size = 4;
     row("gk_context_create_ex", "`struct_size` 4", gk_context_create_ex(&o_, &made));
+    o_.struct_size = 14;
+    row("gk_context_create_ex", "`struct_size` 14", gk_context_create_ex(&o_, &made));
     gk_context_options_init(&o_);
     o_.struct_size = sizeof o_ + 8;
     row("gk_context_create_ex", "`struct_size` larger than this library's",
@@ -300,6 +303,8 @@ static void generate(void)
         gk_buffer_wrap_host(c, GK_FLOAT32, 5, NULL, &b));
     row("gk_buffer_wrap_host", "`count` SIZE_MAX",
         gk_buffer_wrap_host(c, GK_FLOAT64, SIZE_MAX, host, &b));
+    row("gk_buffer_wrap_host", "float32 `host` 2 bytes past an element",
+        gk_buffer_wrap_host(c, GK_FLOAT32, 3, (char *)host + 2, &b));
     row("gk_buffer_view", "`parent` NULL", gk_buffer_view(NULL, 0, 1, &b));
     row("gk_buffer_view", "`out` NULL", gk_buffer_view(x, 0, 1, NULL));
     row("gk_buffer_view", "`offset` 8, `count` 5 of `x`", gk_buffer_view(x, 8, 5, &b));
@@ -429,12 +434,34 @@ static void generate(void)
     memcpy(longline + 256, "gpu_call_s 5\n", 14);
     cache_row("a comment of 268 characters ending in `gpu_call_s 5`", longline, NULL);
     cache_row("a file of 1.1 (no `rng_` rates)", NULL, "_rng_");
+    cache_row("CRLF line ends", "gpu_call_s 1e-4\r\n", NULL);
+    cache_row("an escape sequence in a key", "gpu_call_s\x1b[2J 1e-4\n", NULL);
     gk_cost_model m;
     char why[256] = "";
     fprintf(out, "| cache file | a directory | (defaults used) | %s |\n",
             gk__cost_model_load(&m, workdir, why, sizeof why) ? "(loaded)" : why);
     fprintf(out, "| cache file | a FIFO | (defaults used) | %s |\n",
             gk__cost_model_load(&m, fifo, why, sizeof why) ? "(loaded)" : why);
+    char path[256], link[256];
+    snprintf(path, sizeof path, "%s/calibration.txt", workdir);
+    snprintf(link, sizeof link, "%s/link.txt", workdir);
+    gk__cost_model_defaults(&m);
+    FILE *f = NULL;
+    if (!gk__cost_model_save(&m, path, 0, why, sizeof why) || (f = fopen(path, "a")) == NULL ||
+        fwrite("gpu_call_s 1\0\n", 1, 14, f) != 14 || fclose(f) != 0)
+        exit(2);
+    fprintf(out, "| cache file | a NUL byte in a short line | (defaults used) | %s |\n",
+            gk__cost_model_load(&m, path, why, sizeof why) ? "(loaded)" : why);
+    if (!gk__cost_model_save(&m, path, 0, why, sizeof why) || symlink(path, link) != 0)
+        exit(2);
+    fprintf(out, "| cache file | a symbolic link to a valid file | (defaults used) | %s |\n",
+            gk__cost_model_load(&m, link, why, sizeof why) ? "(loaded)" : why);
+    fprintf(out, "| cache file | saving over that link | (not saved) | %s |\n",
+            gk__cost_model_save(&m, link, 0, why, sizeof why) ? "(saved)" : why);
+    if (chmod(path, 0666) != 0)
+        exit(2);
+    fprintf(out, "| cache file | a valid file of mode 0666 | (defaults used) | %s |\n",
+            gk__cost_model_load(&m, path, why, sizeof why) ? "(loaded)" : why);
     char cmd[512];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", workdir);
     if (system(cmd) != 0)

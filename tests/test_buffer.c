@@ -170,7 +170,21 @@ static void test_wrap_host_errors(void **state)
               "gk_buffer_wrap_host");
     GK_EXPECT(gk_buffer_wrap_host(ctx, GK_FLOAT32, SIZE_MAX / 2, host, &b), GK_E_OVERFLOW,
               "gk_buffer_wrap_host");
+    /* Elements not aligned to their dtype (once accepted: UBSan aborted in the ops). */
+    double aligned[4] = {0};
+    char *bytes = (char *)aligned;
+    GK_EXPECT(gk_buffer_wrap_host(ctx, GK_FLOAT32, 3, bytes + 1, &b), GK_E_INVALID_ARGUMENT,
+              "gk_buffer_wrap_host");
+    assert_non_null(strstr(gk_last_error(), "is not aligned to the 4-byte elements"));
+    GK_EXPECT(gk_buffer_wrap_host(ctx, GK_FLOAT64, 3, bytes + 4, &b), GK_E_INVALID_ARGUMENT,
+              "gk_buffer_wrap_host");
+    assert_non_null(strstr(gk_last_error(), "is not aligned to the 8-byte elements"));
     assert_ptr_equal(b, BUF_SENTINEL);
+    /* 4-byte alignment is enough for float32, and no element means nothing to misread. */
+    GK_CHECK_OK(gk_buffer_wrap_host(ctx, GK_FLOAT32, 3, bytes + 4, &b));
+    gk_buffer_destroy(b);
+    GK_CHECK_OK(gk_buffer_wrap_host(ctx, GK_FLOAT64, 0, bytes + 1, &b));
+    gk_buffer_destroy(b);
 }
 
 static void test_views(void **state)
@@ -339,7 +353,8 @@ static void test_destroyed_buffer(void **state)
     gk_buffer_destroy(x); /* a second destroy is ignored */
     float h[4] = {0};
     GK_EXPECT(gk_buffer_read(x, 0, 4, h), GK_E_INVALID_ARGUMENT, "gk_buffer_read");
-    if (strstr(gk_last_error(), "buf (0x") == NULL || strstr(gk_last_error(), "was destroyed") == NULL)
+    if (strstr(gk_last_error(), "buf (0x") == NULL ||
+        strstr(gk_last_error(), "was destroyed") == NULL)
         GK_FAIL("message \"%s\" should say the buffer was destroyed", gk_last_error());
     GK_EXPECT(gk_fill(ctx, 3.0, x), GK_E_INVALID_ARGUMENT, "gk_fill");
     GK_EXPECT(gk_buffer_view(x, 0, 1, &x), GK_E_INVALID_ARGUMENT, "gk_buffer_view");

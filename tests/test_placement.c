@@ -8,10 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "cache_file.h"
 #include "placement.h"
 
 /* A machine whose figures make the arithmetic easy to follow: 1 GB/s each way, a 1 ms device
@@ -290,9 +292,9 @@ static void test_cold_retries_do_not_hide_the_faster_backend(void **state)
     assert_true(on_cpu >= n - 8 - GK_RETRY_CALLS * (n / GK_EXPLORE_EVERY + 1));
 }
 
-/* The H200 host's pageable copies: a staged GPU call takes 1.05 s but every fifth one 2.4 s,
- * the CPU 1.2 s, against predictions of 1.3 s and 1 s. AUTO learns the GPU and keeps it (a
- * running mean would follow each slow copy to the CPU). */
+/* Pageable copies as a GPU host measured them: a staged GPU call takes 1.05 s but every fifth
+ * one 2.4 s, the CPU 1.2 s, against predictions of 1.3 s and 1 s. AUTO learns the GPU and keeps it
+ * (a running mean would follow each slow copy to the CPU). */
 static void test_occasional_slow_copies_keep_the_gpu(void **state)
 {
     (void)state;
@@ -368,9 +370,10 @@ static void test_save_then_load_round_trips(void **state)
     temp_path(path, sizeof path);
     gk_cost_model m = injected(), back;
     m.gpu_rate[GK_WORK_EXP][1] = 1.25e11;
-    assert_true(gk__cost_model_save(&m, path));
-    gk__cost_model_defaults(&back);
     char why[256] = "";
+    if (!gk__cost_model_save(&m, path, 0, why, sizeof why))
+        fail_msg("cannot save: %s", why);
+    gk__cost_model_defaults(&back);
     if (!gk__cost_model_load(&back, path, why, sizeof why))
         fail_msg("the saved file is refused: %s", why);
     remove(path);
@@ -389,7 +392,8 @@ static void write_variant(const char *path, const char *replace, const char *wit
                           const char *extra)
 {
     gk_cost_model m = injected();
-    assert_true(gk__cost_model_save(&m, path));
+    char why[256];
+    assert_true(gk__cost_model_save(&m, path, 0, why, sizeof why));
     FILE *f = fopen(path, "r");
     assert_non_null(f);
     char text[8192];
@@ -426,8 +430,8 @@ static void expect_refused(const char *path, const char *reason_part, const char
 }
 
 /* A file with a malformed or implausible line, or with a key missing, is refused as a whole and
- * changes nothing. At eaa3a2f "1e-" was read as 1, inf and subnormal rates were taken, and the
- * tail of a comment line over 255 characters was parsed as a key. */
+ * changes nothing: "1e-" is not 1, inf and subnormal rates are no rates, and the tail of a
+ * comment line over 255 characters is no key. */
 static void test_malformed_file_is_refused(void **state)
 {
     (void)state;
@@ -456,8 +460,7 @@ static void test_malformed_file_is_refused(void **state)
         write_variant(path, cases[i].replace, cases[i].with, cases[i].extra);
         expect_refused(path, cases[i].reason, cases[i].with ? cases[i].with : cases[i].extra);
     }
-    /* a comment over 255 characters whose tail reads like a key: a comment all the same (at
-     * eaa3a2f the 255 characters of the first fgets ended just before "gpu_call_s 0.5") */
+    /* a comment over 255 characters whose tail reads like a key: a comment all the same */
     char comment[300];
     memset(comment, 'x', sizeof comment);
     comment[0] = '#';
@@ -475,16 +478,16 @@ static void test_malformed_file_is_refused(void **state)
     memcpy(longline + 350, "gpu_call_s 1e-3\n", 17);
     longline[0] = 'c';
     write_variant(path, NULL, NULL, longline);
-    expect_refused(path, "longer than 254 characters", "a long line");
+    expect_refused(path, "longer than 255 characters", "a long line");
     remove(path);
     gk__cost_model_defaults(&m);
     assert_false(gk__cost_model_load(&m, "/nonexistent/gpukern/calibration.txt", why, sizeof why));
     assert_non_null(strstr(why, "No such file"));
 }
 
-/* A directory or a FIFO is no cache file: refused at once, without blocking on the FIFO (at
- * eaa3a2f a directory loaded as an empty model, and a FIFO blocked forever). Saving into a
- * FIFO fails at once too. */
+/* A directory or a FIFO is no cache file: refused at once, without blocking on the FIFO (a
+ * directory once loaded as an empty model, and a FIFO blocked forever). Saving into a FIFO
+ * fails at once too. */
 static void test_special_files_are_refused(void **state)
 {
     (void)state;
@@ -497,10 +500,191 @@ static void test_special_files_are_refused(void **state)
     alarm(20); /* a blocking open would otherwise hang the test for good */
     expect_refused(fifo, "not a regular file", "a FIFO");
     gk_cost_model m = injected();
-    assert_false(gk__cost_model_save(&m, fifo));
+    char why[256] = "";
+    assert_false(gk__cost_model_save(&m, fifo, 0, why, sizeof why));
+    assert_non_null(strstr(why, "not a regular file"));
     alarm(0);
     remove(fifo);
     rmdir(dir);
+}
+
+/* A NUL byte in a short line, or CRLF line ends, is refused for what it is, in printable
+ * characters (once: "longer than 254 characters", and a raw carriage return). */
+static void test_control_characters_are_named(void **state)
+{
+    (void)state;
+    char path[512];
+    temp_path(path, sizeof path);
+    static const char nul_line[] = "gpu_call_s 1e-3\0x\n";
+    write_variant(path, "gpu_call_s", NULL, "");
+    FILE *f = fopen(path, "a");
+    assert_non_null(f);
+    fwrite(nul_line, 1, sizeof nul_line - 1, f);
+    fclose(f);
+    expect_refused(path, "holds byte 0x00 at column 16", "a NUL byte");
+    write_variant(path, "gpu_call_s", "gpu_call_s 1e-3\r", "");
+    expect_refused(path, "ends in a carriage return (CRLF line ends?)", "a CRLF line");
+    write_variant(path, "gpu_call_s", "gpu_call_s\t1e-3\t7", "");
+    expect_refused(path, "is not \"key value\": \"gpu_call_s\\t1e-3\\t7\"", "tabs shown as \\t");
+    write_variant(path, "gpu_call_s", "gpu_call_s\x1b[2J 1e-3", "");
+    expect_refused(path, "holds byte 0x1b at column 11", "an escape sequence");
+    gk_cost_model m;
+    char why[256] = "";
+    assert_false(gk__cost_model_load(&m, path, why, sizeof why));
+    for (const char *c = why; *c; c++)
+        assert_true(*c >= 0x20 && *c <= 0x7e);
+    remove(path);
+}
+
+/* A link planted where the cache file goes is neither followed nor replaced, and a file that
+ * another user owns or may write is not read; a saved file is the user's alone (0600), written
+ * whole through a rename (once a save truncated a link's target and a load read it, and a
+ * world-writable file was loaded). */
+static void test_cache_file_is_kept_safe(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gk_cache_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char target[600], link[600], file[600], why[256] = "";
+    snprintf(target, sizeof target, "%s/target", dir);
+    snprintf(link, sizeof link, "%s/sub/gpukern/calibration.txt", dir);
+    snprintf(file, sizeof file, "%s/own.txt", dir);
+    gk_cost_model m = injected();
+
+    /* a save creates the directories (0700) and a file of mode 0600 */
+    if (!gk__cost_model_save(&m, link, 1, why, sizeof why))
+        fail_msg("cannot save into new directories: %s", why);
+    struct stat st;
+    assert_int_equal(lstat(link, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0600);
+    char sub[600];
+    snprintf(sub, sizeof sub, "%s/sub/gpukern", dir);
+    assert_int_equal(stat(sub, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    assert_int_equal(remove(link), 0);
+
+    /* a link to a file: the target is neither overwritten nor read */
+    FILE *f = fopen(target, "w");
+    assert_non_null(f);
+    fputs("precious\n", f);
+    fclose(f);
+    assert_int_equal(symlink(target, link), 0);
+    assert_false(gk__cost_model_save(&m, link, 1, why, sizeof why));
+    assert_non_null(strstr(why, "symbolic link"));
+    f = fopen(target, "r");
+    char text[64] = "";
+    assert_non_null(fgets(text, sizeof text, f));
+    fclose(f);
+    assert_string_equal(text, "precious\n");
+    assert_int_equal(unlink(link), 0);
+    assert_true(gk__cost_model_save(&m, target, 0, why, sizeof why));
+    chmod(target, 0600);
+    assert_int_equal(symlink(target, link), 0);
+    expect_refused(link, "a symbolic link, which is not followed", "a link to a valid file");
+
+    /* writable by the group or by others */
+    assert_true(gk__cost_model_save(&m, file, 0, why, sizeof why));
+    assert_int_equal(chmod(file, 0666), 0);
+    expect_refused(file, "writable by users other than its owner (mode 0666)", "mode 0666");
+    assert_int_equal(chmod(file, 0620), 0);
+    expect_refused(file, "writable by users other than its owner (mode 0620)", "mode 0620");
+    assert_int_equal(chmod(file, 0644), 0);
+    gk_cost_model back;
+    gk__cost_model_defaults(&back);
+    if (!gk__cost_model_load(&back, file, why, sizeof why))
+        fail_msg("a file of mode 0644 is refused: %s", why);
+
+    /* another user's file: only root can make one here */
+    if (geteuid() == 0) {
+        assert_int_equal(chown(file, 65534, 65534), 0);
+        expect_refused(file, "owned by uid 65534, not by this user", "another user's file");
+        assert_false(gk__cost_model_save(&m, file, 0, why, sizeof why));
+        assert_non_null(strstr(why, "owned by uid 65534"));
+    }
+    unlink(file);
+    unlink(link);
+    unlink(target);
+    rmdir(sub);
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    rmdir(sub);
+    assert_int_equal(rmdir(dir), 0);
+}
+
+/* GK_CALIBRATION: off and empty as documented, an absolute path taken whole, anything else (a
+ * relative path, "OFF", which once wrote ./OFF) refused naming the value; XDG_CACHE_HOME used
+ * whole however long, up to what a path may be, and refused beyond (one of ~505 characters was
+ * once cut short and the file written elsewhere). */
+static void test_cache_file_path(void **state)
+{
+    (void)state;
+    char path[GK_CACHE_PATH_MAX], why[256];
+    assert_int_equal(
+        gk__cache_file_path("off", "/x", "/h", "d", "h", path, sizeof path, why, sizeof why),
+        GK_CACHE_NONE);
+    assert_int_equal(
+        gk__cache_file_path("/a/cal.txt", "/x", "/h", "d", "h", path, sizeof path, why, sizeof why),
+        GK_CACHE_NAMED);
+    assert_string_equal(path, "/a/cal.txt");
+    const char *bad[] = {"OFF", "cal.txt", "./cal.txt", "Off"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(
+            gk__cache_file_path(bad[i], "/x", "/h", "d", "h", path, sizeof path, why, sizeof why),
+            GK_CACHE_INVALID);
+        char want[128];
+        snprintf(want, sizeof want, "GK_CALIBRATION=%s is neither off, empty nor an absolute path",
+                 bad[i]);
+        assert_string_equal(why, want);
+        assert_string_equal(path, "");
+    }
+    /* the value is shown in printable characters, and cut */
+    assert_int_equal(gk__cache_file_path("a\x1b[2Jb\tc", "/x", "/h", "d", "h", path, sizeof path,
+                                         why, sizeof why),
+                     GK_CACHE_INVALID);
+    assert_string_equal(why,
+                        "GK_CALIBRATION=a\\x1b[2Jb\\tc is neither off, empty nor an absolute path");
+    char long_value[100];
+    memset(long_value, 'v', sizeof long_value - 1);
+    long_value[sizeof long_value - 1] = '\0';
+    assert_int_equal(
+        gk__cache_file_path(long_value, "/x", "/h", "d", "h", path, sizeof path, why, sizeof why),
+        GK_CACHE_INVALID);
+    assert_non_null(strstr(why, "vvv... is neither off"));
+    assert_int_equal(gk__cache_file_path("", "/x/c", "/h", "NVIDIA H1 (x)", "node-1", path,
+                                         sizeof path, why, sizeof why),
+                     GK_CACHE_DEFAULT);
+    assert_string_equal(path, "/x/c/gpukern/calibration-NVIDIA_H1__x_-node_1.txt");
+    assert_int_equal(
+        gk__cache_file_path(NULL, "relative", "/h", "d", "h", path, sizeof path, why, sizeof why),
+        GK_CACHE_DEFAULT);
+    assert_string_equal(path, "/h/.cache/gpukern/calibration-d-h.txt");
+    assert_int_equal(
+        gk__cache_file_path(NULL, NULL, NULL, "d", "h", path, sizeof path, why, sizeof why),
+        GK_CACHE_NONE);
+    static char xdg[GK_CACHE_PATH_MAX + 100];
+    memset(xdg, 'a', sizeof xdg - 1);
+    xdg[0] = '/';
+    xdg[505] = '\0';
+    assert_int_equal(
+        gk__cache_file_path(NULL, xdg, "/h", "d", "h", path, sizeof path, why, sizeof why),
+        GK_CACHE_DEFAULT);
+    assert_int_equal(strncmp(path, xdg, 505), 0);
+    assert_string_equal(path + 505, "/gpukern/calibration-d-h.txt");
+    xdg[505] = 'a';
+    xdg[GK_CACHE_PATH_MAX - 20] = '\0';
+    assert_int_equal(
+        gk__cache_file_path(NULL, xdg, "/h", "d", "h", path, sizeof path, why, sizeof why),
+        GK_CACHE_UNUSABLE);
+    assert_non_null(strstr(why, "under XDG_CACHE_HOME (4076 characters) would be 4104 "
+                                "characters, longer than a path can be (4095)"));
+    assert_string_equal(path, "");
+    assert_int_equal(
+        gk__cache_file_path(xdg, NULL, NULL, "d", "h", path, sizeof path, why, sizeof why),
+        GK_CACHE_NAMED);
+    xdg[GK_CACHE_PATH_MAX - 20] = 'a';
+    assert_int_equal(
+        gk__cache_file_path(xdg, NULL, NULL, "d", "h", path, sizeof path, why, sizeof why),
+        GK_CACHE_INVALID);
+    assert_non_null(strstr(why, "GK_CALIBRATION (4195 characters) is longer than a path can be"));
 }
 
 /* The built-in figures keep tiny calls on the CPU and send very large compute to the GPU. */
@@ -542,8 +726,8 @@ static void test_outright_calls_are_audited_now_and_then(void **state)
     assert_true(gk__place_learned(&m, &h, &w, 1e4, 1e4).audit);
 }
 
-/* rbf_matrix 316^2 x 20 on the H200 host at 5da9071: the model gave the CPU the call outright,
- * the CPU took 9x its prediction, the GPU was 7x faster. The audits see it, the bucket's calls
+/* A call the model gives the CPU outright, on a CPU that takes 9x its prediction, the GPU 7x
+ * faster (as rbf_matrix 316^2 x 20 once measured). The audits see it, the bucket's calls
  * are then placed by the estimates and go to the GPU, and one slow audit alone does not. */
 static void test_an_outright_cpu_measured_slow_loses_the_call(void **state)
 {
@@ -586,10 +770,10 @@ static void test_a_cpu_measured_slow_is_rechecked(void **state)
     assert_true(timed < n / 2); /* outright again: timed only in audits */
 }
 
-/* gemm 256^3 on the H200 host at 5da9071: the CPU's first calls at a size took 1.8x what its
- * later ones did, which put the GPU (1.2x its prediction, 0.9 s against the CPU's 1 s) 1.7x
- * ahead, outside GK_EXPLORE_BAND. The retries within GK_EXPLORE_WIDE_BAND every
- * GK_EXPLORE_WIDE_EVERY calls find the CPU faster, and AUTO keeps it. */
+/* A CPU whose first calls at a size take 1.8x what its later ones do (as gemm 256^3 once did),
+ * which put the GPU (1.2x its prediction, 0.9 s against the CPU's 1 s) 1.7x ahead, outside
+ * GK_EXPLORE_BAND. The retries within GK_EXPLORE_WIDE_BAND every GK_EXPLORE_WIDE_EVERY calls find
+ * the CPU faster, and AUTO keeps it. */
 static void test_a_stale_slow_estimate_is_retried(void **state)
 {
     (void)state;
@@ -799,6 +983,9 @@ int main(void)
         cmocka_unit_test(test_save_then_load_round_trips),
         cmocka_unit_test(test_malformed_file_is_refused),
         cmocka_unit_test(test_special_files_are_refused),
+        cmocka_unit_test(test_control_characters_are_named),
+        cmocka_unit_test(test_cache_file_is_kept_safe),
+        cmocka_unit_test(test_cache_file_path),
         cmocka_unit_test(test_defaults_are_conservative),
     };
     return cmocka_run_group_tests_name("placement", tests, NULL, NULL);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "cache_file.h"
 #include "gpukern.h"
 
 /* SQLite's method: a scenario (a sequence of API calls) first runs with the injector disarmed,
@@ -491,6 +492,32 @@ out:
     drop_context(c);
 }
 
+/* A hybrid AUTO context, with the CPU backend's code standing in for the GPU (tests/slots):
+ * it allocates its placement history and loads its cost model from a cache file, then places a
+ * call on host memory. Run in a process of its own (`test_fault hybrid`), since the module is
+ * loaded once per process. */
+static void sc_hybrid(sweep *s)
+{
+    gk_context *c = NO_CONTEXT;
+    gk_buffer *a = NO_BUFFER, *b = NO_BUFFER, *o = NO_BUFFER;
+    double ho[100];
+    fill_host(ho, 100, SENTINEL);
+    STEP(s, gk_context_create(GK_BACKEND_AUTO, &c), "gk_context_create", c == NO_CONTEXT);
+    record(s, gk_context_backend(c));
+    STEP(s, gk_buffer_wrap_host(c, GK_FLOAT64, 100, s->hx64, &a), "gk_buffer_wrap_host",
+         a == NO_BUFFER);
+    STEP(s, gk_buffer_wrap_host(c, GK_FLOAT64, 100, s->hy64, &b), "gk_buffer_wrap_host",
+         b == NO_BUFFER);
+    STEP(s, gk_buffer_wrap_host(c, GK_FLOAT64, 100, ho, &o), "gk_buffer_wrap_host", o == NO_BUFFER);
+    STEP(s, gk_add(c, a, b, o), "gk_add", all_sentinel(o));
+    STEP(s, record_buffer(s, o), "gk_buffer_read", 1);
+out:
+    drop_buffer(o);
+    drop_buffer(b);
+    drop_buffer(a);
+    drop_context(c);
+}
+
 /* ------------------------------------------------------------------------------------------
  * The sweep.
  * ---------------------------------------------------------------------------------------- */
@@ -670,6 +697,7 @@ SWEEP_TEST(gemm)
 SWEEP_TEST(rbf)
 SWEEP_TEST(rng)
 SWEEP_TEST(calibrate)
+SWEEP_TEST(hybrid)
 
 #define BOTH(fn)                                                                                   \
     {#fn "/cpu", fn, fixture_setup, fixture_teardown, &cpu_sweep},                                 \
@@ -677,13 +705,38 @@ SWEEP_TEST(calibrate)
 #fn "/cuda", fn, fixture_setup, fixture_teardown, &cuda_sweep                              \
     }
 
-int main(void)
+/* `test_fault hybrid`: the hybrid scenario alone, on the stand-in module, with a valid cache
+ * file to load. */
+static int run_hybrid(const char *cache)
+{
+    setenv("GK_CUDA_PLUGIN", GK_SLOTS_MODULE, 1);
+    gk_cost_model m;
+    gk__cost_model_defaults(&m);
+    char why[256];
+    if (!gk__cost_model_save(&m, cache, 0, why, sizeof why)) {
+        fprintf(stderr, "cannot write %s: %s\n", cache, why);
+        return 1;
+    }
+    const struct CMUnitTest tests[] = {
+        {"test_hybrid/cpu", test_hybrid, fixture_setup, fixture_teardown, &cpu_sweep},
+    };
+    return cmocka_run_group_tests_name("fault_hybrid", tests, NULL, NULL);
+}
+
+int main(int argc, char **argv)
 {
     /* The calibrate scenario must neither read nor write the user's calibration cache. */
     char cache[64];
     snprintf(cache, sizeof cache, "/tmp/gk-fault-calibration-%ld.txt", (long)getpid());
     setenv("GK_CALIBRATION", cache, 1);
     unsetenv("GK_BACKEND");
+    if (argc > 1 && strcmp(argv[1], "hybrid") == 0) {
+        int failures = run_hybrid(cache);
+        remove(cache);
+        free(cpu_sweep.got);
+        free(cpu_sweep.golden);
+        return failures;
+    }
     const struct CMUnitTest tests[] = {
         BOTH(test_context), BOTH(test_buffers), BOTH(test_elementwise), BOTH(test_reduce),
         BOTH(test_gemm),    BOTH(test_rbf),     BOTH(test_rng),         BOTH(test_calibrate),

@@ -276,14 +276,18 @@ static void op_context_create(reader *r, pool *p)
         fn = "gk_context_create_ex";
         gk_context_options o;
         gk_context_options_init(&o);
-        static const uint32_t sizes[] = {sizeof o, 0, 4, 8, 12, 16, 20, sizeof o + 4};
+        /* the field boundaries, and sizes inside a field (9-11, 13-15, 17-19), past the struct */
+        static const uint32_t sizes[] = {sizeof o, 0,  4,  8,  12, 16, 20, sizeof o + 4,
+                                         9,        11, 13, 14, 15, 17, 19, 7};
         static const int32_t ints[] = {0, 1, 2, -1, 3, INT32_MIN, 1025, INT32_MAX};
-        o.struct_size = sizes[take8(r) % 8];
+        o.struct_size = sizes[take8(r) % 16];
         o.backend = ints[take8(r) % 8];
         o.device = ints[take8(r) % 8];
         o.cpu_threads = ints[take8(r) % 8];
         o.flags = take8(r) < 200 ? 0 : (uint32_t)take64(r);
         st = gk_context_create_ex(how & 2 ? &o : NULL, how & 4 ? &c : NULL);
+        if (st == GK_OK && o.struct_size % 4 != 0)
+            fail(fn, "accepted a struct_size that ends inside a field", st);
     } else {
         fn = "gk_context_create";
         static const int backends[] = {GK_BACKEND_AUTO, GK_BACKEND_CPU, GK_BACKEND_CUDA, 3, -1};
@@ -335,15 +339,20 @@ static void op_buffer_wrap(reader *r, pool *p)
     uint8_t how = take8(r);
     void *host = NULL;
     if (!(how & 2) && p->nhost < NHOST) {
-        /* At least n elements of the widest dtype, unless n must be refused anyway. */
+        /* n + 1 elements of the widest dtype (one, when n must be refused anyway): a start 1-7
+         * bytes in (how & 4: misaligned for some dtype) still holds n. */
         host = calloc(n <= MAX_ELEMS ? n + 1 : 1, sizeof(double));
         if (host == NULL)
             abort();
         p->host[p->nhost++] = host;
+        if (how & 4)
+            host = (char *)host + 1 + (how >> 3) % 7;
     }
     gk_buffer *b = (gk_buffer *)(void *)foreign;
     gk_status st = gk_buffer_wrap_host(c, t, n, host, how & 1 ? &b : NULL);
     check_status("gk_buffer_wrap_host", st, ALLOWED_WRAP);
+    if (st == GK_OK && n > 0 && (uintptr_t)host % (t == GK_FLOAT64 ? 8u : 4u) != 0)
+        fail("gk_buffer_wrap_host", "accepted a host pointer not aligned to its dtype", st);
     if (st != GK_OK) {
         if (b != (gk_buffer *)(void *)foreign)
             fail("gk_buffer_wrap_host", "failed but set *out", st);

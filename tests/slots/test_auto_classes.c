@@ -75,6 +75,41 @@ static void test_ops_placed_by_their_class(void **state)
     unlink(model_path);
 }
 
+/* GK_CALIBRATION is off, empty or an absolute path; "OFF" (which once wrote a file ./OFF)
+ * and a relative path fail the context's creation, and gk_context_calibrate before it measures,
+ * naming the value. */
+static void test_calibration_switch_is_checked(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gk_test_calibration_XXXXXX", cwd[4096];
+    assert_non_null(mkdtemp(dir));
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(dir), 0);
+    static const char *const bad[] = {"OFF", "calibration.txt"};
+    gk_context *ctx = NULL;
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        setenv("GK_CALIBRATION", bad[i], 1);
+        GK_EXPECT(gk_context_create(GK_BACKEND_AUTO, &ctx), GK_E_INVALID_ARGUMENT,
+                  "gk_context_create");
+        char want[128];
+        snprintf(want, sizeof want,
+                 "gk_context_create: GK_CALIBRATION=%s is neither off, empty nor an absolute path",
+                 bad[i]);
+        assert_string_equal(gk_last_error(), want);
+        assert_null(ctx);
+    }
+    setenv("GK_CALIBRATION", "off", 1);
+    GK_CHECK_OK(gk_context_create(GK_BACKEND_AUTO, &ctx));
+    setenv("GK_CALIBRATION", "OFF", 1);
+    GK_EXPECT(gk_context_calibrate(ctx, 0), GK_E_INVALID_ARGUMENT, "gk_context_calibrate");
+    assert_non_null(strstr(gk_last_error(), "GK_CALIBRATION=OFF is neither off"));
+    gk_context_destroy(ctx);
+    unsetenv("GK_CALIBRATION");
+    assert_int_equal(access("OFF", F_OK), -1);
+    assert_int_equal(chdir(cwd), 0);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -89,6 +124,7 @@ static int group_setup(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_ops_placed_by_their_class)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_ops_placed_by_their_class),
+                                       cmocka_unit_test(test_calibration_switch_is_checked)};
     return cmocka_run_group_tests_name("auto_classes", tests, group_setup, NULL);
 }
