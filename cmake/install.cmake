@@ -21,7 +21,11 @@ install(FILES ${PROJECT_BINARY_DIR}/gpukernConfig.cmake
 
 # The .pc file finds its prefix from its own location, so `cmake --install --prefix` anywhere
 # gives a working file: prefix = pkgconfig dir, up past pkgconfig/ and each part of libdir.
-if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+# Built for /usr (the Debian packages), it names /usr: pkg-config then drops the system -L.
+if(CMAKE_INSTALL_PREFIX STREQUAL "/usr")
+  set(GK_PC_PREFIX "/usr")
+  set(GK_PC_LIBDIR "${CMAKE_INSTALL_FULL_LIBDIR}")
+elseif(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
   set(GK_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
   set(GK_PC_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
 else()
@@ -32,8 +36,8 @@ else()
   endforeach()
   set(GK_PC_LIBDIR "\${prefix}/${CMAKE_INSTALL_LIBDIR}")
 endif()
-if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
-  set(GK_PC_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}")
+if(CMAKE_INSTALL_PREFIX STREQUAL "/usr" OR IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
+  set(GK_PC_INCLUDEDIR "${CMAKE_INSTALL_FULL_INCLUDEDIR}")
 else()
   set(GK_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 endif()

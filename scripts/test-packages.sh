@@ -58,27 +58,36 @@ DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${debs[@]}"
 libdir=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -dumpmachine)
 [ "$(module_dirs "$libdir/libgpukern.so.1")" = "$libdir/gpukern" ] ||
   fail "libgpukern.so.1 looks for its CUDA module in: $(module_dirs "$libdir/libgpukern.so.1")"
-echo "pkg-config --libs gpukern: $(pkg-config --libs gpukern)"
+pclibs=$(pkg-config --libs gpukern)
+echo "pkg-config --libs gpukern: $pclibs"
+[ "$(echo $pclibs)" = "-lgpukern" ] || fail "pkg-config --libs gpukern says '$pclibs', not -lgpukern"
 consumer=$work/consumer
 rm -rf "$consumer" && mkdir -p "$consumer"
 # shellcheck disable=SC2046
 cc $(pkg-config --cflags gpukern) "$root/tests/consumer/consumer.c" -o "$consumer/consumer_pc" \
   $(pkg-config --libs gpukern)
+# The library each program loads, as a file (with merged /usr, ldd may say /lib/...).
+loaded() { readlink -f "$(ldd "$1" | awk '$1 == "libgpukern.so.1" { print $3 }')"; }
+installed=$(readlink -f "$libdir/libgpukern.so.1")
 "$consumer/consumer_pc"
-ldd "$consumer/consumer_pc" | grep -q "$libdir/libgpukern.so.1" || fail "consumer_pc: $(ldd "$consumer/consumer_pc")"
+[ "$(loaded "$consumer/consumer_pc")" = "$installed" ] || fail "consumer_pc: $(ldd "$consumer/consumer_pc")"
 cmake -S "$root/tests/consumer" -B "$consumer/cmake" >/dev/null
 cmake --build "$consumer/cmake" >/dev/null
 "$consumer/cmake/consumer"
+[ "$(loaded "$consumer/cmake/consumer")" = "$installed" ] || fail "consumer: $(ldd "$consumer/cmake/consumer")"
 if [ -e "$libdir/gpukern/libgpukern-cuda.so" ]; then
-  # Where it cannot load (no GPU, no cuBLAS), the reason names the packaged module.
+  # Where it cannot load (no GPU, no cuBLAS), the reason names the packaged module (with merged
+  # /usr, by way of /lib/<triplet>).
   python3 -c "
-import ctypes, sys
+import ctypes, os, re, sys
 lib = ctypes.CDLL('libgpukern.so.1')
 lib.gk_last_error.restype = ctypes.c_char_p
 if not lib.gk_backend_available(2):
     why = lib.gk_last_error().decode()
     print(why)
-    sys.exit(0 if '$libdir/gpukern/libgpukern-cuda.so' in why else 'the reason does not name the module')"
+    tried = [os.path.realpath(p) for p in re.findall(r'^  (/[^:]*): ', why, re.M)]
+    module = os.path.realpath('$libdir/gpukern/libgpukern-cuda.so')
+    sys.exit(0 if module in tried else 'the reason does not name ' + module)"
 fi
 if [[ " ${packages[*]} " == *" libgpukern-mpi-dev "* ]]; then
   echo "pkg-config --libs gpukern-mpi: $(pkg-config --libs gpukern-mpi)"
