@@ -21,13 +21,12 @@ install(FILES ${PROJECT_BINARY_DIR}/gpukernConfig.cmake
 
 # The .pc file finds its prefix from its own location, so `cmake --install --prefix` anywhere
 # gives a working file: prefix = pkgconfig dir, up past pkgconfig/ and each part of libdir.
-# Built for /usr (the Debian packages), it names /usr: pkg-config then drops the system -L.
-if(CMAKE_INSTALL_PREFIX STREQUAL "/usr")
-  set(GK_PC_PREFIX "/usr")
-  set(GK_PC_LIBDIR "${CMAKE_INSTALL_FULL_LIBDIR}")
-elseif(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+# Packages for /usr turn that off (GK_PC_RELOCATABLE=OFF): with libdir spelled
+# /usr/lib/<triplet>, pkg-config knows it for a system directory and prints no -L for it.
+option(GK_PC_RELOCATABLE "gpukern.pc finds its prefix from its own location" ON)
+if(NOT GK_PC_RELOCATABLE OR IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
   set(GK_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
-  set(GK_PC_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
+  set(GK_PC_LIBDIR "${CMAKE_INSTALL_FULL_LIBDIR}")
 else()
   set(GK_PC_PREFIX "\${pcfiledir}/..")
   string(REPLACE "/" ";" gk_libdir_parts "${CMAKE_INSTALL_LIBDIR}")
@@ -36,7 +35,7 @@ else()
   endforeach()
   set(GK_PC_LIBDIR "\${prefix}/${CMAKE_INSTALL_LIBDIR}")
 endif()
-if(CMAKE_INSTALL_PREFIX STREQUAL "/usr" OR IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
+if(NOT GK_PC_RELOCATABLE OR IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
   set(GK_PC_INCLUDEDIR "${CMAKE_INSTALL_FULL_INCLUDEDIR}")
 else()
   set(GK_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")

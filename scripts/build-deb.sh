@@ -19,9 +19,10 @@ cuda=$(gk_package_cuda "${GK_DEB_CUDA:-auto}")
 
 echo "=== Debian packages (CUDA module: $cuda) in $build ==="
 # /usr: GNUInstallDirs then installs into /usr/lib/<triplet>, and the library's compiled-in
-# module directory is the packaged one; no build-tree path is compiled in.
+# module directory is the packaged one; no build-tree path is compiled in, and gpukern.pc
+# names /usr.
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
-  -DGK_MODULE_FROM_BUILD_TREE=OFF -DGK_WITH_CUDA="$cuda" \
+  -DGK_MODULE_FROM_BUILD_TREE=OFF -DGK_PC_RELOCATABLE=OFF -DGK_WITH_CUDA="$cuda" \
   -DCMAKE_CUDA_ARCHITECTURES="$GK_PACKAGE_CUDA_ARCHS" \
   -DGK_BUILD_TESTS=OFF -DGK_BUILD_EXAMPLES=OFF -DGK_BUILD_BENCH=OFF
 start=$(date +%s)
