@@ -60,7 +60,7 @@ libdir=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -dum
   fail "libgpukern.so.1 looks for its CUDA module in: $(module_dirs "$libdir/libgpukern.so.1")"
 pclibs=$(pkg-config --libs gpukern)
 echo "pkg-config --libs gpukern: $pclibs"
-[ "$(echo $pclibs)" = "-lgpukern" ] || fail "pkg-config --libs gpukern says '$pclibs', not -lgpukern"
+[ "${pclibs% }" = "-lgpukern" ] || fail "pkg-config --libs gpukern says '$pclibs', not -lgpukern"
 consumer=$work/consumer
 rm -rf "$consumer" && mkdir -p "$consumer"
 # shellcheck disable=SC2046
