@@ -3,7 +3,8 @@
 # The whole test suite: ctest; ctest under ASan+UBSan+LSan with the allocation-failure sweep; the
 # CPU tests under valgrind; the threads test under TSan; the ABI against the released baselines;
 # the libFuzzer harness for 60 s; pytest on the package as pip installs it; that bench/RESULTS.md
-# is the page bench/results/ gives.
+# is the page bench/results/ gives. The binary packages have their own test,
+# scripts/test-packages.sh.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 # The CUDA module is built when nvcc is found; the toolkit's usual home is not always on PATH.
@@ -51,8 +52,9 @@ echo "=== libFuzzer on the C API (clang, ASan+UBSan), 60 s ==="
 GK_FUZZ_BUILD_DIR="$build-fuzz" "$root/scripts/fuzz.sh" 60
 
 echo "=== pytest (python/): a fresh virtualenv, pip install ./python, no GPUKERN_LIBRARY ==="
-# pip builds the library itself (CMake through scikit-build-core, the CUDA module too when nvcc
-# is found) and installs it inside the package: the tests load that copy, as a user's would.
+# pip builds the library itself (CMake through scikit-build-core, the CUDA module too where nvcc
+# is found and the driver lists a GPU) and installs it inside the package: the tests load that
+# copy, as a user's would.
 venv="$build/venv"
 rm -rf "$venv"
 python3 -m venv "$venv"
@@ -62,7 +64,12 @@ CMAKE_BUILD_PARALLEL_LEVEL="$jobs" "$venv/bin/pip" install -q "$root/python" pyt
 cd "$venv"
 package=$(env -u GPUKERN_LIBRARY "$venv/bin/python" -c "import gpukern, os; print(os.path.dirname(gpukern.__file__))")
 ls -l "$package/libgpukern.so.1"
-if command -v nvcc >/dev/null; then ls -l "$package/gpukern/libgpukern-cuda.so"; fi
+if command -v nvcc >/dev/null && compgen -G "/proc/driver/nvidia/gpus/*" >/dev/null; then
+  ls -l "$package/gpukern/libgpukern-cuda.so"
+elif [ -e "$package/gpukern/libgpukern-cuda.so" ]; then
+  echo "pip install ./python built the CUDA module on a host without a GPU" >&2
+  exit 1
+fi
 env -u GPUKERN_LIBRARY -u GPUKERN_INCLUDE "$venv/bin/python" -m pytest -q "$root/python/tests"
 
 echo "=== bench/RESULTS.md: generated from the runs in bench/results/ ==="

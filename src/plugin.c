@@ -260,10 +260,16 @@ static void load_once(void)
         if (join(paths[0], dir, GK_MODULE_NAME))
             candidates[n++] = paths[0];
     }
+    /* Each compiled in only where the build asked for it (CMakeLists.txt): packages have no
+     * build tree, wheels no fixed install directory. */
+#ifdef GK_BUILD_MODULE_DIR
     if (join(paths[1], GK_BUILD_MODULE_DIR, GK_MODULE_NAME))
         candidates[n++] = paths[1];
+#endif
+#ifdef GK_INSTALL_MODULE_DIR
     if (join(paths[2], GK_INSTALL_MODULE_DIR, GK_MODULE_NAME))
         candidates[n++] = paths[2];
+#endif
 
     for (int i = 0; i < n; i++) {
         int seen = 0;
