@@ -185,6 +185,6 @@ void gk__cuda_rbf_log(const gk_cuda_state *s, const char *op, size_t m, size_t n
                       const cuda_rbf_plan &p)
 {
     if (s->log)
-        gk__cuda_log("%s %zu x %zu x %zu: form %s (%s)", op, m, n, d,
-                     gk__cuda_rbf_form_name(p.form), p.why);
+        gk__cuda_log("%s: form %s (%zu x %zu x %zu; %s)", op, gk__cuda_rbf_form_name(p.form), m, n,
+                     d, p.why);
 }

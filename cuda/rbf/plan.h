@@ -45,7 +45,7 @@ cuda_rbf_plan gk__cuda_rbf_plan_matrix(const gk_cuda_state *s, gk_dtype t, size_
 cuda_rbf_plan gk__cuda_rbf_plan_matvec(const gk_cuda_state *s, gk_dtype t, size_t m, size_t n,
                                        size_t d, double gamma);
 
-/* Prints "gpukern: <op>: form <name> (<why>)" when the context logs (GK_LOG=1). */
+/* Prints "gpukern: <op>: form <name> (<m> x <n> x <d>; <why>)" when the context logs (GK_LOG=1). */
 void gk__cuda_rbf_log(const gk_cuda_state *s, const char *op, size_t m, size_t n, size_t d,
                       const cuda_rbf_plan &p);
 
