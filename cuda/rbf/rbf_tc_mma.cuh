@@ -14,7 +14,7 @@
 /* A tile with more than this fraction (1 / GK_RBF_TC_TILE_SHARE) of its entries failing the
  * bound is computed from differences as a whole (the tiled CUDA-core loop of
  * cuda_tc_differences), cheaper than one warp per entry. */
-#define GK_RBF_TC_TILE_SHARE 16
+#define GK_RBF_TC_TILE_SHARE 64
 
 /* Four 8 x 8 matrices of 16-bit values from shared memory, one per register (ldmatrix .x4);
  * lanes 8i..8i+7 give the row addresses of matrix i (16-byte aligned), lane l gets elements
