@@ -121,22 +121,17 @@ static void cpu_rbf_row_f64(size_t d, size_t nb, size_t ld, double gamma, double
     }
 }
 
-static void cpu_rbf_rows_f32(size_t d, size_t rows, size_t nb, size_t ld, double gamma,
-                             double gz, const void *xv, const void *ytv, void *outv, size_t ldo)
+static void cpu_rbf_rows_f32(size_t d, size_t rows, size_t nb, size_t ld, double gamma, double gz,
+                             const void *xv, const void *ytv, void *outv, size_t ldo)
 {
     const float *x = xv;
     float *out = outv;
-    const gk_cpu_rbf_isa *isa = gk__cpu_rbf_isa();
-    if (isa != NULL && isa->rows_f32 != NULL) {
-        isa->rows_f32(d, rows, nb, ld, (float)gamma, (float)gz, x, ytv, out, ldo);
-        return;
-    }
     for (size_t r = 0; r < rows; r++)
         cpu_rbf_row_f32(d, nb, ld, gamma, gz, x + r * d, ytv, out + r * ldo);
 }
 
-static void cpu_rbf_rows_f64(size_t d, size_t rows, size_t nb, size_t ld, double gamma,
-                             double gz, const void *xv, const void *ytv, void *outv, size_t ldo)
+static void cpu_rbf_rows_f64(size_t d, size_t rows, size_t nb, size_t ld, double gamma, double gz,
+                             const void *xv, const void *ytv, void *outv, size_t ldo)
 {
     const double *x = xv;
     double *out = outv;

@@ -254,7 +254,7 @@ static double ip_pack(int side, size_t rows, size_t d, size_t sh, size_t p, cons
     size_t per = side == 0 ? IP_MR : NR;
     float *dst = (float *)dstv + p * per * d;
 #define PUT(r, f, v) (dst[(f)*per + (r)] = (v))
-    GK_IP_PACK_BODY(PUT, 0)
+    GK_IP_PACK_BODY(PUT)
 #undef PUT
 }
 
@@ -279,5 +279,5 @@ static void ip_f32(const gk_cpu_rbf_ip_f32 *a, size_t p0, size_t p1, size_t q0, 
         _mm_sfence(); /* streamed stores are weakly ordered: done before the team's barrier */
 }
 
-const gk_cpu_rbf_isa gk__cpu_rbf_avx512 = {"avx512", rows_f32,   IP_MR,  NR, ip_panel_bytes,
-                                           ip_pack,  ip_dot_err, ip_f32, 1};
+const gk_cpu_rbf_isa gk__cpu_rbf_avx512 = {"avx512",       rows_f32, IP_MR,      NR,
+                                           ip_panel_bytes, ip_pack,  ip_dot_err, ip_f32};

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* cpu_rbf_ip_avx512.h - the fused inner-product form's epilogue, shared by its AVX-512 kernels. */
+/* cpu_rbf_ip_avx512.h - the fused inner-product form's epilogue for AVX-512 (cpu_rbf_avx512.c). */
 #ifndef GK_CPU_RBF_IP_AVX512_H
 #define GK_CPU_RBF_IP_AVX512_H
 
-/* Included by kernels compiled for AVX-512F (cpu_rbf_avx512.c, cpu_rbf_amx.c). */
+/* Included by kernels compiled for AVX-512F. */
 #include <immintrin.h>
 #include <stddef.h>
 
