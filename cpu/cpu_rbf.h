@@ -90,7 +90,6 @@ typedef struct gk_cpu_rbf_ip_f32 {
     float zscale;          /* -gamma log2(e) in float: K = 2^(zscale t) */
     float beta, coef, tol; /* the bound evaluated in float (per entry) */
     double beta_d, coef_d, tol_d; /* the same evaluated in double (per row of a tile) */
-    double gamma_d;               /* gamma as given, for pair */
     const float *x, *y;           /* the rows as given */
     float *k;                     /* the output, m x n */
     /* n % 16 = 0 and k + (16 l - sh) starts a cache line: rows are written a line at a time */
@@ -98,7 +97,6 @@ typedef struct gk_cpu_rbf_ip_f32 {
     /* x and y are the same rows: tiles wholly below the diagonal (every column j < every row i)
      * are skipped (gk__cpu_rbf_ip_below), their entries mirrored from above (ip_mirrors) */
     int upper;
-    double (*pair)(size_t d, double gamma, double gz, const void *x, const void *y);
 } gk_cpu_rbf_ip_f32;
 
 /* Whether tile (p, q) lies wholly below the diagonal: its last column before its first row. */

@@ -123,14 +123,12 @@ int gk__cpu_rbf_matrix_fused(void *st, size_t m, size_t n, size_t d, double gamm
         .beta_d = (beta + 4.01 * u) * (1.0 + 4.0 * v),
         .coef_d = 1.0101 * (1.0 + 4.0 * u) * (1.0 + 4.0 * v),
         .tol_d = tol,
-        .gamma_d = gamma,
         .x = x,
         .y = y,
         .k = k,
         .stream = stream,
         .upper = x == y && m == n && m <= ((size_t)1 << 26) && d >= GK_RBF_FUSED_MIRROR_D &&
                  mr <= GK_RBF_MIRROR_MAX && nr <= GK_RBF_MIRROR_MAX,
-        .pair = gk__cpu_rbf_f32.pair,
     };
     /* Fewer tasks than threads (316^2 x 20: 6 on 16), smaller ones: every region opens the
      * whole team (gk__cpu_region), and tiles are computed alike in a task of any size. */
