@@ -24,6 +24,21 @@
  * chunk sums are carried in double, so the error does not grow with d. */
 #define GK_RBF_F32_CHUNK ((size_t)64)
 
+/* The float32 difference form's float sums overflow where ||x - y||^2 > FLT_MAX although
+ * gamma ||x - y||^2 may be small (x = 1.9e19, y = 0, gamma = 1e-38 is exp(-3.61)): an entry
+ * whose float distance came out +inf is computed again from this distance in double (the
+ * differences of floats are exact in double, and no sum of squares of floats overflows it), for
+ * row xi against column ytj of a block packed with row length ld. */
+static inline double gk__cpu_rbf_dist_f64(size_t d, size_t ld, const float *xi, const float *ytj)
+{
+    double s = 0.0;
+    for (size_t f = 0; f < d; f++) {
+        double t = (double)xi[f] - (double)ytj[f * ld];
+        s += t * t;
+    }
+    return s;
+}
+
 /* Rows of x per task of rbf_matrix and rbf_matvec: the packed y block is reused this many
  * times, so packing costs 1/64 of the distance work; tasks also split over column blocks, so a
  * short x still fills the team. */

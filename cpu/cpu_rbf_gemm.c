@@ -91,7 +91,7 @@ double gk__cpu_rbf_beta(size_t d, double u, double dot_err)
             t = t > 0.0 ? t : 0.0;                                                                 \
             T kv = EXP((T)(-gamma * t));                                                           \
             double err = gamma * e * (double)kv * (1.0101 * (1.0 + 4.0 * (U)));                    \
-            int redo = (t <= e) | (gamma * e > 1e-2) | (err > tol);                                \
+            int redo = (t <= e) | (gamma * e > 1e-2) | (err > tol) | (t == (double)INFINITY);      \
             k[j] = redo ? (T)NAN : kv;                                                             \
             redo_count += (size_t)redo;                                                            \
         }                                                                                          \

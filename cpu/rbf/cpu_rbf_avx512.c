@@ -2,6 +2,7 @@
 /* cpu_rbf_avx512.c - the float32 rbf kernels register-blocked for AVX-512 (built -mavx512f). */
 #include <immintrin.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "cpu_rbf.h"
@@ -86,9 +87,17 @@ static inline __attribute__((always_inline)) void diff_block(const int R, size_t
         for (int r = 0; r < R; r++)
             acc[r][0] = acc[r][1] = _mm512_setzero_ps();
         diff_acc(R, 0, d, d, ld, x, yt, acc);
+        const __m512 inf = _mm512_set1_ps(INFINITY);
         for (int r = 0; r < R; r++) {
             _mm512_store_ps(tile[r], vkernel(vg, vz, acc[r][0]));
             _mm512_store_ps(tile[r] + 16, vkernel(vg, vz, acc[r][1]));
+            uint32_t over = _mm512_cmp_ps_mask(acc[r][0], inf, _CMP_EQ_OQ) |
+                            (uint32_t)_mm512_cmp_ps_mask(acc[r][1], inf, _CMP_EQ_OQ) << 16;
+            for (; over; over &= over - 1u) {
+                unsigned j = (unsigned)__builtin_ctz(over);
+                double dist = gk__cpu_rbf_dist_f64(d, ld, x + (size_t)r * d, yt + j);
+                tile[r][j] = gk__vexp_f32((float)-gk__rbf_exponent_f64(gamma, gz, dist));
+            }
         }
     } else {
         double accd[MR][GK_RBF_COLS] __attribute__((aligned(64)));
@@ -108,6 +117,9 @@ static inline __attribute__((always_inline)) void diff_block(const int R, size_t
             }
         }
         for (int r = 0; r < R; r++) {
+            for (size_t j = 0; j < GK_RBF_COLS; j++)
+                if (accd[r][j] == INFINITY)
+                    accd[r][j] = gk__cpu_rbf_dist_f64(d, ld, x + (size_t)r * d, yt + j);
 #pragma omp simd
             for (size_t j = 0; j < GK_RBF_COLS; j++)
                 tile[r][j] = gk__vexp_f32((float)-gk__rbf_exponent_f64(gamma, gz, accd[r][j]));
