@@ -440,6 +440,19 @@ gk_context *gk_test_logging_context(gk_backend b, const char *form)
     return ctx;
 }
 
+int gk_test_cpu_has_fused(void)
+{
+    const char *isa = getenv("GK_RBF_ISA");
+    if (isa != NULL && strcmp(isa, "generic") == 0)
+        return 0;
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f");
+#else
+    return 0;
+#endif
+}
+
 static FILE *capture_file;
 static int capture_saved = -1;
 

@@ -188,6 +188,9 @@ void gk_test_env_restore(void);
 gk_context *gk_test_logging_context(gk_backend b, const char *form);
 void gk_test_capture_begin(void);
 const char *gk_test_capture_form(const char *op);
+/* 1 when a CPU context's float32 rbf_matrix has the fused form: an AVX-512 CPU, GK_RBF_ISA not
+ * generic. */
+int gk_test_cpu_has_fused(void);
 /* The whole line (without the newline) that gk_test_capture_form took the form from. */
 const char *gk_test_captured_line(void);
 

@@ -10,7 +10,8 @@
 /* The CPU backend computes float32 rbf_matrix with d >= 8, m n >= 2^16 and (m + n) d <= m n in
  * the inner-product form, a tile of dot products finished in registers, where the CPU has an ISA
  * kernel for it (cpu/rbf/, AVX-512); ctest runs this file also with GK_RBF_ISA=generic, the
- * portable kernels, and =amx, the dot products on AMX tiles. The shapes here are such calls: output
+ * portable kernels. On the CPU each call runs on a context that logs (GK_LOG=1) and the form it
+ * ran is asserted (the planner's, cpu/rbf/plan.c). The shapes here are such calls: output
  * rows whose starts fall on every position in a cache line (the kernel shifts its columns to
  * stream whole lines), rows of x and y that are the same buffer, data far from the origin,
  * clusters whose near pairs fail the rounding bound and are computed again from differences,
@@ -50,16 +51,56 @@ static void check_all(const char *what, size_t m, size_t n, size_t d, double gam
         }
 }
 
+enum { DATA_NORMAL, DATA_CLUSTERS, DATA_OFFSET, DATA_SPECIAL, DATA_KINDS };
+static const char *const data_names[] = {"N(0,1)", "clusters", "clusters + 1e3", "NaN/inf"};
+
+/* The planner's own choice (cpu/rbf/plan.c's table): the inner-product forms from 65536 entries,
+ * fused from d = 8 (float32 rbf_matrix with an ISA kernel), gemm from d = 64; else differences.
+ * NaN and infinities make the inner-product forms decline (differences then). */
+static const char *planner_form(gk_dtype t, int kind, const char *op, size_t m, size_t n, size_t d)
+{
+    if (strcmp(op, "rbf_rows") == 0 || m * n < 65536 || kind == DATA_SPECIAL)
+        return "diff";
+    if (strcmp(op, "rbf_matrix") == 0 && t == GK_FLOAT32 && gk_test_cpu_has_fused() && d >= 8)
+        return "fused";
+    return d >= 64 ? "gemm" : "diff";
+}
+
+/* The CPU context of a test body that asserts forms: one that logs (GK_LOG=1); on CUDA the
+ * state's (NULL form checks). */
+static gk_context *forms_context(void **state, int *cpu)
+{
+    gk_context *ctx = gk_test_context(state);
+    *cpu = !gk_test_is_cuda(state);
+    return *cpu ? gk_test_logging_context(GK_BACKEND_CPU, NULL) : ctx;
+}
+
+/* The planner's form ran, or (gemm, whose bound is looser than fused's) it declined the data for
+ * a reason the log gives and differences ran. */
+static void expect_form(const char *op, const char *form, const char *what)
+{
+    const char *ran = gk_test_capture_form(op);
+    char declined[64];
+    snprintf(declined, sizeof declined, "%s declined: ", form);
+    if (strcmp(ran, form) != 0 && !(strcmp(form, "gemm") == 0 && strcmp(ran, "diff") == 0 &&
+                                    strstr(gk_test_captured_line(), declined) != NULL))
+        GK_FAIL("%s: %s ran form %s, expected %s", what, op, ran, form);
+}
+
 /* rbf_matrix of x (m x d) and y (n x d) into a view of a larger buffer at offset `off`, so the
  * output's rows start anywhere in a cache line; the elements around the view stay untouched. */
 static void matrix_at(gk_context *ctx, const char *what, size_t m, size_t n, size_t d, double gamma,
-                      const float *hx, const float *hy, size_t off)
+                      const float *hx, const float *hy, size_t off, const char *form)
 {
     gk_buffer *x = gk_test_buffer_from(ctx, GK_FLOAT32, m * d, hx);
     gk_buffer *y = gk_test_buffer_from(ctx, GK_FLOAT32, n * d, hy);
     gk_buffer *kp = gk_test_buffer_const(ctx, GK_FLOAT32, m * n + 32, GK_TEST_SENTINEL);
     gk_buffer *k = gk_test_view(kp, off, m * n);
+    if (form != NULL)
+        gk_test_capture_begin();
     GK_CHECK_OK(gk_rbf_matrix(ctx, m, n, d, gamma, x, y, k));
+    if (form != NULL)
+        expect_form("rbf_matrix", form, what);
     float *got = gk_test_read_all(kp);
     for (size_t i = 0; i < off; i++)
         assert_true(got[i] == (float)GK_TEST_SENTINEL);
@@ -86,7 +127,8 @@ static void make_rows(size_t m, size_t n, size_t d, double lo, double hi, float 
  * the kernel's 12 rows, partial column tiles; data in [0, 1) and offset by 1e3. */
 static void test_offsets(void **state)
 {
-    gk_context *ctx = gk_test_context(state);
+    int cpu;
+    gk_context *ctx = forms_context(state, &cpu);
     const size_t shapes[][3] = {{300, 512, 20}, {301, 520, 8}, {257, 272, 33}, {130, 4100, 64}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         size_t m = shapes[s][0], n = shapes[s][1], d = shapes[s][2];
@@ -95,11 +137,15 @@ static void test_offsets(void **state)
             make_rows(m, n, d, o ? 1e3 : 0.0, o ? 1e3 + 1.0 : 1.0, &hx, &hy);
             double gamma = gk_test_uniform(0.5, 6.0) / (double)d;
             for (size_t off = 0; off <= 16; off += (s == 0 ? 1 : 5))
-                matrix_at(ctx, "rbf_matrix at an offset", m, n, d, gamma, hx, hy, off);
+                matrix_at(ctx, "rbf_matrix at an offset", m, n, d, gamma, hx, hy, off,
+                          cpu ? planner_form(GK_FLOAT32, DATA_NORMAL, "rbf_matrix", m, n, d)
+                              : NULL);
             free(hx);
             free(hy);
         }
     }
+    if (cpu)
+        gk_context_destroy(ctx);
 }
 
 /* x and y the same buffer (scikit-learn's rbf_kernel(X)): the CPU computes the tiles on and
@@ -107,7 +153,8 @@ static void test_offsets(void **state)
  * offsets (column shifts), n a multiple of 16 and not, data offset by 1e3. */
 static void test_same_buffer(void **state)
 {
-    gk_context *ctx = gk_test_context(state);
+    int cpu;
+    gk_context *ctx = forms_context(state, &cpu);
     const size_t shapes[][2] = {{400, 20}, {512, 128}, {333, 130}, {600, 256}};
     const size_t offsets[] = {0, 5, 12};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
@@ -121,7 +168,13 @@ static void test_same_buffer(void **state)
             gk_buffer *kp = gk_test_buffer_const(ctx, GK_FLOAT32, n * n + 32, GK_TEST_SENTINEL);
             gk_buffer *k = gk_test_view(kp, off, n * n);
             double gamma = gk_test_uniform(0.5, 6.0) / (double)d;
+            if (cpu)
+                gk_test_capture_begin();
             GK_CHECK_OK(gk_rbf_matrix(ctx, n, n, d, gamma, x, x, k));
+            if (cpu)
+                expect_form("rbf_matrix",
+                            planner_form(GK_FLOAT32, DATA_OFFSET, "rbf_matrix", n, n, d),
+                            "rbf_matrix(x, x)");
             float *got = gk_test_read_all(kp);
             for (size_t i = 0; i < off; i++)
                 assert_true(got[i] == (float)GK_TEST_SENTINEL);
@@ -135,6 +188,8 @@ static void test_same_buffer(void **state)
         free(hx);
         gk_buffer_destroy(x);
     }
+    if (cpu)
+        gk_context_destroy(ctx);
 }
 
 /* Two clusters 100 apart, each of spread 1: pairs within a cluster are close while
@@ -143,7 +198,8 @@ static void test_same_buffer(void **state)
  * fail it too. */
 static void test_bound(void **state)
 {
-    gk_context *ctx = gk_test_context(state);
+    int cpu;
+    gk_context *ctx = forms_context(state, &cpu);
     const size_t m = 290, n = 300, d = 20;
     const double gammas[] = {0.05, 0.5, 1e-5};
     for (size_t g = 0; g < sizeof gammas / sizeof gammas[0]; g++) {
@@ -157,7 +213,8 @@ static void test_bound(void **state)
                 hy[j * d + f] += j % 3 ? 50.0f : -50.0f;
         for (size_t j = 0; j < n; j += 5) /* the copies of x's rows again */
             memcpy(hy + j * d, hx + (j * 7 % m) * d, d * sizeof *hx);
-        matrix_at(ctx, "rbf_matrix of two clusters", m, n, d, gammas[g], hx, hy, 3);
+        matrix_at(ctx, "rbf_matrix of two clusters", m, n, d, gammas[g], hx, hy, 3,
+                  cpu ? planner_form(GK_FLOAT32, DATA_CLUSTERS, "rbf_matrix", m, n, d) : NULL);
         free(hx);
         free(hy);
     }
@@ -167,16 +224,20 @@ static void test_bound(void **state)
     make_rows(m, n, d, 0.0, 1.0, &hx, &hy);
     for (size_t f = 0; f < d; f++)
         hy[1 * d + f] += 30.0f;
-    matrix_at(ctx, "rbf_matrix with a distant row", m, n, d, 0.5, hx, hy, 3);
+    matrix_at(ctx, "rbf_matrix with a distant row", m, n, d, 0.5, hx, hy, 3,
+              cpu ? planner_form(GK_FLOAT32, DATA_NORMAL, "rbf_matrix", m, n, d) : NULL);
     free(hx);
     free(hy);
+    if (cpu)
+        gk_context_destroy(ctx);
 }
 
 /* NaN, infinities and values whose squares overflow float: the rule of every backend (an
  * infinite difference gives 0, inf - inf and NaN give NaN), the other entries as usual. */
 static void test_special(void **state)
 {
-    gk_context *ctx = gk_test_context(state);
+    int cpu;
+    gk_context *ctx = forms_context(state, &cpu);
     const size_t m = 300, n = 257, d = 20;
     const float specials[] = {NAN, INFINITY, -INFINITY, 3e19f, -1e30f};
     for (size_t s = 0; s < sizeof specials / sizeof specials[0]; s++) {
@@ -184,10 +245,13 @@ static void test_special(void **state)
         make_rows(m, n, d, 0.0, 1.0, &hx, &hy);
         hx[7 * d + 2] = specials[s];
         hy[11 * d + 4] = specials[s];
-        matrix_at(ctx, "rbf_matrix with special values", m, n, d, 0.3, hx, hy, 0);
+        matrix_at(ctx, "rbf_matrix with special values", m, n, d, 0.3, hx, hy, 0,
+                  cpu ? planner_form(GK_FLOAT32, DATA_SPECIAL, "rbf_matrix", m, n, d) : NULL);
         free(hx);
         free(hy);
     }
+    if (cpu)
+        gk_context_destroy(ctx);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -196,9 +260,6 @@ static void test_special(void **state)
  * (centres N(0, 9 I), spread 0.3), the same offset by 1e3, rows of y that copy rows of x, and
  * NaN/inf, at gamma = 1 / d and 0.5; rbf_matrix, rbf_matvec and rbf_rows, float32 and float64.
  * ---------------------------------------------------------------------------------------- */
-
-enum { DATA_NORMAL, DATA_CLUSTERS, DATA_OFFSET, DATA_SPECIAL, DATA_KINDS };
-static const char *const data_names[] = {"N(0,1)", "clusters", "clusters + 1e3", "NaN/inf"};
 
 static double normal01(void)
 {
@@ -268,32 +329,6 @@ static void expect_near(const char *what, gk_dtype t, double got, long double re
                 gk_test_dtype_name(t), i, j, got, ref, fabsl((long double)got - ref), tol);
 }
 
-/* Whether this context's rbf_matrix float32 has the fused form (the ISA kernels). */
-static int cpu_has_fused(void)
-{
-    const char *isa = getenv("GK_RBF_ISA");
-    if (isa != NULL && strcmp(isa, "generic") == 0)
-        return 0;
-#if defined(__x86_64__)
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f");
-#else
-    return 0;
-#endif
-}
-
-/* The planner's own choice (cpu/rbf/plan.c's table): the inner-product forms from 65536 entries,
- * fused from d = 8 (float32 rbf_matrix with an ISA kernel), gemm from d = 64; else differences.
- * NaN and infinities make the inner-product forms decline (differences then). */
-static const char *planner_form(gk_dtype t, int kind, const char *op, size_t m, size_t n, size_t d)
-{
-    if (strcmp(op, "rbf_rows") == 0 || m * n < 65536 || kind == DATA_SPECIAL)
-        return "diff";
-    if (strcmp(op, "rbf_matrix") == 0 && t == GK_FLOAT32 && cpu_has_fused() && d >= 8)
-        return "fused";
-    return d >= 64 ? "gemm" : "diff";
-}
-
 /* The form that runs when `form` is forced: itself where it can run the call (fused: float32
  * rbf_matrix with an ISA kernel; rbf_rows: diff only), else the planner's choice; the
  * inner-product forms decline NaN and infinities. */
@@ -303,7 +338,7 @@ static const char *expected_form(const char *form, gk_dtype t, int kind, const c
     int ip = strcmp(form, "fused") == 0 || strcmp(form, "gemm") == 0;
     if ((strcmp(op, "rbf_rows") == 0 && strcmp(form, "diff") != 0) ||
         (strcmp(form, "fused") == 0 &&
-         (strcmp(op, "rbf_matrix") != 0 || t != GK_FLOAT32 || !cpu_has_fused())))
+         (strcmp(op, "rbf_matrix") != 0 || t != GK_FLOAT32 || !gk_test_cpu_has_fused())))
         return planner_form(t, kind, op, m, n, d);
     if (ip && kind == DATA_SPECIAL)
         return "diff";
