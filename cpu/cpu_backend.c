@@ -7,7 +7,9 @@
 
 #include "alloc.h"
 #include "cpu_internal.h"
+#include "cpu_rbf.h"
 #include "error.h"
+#include "rbf/plan.h"
 
 /* Buffers start on a cache line, which is also the widest vector (AVX-512) the kernels use. */
 #define GK_CPU_ALIGN ((size_t)64)
@@ -61,6 +63,14 @@ static gk_status cpu_context_create(const gk_backend_config *cfg, void **st)
     if (s->threads < 1)
         s->threads = 1;
     snprintf(s->name, sizeof s->name, "CPU (%d thread%s)", s->threads, s->threads == 1 ? "" : "s");
+    s->log = cfg->log;
+    gk_status r = gk__cpu_rbf_isa_choose(cfg->cpu_isa, &s->rbf_isa);
+    if (r == GK_OK)
+        r = gk__cpu_rbf_form_parse(cfg->rbf_form, &s->rbf_form);
+    if (r != GK_OK) {
+        gk__free(s);
+        return r;
+    }
     *st = s;
     return GK_OK;
 }

@@ -77,39 +77,39 @@ static blasint piece_ld(size_t ld, size_t cols)
  * k > 0: pieces of m (rows of C and of A not transposed), n (columns of C, rows of B
  * transposed) and k (rows of A transposed and of B not transposed); pieces of k after the
  * first accumulate into C. */
-#define GK_CPU_GEMM_KERNELS(SUFFIX, T, CBLAS_GEMM)                                               \
-    static void cpu_gemm_k0_##SUFFIX(size_t m, size_t n, T beta, T *c, size_t ldc)               \
-    {                                                                                            \
-        for (size_t i = 0; i < m; i++)                                                           \
-            for (size_t j = 0; j < n; j++)                                                       \
-                c[i * ldc + j] = beta == (T)0 ? (T)0 : beta * c[i * ldc + j];                    \
-    }                                                                                            \
-                                                                                                 \
-    static void cpu_gemm_##SUFFIX(gk_transpose ta, gk_transpose tb, size_t m, size_t n, size_t k,\
-                                  T alpha, const T *a, size_t lda, const T *b, size_t ldb,       \
-                                  T beta, T *c, size_t ldc)                                      \
-    {                                                                                            \
-        const size_t max = GK_BLASINT_MAX;                                                       \
-        size_t pm = ldc > max || (ta == GK_NO_TRANS && lda > max) ? 1 : max;                     \
-        size_t pn = tb == GK_TRANS && ldb > max ? 1 : max;                                       \
-        size_t pk = (ta == GK_TRANS && lda > max) || (tb == GK_NO_TRANS && ldb > max) ? 1 : max; \
-        for (size_t i0 = 0; i0 < m; i0 += pm) {                                                  \
-            size_t mi = m - i0 < pm ? m - i0 : pm;                                               \
-            for (size_t j0 = 0; j0 < n; j0 += pn) {                                              \
-                size_t nj = n - j0 < pn ? n - j0 : pn;                                           \
-                for (size_t p0 = 0; p0 < k; p0 += pk) {                                          \
-                    size_t kp = k - p0 < pk ? k - p0 : pk;                                       \
-                    const T *ap = ta == GK_TRANS ? a + p0 * lda + i0 : a + i0 * lda + p0;        \
-                    const T *bp = tb == GK_TRANS ? b + j0 * ldb + p0 : b + p0 * ldb + j0;        \
-                    CBLAS_GEMM(CblasRowMajor, ta == GK_TRANS ? CblasTrans : CblasNoTrans,        \
-                               tb == GK_TRANS ? CblasTrans : CblasNoTrans, (blasint)mi,          \
-                               (blasint)nj, (blasint)kp, alpha, ap,                              \
-                               piece_ld(lda, ta == GK_TRANS ? mi : kp), bp,                      \
-                               piece_ld(ldb, tb == GK_TRANS ? kp : nj), p0 == 0 ? beta : (T)1,   \
-                               c + i0 * ldc + j0, piece_ld(ldc, nj));                            \
-                }                                                                                \
-            }                                                                                    \
-        }                                                                                        \
+#define GK_CPU_GEMM_KERNELS(SUFFIX, T, CBLAS_GEMM)                                                 \
+    static void cpu_gemm_k0_##SUFFIX(size_t m, size_t n, T beta, T *c, size_t ldc)                 \
+    {                                                                                              \
+        for (size_t i = 0; i < m; i++)                                                             \
+            for (size_t j = 0; j < n; j++)                                                         \
+                c[i * ldc + j] = beta == (T)0 ? (T)0 : beta * c[i * ldc + j];                      \
+    }                                                                                              \
+                                                                                                   \
+    static void cpu_gemm_##SUFFIX(gk_transpose ta, gk_transpose tb, size_t m, size_t n, size_t k,  \
+                                  T alpha, const T *a, size_t lda, const T *b, size_t ldb, T beta, \
+                                  T *c, size_t ldc)                                                \
+    {                                                                                              \
+        const size_t max = GK_BLASINT_MAX;                                                         \
+        size_t pm = ldc > max || (ta == GK_NO_TRANS && lda > max) ? 1 : max;                       \
+        size_t pn = tb == GK_TRANS && ldb > max ? 1 : max;                                         \
+        size_t pk = (ta == GK_TRANS && lda > max) || (tb == GK_NO_TRANS && ldb > max) ? 1 : max;   \
+        for (size_t i0 = 0; i0 < m; i0 += pm) {                                                    \
+            size_t mi = m - i0 < pm ? m - i0 : pm;                                                 \
+            for (size_t j0 = 0; j0 < n; j0 += pn) {                                                \
+                size_t nj = n - j0 < pn ? n - j0 : pn;                                             \
+                for (size_t p0 = 0; p0 < k; p0 += pk) {                                            \
+                    size_t kp = k - p0 < pk ? k - p0 : pk;                                         \
+                    const T *ap = ta == GK_TRANS ? a + p0 * lda + i0 : a + i0 * lda + p0;          \
+                    const T *bp = tb == GK_TRANS ? b + j0 * ldb + p0 : b + p0 * ldb + j0;          \
+                    CBLAS_GEMM(CblasRowMajor, ta == GK_TRANS ? CblasTrans : CblasNoTrans,          \
+                               tb == GK_TRANS ? CblasTrans : CblasNoTrans, (blasint)mi,            \
+                               (blasint)nj, (blasint)kp, alpha, ap,                                \
+                               piece_ld(lda, ta == GK_TRANS ? mi : kp), bp,                        \
+                               piece_ld(ldb, tb == GK_TRANS ? kp : nj), p0 == 0 ? beta : (T)1,     \
+                               c + i0 * ldc + j0, piece_ld(ldc, nj));                              \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
     }
 
 GK_CPU_GEMM_KERNELS(f32, float, cblas_sgemm)

@@ -13,6 +13,12 @@
 typedef struct gk_cpu_state {
     int threads;   /* OpenMP team size for this context's ops (>= 1) */
     char name[48]; /* "CPU (N threads)" */
+    /* The rbf switches, read when the context was created (src/env.c): the ISA kernels (NULL:
+     * the portable ones), a form to force (-1: the planner's choice, cpu/rbf/plan.h), and
+     * whether each rbf call logs its form (GK_LOG=1). */
+    const struct gk_cpu_rbf_isa *rbf_isa;
+    int rbf_form;
+    int log;
 } gk_cpu_state;
 
 /* Below these element counts an op stays on the calling thread: waking an OpenMP team costs a

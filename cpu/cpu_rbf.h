@@ -24,6 +24,21 @@
  * chunk sums are carried in double, so the error does not grow with d. */
 #define GK_RBF_F32_CHUNK ((size_t)64)
 
+/* The float32 difference form's float sums overflow where ||x - y||^2 > FLT_MAX although
+ * gamma ||x - y||^2 may be small (x = 1.9e19, y = 0, gamma = 1e-38 is exp(-3.61)): an entry
+ * whose float distance came out +inf is computed again from this distance in double (the
+ * differences of floats are exact in double, and no sum of squares of floats overflows it), for
+ * row xi against column ytj of a block packed with row length ld. */
+static inline double gk__cpu_rbf_dist_f64(size_t d, size_t ld, const float *xi, const float *ytj)
+{
+    double s = 0.0;
+    for (size_t f = 0; f < d; f++) {
+        double t = (double)xi[f] - (double)ytj[f * ld];
+        s += t * t;
+    }
+    return s;
+}
+
 /* Rows of x per task of rbf_matrix and rbf_matvec: the packed y block is reused this many
  * times, so packing costs 1/64 of the distance work; tasks also split over column blocks, so a
  * short x still fills the team. */
@@ -58,8 +73,8 @@ typedef struct gk_cpu_rbf_kernels {
      * in yt; gz is the exponent used at distance 0. gamma and gz hold values of the dtype. */
     void (*row)(size_t d, size_t nb, size_t ld, double gamma, double gz, const void *xi,
                 const void *yt, void *out);
-    /* The same for `rows` consecutive rows of x: row r's values go to out + r * ldo. Handed to
-     * the ISA kernels below where there are some for the dtype (the same values). */
+    /* The same for `rows` consecutive rows of x: row r's values go to out + r * ldo (the
+     * portable kernels; rbf_matrix hands float32 to the context's ISA kernel where it has one). */
     void (*rows)(size_t d, size_t rows, size_t nb, size_t ld, double gamma, double gz,
                  const void *x, const void *yt, void *out, size_t ldo);
     /* exp(-gamma * ||x - y||^2) under the rule above for one pair of rows of d features, read
@@ -90,7 +105,6 @@ typedef struct gk_cpu_rbf_ip_f32 {
     float zscale;          /* -gamma log2(e) in float: K = 2^(zscale t) */
     float beta, coef, tol; /* the bound evaluated in float (per entry) */
     double beta_d, coef_d, tol_d; /* the same evaluated in double (per row of a tile) */
-    double gamma_d;               /* gamma as given, for pair */
     const float *x, *y;           /* the rows as given */
     float *k;                     /* the output, m x n */
     /* n % 16 = 0 and k + (16 l - sh) starts a cache line: rows are written a line at a time */
@@ -98,7 +112,6 @@ typedef struct gk_cpu_rbf_ip_f32 {
     /* x and y are the same rows: tiles wholly below the diagonal (every column j < every row i)
      * are skipped (gk__cpu_rbf_ip_below), their entries mirrored from above (ip_mirrors) */
     int upper;
-    double (*pair)(size_t d, double gamma, double gz, const void *x, const void *y);
 } gk_cpu_rbf_ip_f32;
 
 /* Whether tile (p, q) lies wholly below the diagonal: its last column before its first row. */
@@ -130,39 +143,37 @@ typedef struct gk_cpu_rbf_isa {
     size_t (*ip_panel_bytes)(int side, size_t d);
     /* Packs panel p: rows p per - sh + r (per = mr or nr) of src, centered on c, into the panel
      * array dst; norms[p per + r] their squared norms rounded to float, *nmax the largest. The sum
-     * of the norms in double, or -1 where the kernel cannot take the rows (not finite, too large
-     * or too small for its arithmetic). */
+     * of the norms in double, or -1 where the kernel cannot take the rows (not finite, or so
+     * large that dot products could overflow float). */
     double (*ip_pack)(int side, size_t rows, size_t d, size_t sh, size_t p, const float *src,
                       const float *c, void *dst, float *norms, float *nmax);
     /* |computed x.y - x.y| <= ip_dot_err(d) sum_f |x_f y_f| for packed rows x, y. */
     double (*ip_dot_err)(size_t d);
     /* The tiles of panels p0 <= p < p1 of x and q0 <= q < q1 of y, written to a->k (the part
-     * inside m x n). */
+     * inside m x n); for a->upper, also the entries below the diagonal, as mirror images of
+     * those it computes above. */
     void (*ip_f32)(const gk_cpu_rbf_ip_f32 *a, size_t p0, size_t p1, size_t q0, size_t q1);
-    /* For a->upper: 1 when ip_f32 writes the entries below the diagonal itself (as mirror images
-     * of those it computes above), 0 when cpu_rbf_fused.c copies the skipped tiles afterwards. */
-    int ip_mirrors;
 } gk_cpu_rbf_isa;
 
 #if defined(__x86_64__) && defined(GK_HAVE_RBF_AVX512)
 extern const gk_cpu_rbf_isa gk__cpu_rbf_avx512;
 #endif
-#if defined(__x86_64__) && defined(GK_HAVE_RBF_AMX)
-extern const gk_cpu_rbf_isa gk__cpu_rbf_amx; /* the fused form only (rows_f32 NULL) */
-#endif
 
-/* The widest ISA kernels this CPU runs, or NULL (then the generic kernels do all the work);
- * chosen once. */
-const gk_cpu_rbf_isa *gk__cpu_rbf_isa(void);
+/* The ISA kernels a context runs (cpu_rbf_isa.c), from GK_RBF_ISA (isa, a gk_isa): auto, the
+ * widest this CPU runs; generic, none (NULL: the portable kernels do all the work). Kernels this
+ * CPU or build cannot run are GK_E_UNSUPPORTED naming the variable. */
+gk_status gk__cpu_rbf_isa_choose(int isa, const gk_cpu_rbf_isa **out);
 
-/* cpu_rbf_gemm.c: rbf_matrix in the inner-product form, through OpenBLAS GEMM, where its rounding
- * bound allows and it pays; 1 when it ran (*r: the status), 0 when the caller should compute
- * differences instead. */
+/* cpu_rbf_gemm.c: rbf_matrix in the inner-product form, through OpenBLAS GEMM, for a call the
+ * planner gave it (cpu/rbf/plan.c); 1 when it ran (*r: the status), 0 when the data does not
+ * suit it (*declined: why) and the caller should compute differences instead. */
 int gk__cpu_rbf_matrix_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
-                            const void *x, const void *y, void *k, gk_status *r);
+                            const void *x, const void *y, void *k, gk_status *r,
+                            const char **declined);
 /* The same for rbf_matvec, a tile at a time (out is written only when it ran). */
 int gk__cpu_rbf_matvec_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
-                            const void *x, const void *y, const void *w, void *out, gk_status *r);
+                            const void *x, const void *y, const void *w, void *out, gk_status *r,
+                            const char **declined);
 
 /* cpu_rbf_gemm.c's pieces that cpu_rbf_fused.c shares. Half the contract's error per entry is
  * the inner-product form's to spend (the exp and the final rounding have the rest). */
@@ -180,10 +191,11 @@ void gk__cpu_rbf_mean(gk_dtype t, size_t m, size_t n, size_t d, const void *x, c
 int gk__cpu_rbf_typical_passes(double gamma, double beta, double tol, const double *nx, size_t m,
                                const double *ny, size_t n);
 
-/* cpu_rbf_fused.c: float32 rbf_matrix in the inner-product form through an ISA's fused kernel,
- * where there is one and the bound allows; 1 when it ran (*r: the status), else 0. */
+/* cpu_rbf_fused.c: float32 rbf_matrix in the inner-product form through the context's ISA
+ * kernel, for a call the planner gave it; 1 when it ran (*r: the status), 0 when the data does
+ * not suit it (*declined: why). */
 int gk__cpu_rbf_matrix_fused(void *st, size_t m, size_t n, size_t d, double gamma, const float *x,
-                             const float *y, float *k, gk_status *r);
+                             const float *y, float *k, gk_status *r, const char **declined);
 
 /* Rows of d = 0 features address no element, so the core passes such operands as NULL; the
  * kernels still form row addresses p + i * d, which C defines only for a pointer to an object.

@@ -25,16 +25,13 @@
  * d u <= 1e-3; so the kernel uses beta + 4.01 u. The test itself is evaluated in float: e = beta s
  * and gamma e K coef are each at most four roundings below their exact values, which the
  * factors (1 + 8u) below cover, so no entry passes that the exact test would fail. */
-#define GK_RBF_FUSED_MIN_D ((size_t)8)
-/* A panel of y (d x 32 floats) is re-read from L1 or L2 for each panel of x: up to 128 KiB. */
-#define GK_RBF_FUSED_MAX_D ((size_t)1024)
 /* x and y the same rows (scikit-learn's rbf_kernel(X)): from this many features, the entries
- * below the diagonal are the mirror images of those above instead of computed. The AVX-512
- * kernel writes them from its tiles (one VM core, 2048^2 x 256: 11.9-12.2 ms against 15.5-17.1
- * for x != y); elsewhere a pass over memory copies them afterwards, which at x 20 took longer
- * than the computing it saves (4.3 ms against 2.5). */
+ * below the diagonal are the mirror images of those above instead of computed; the ISA kernel
+ * writes them from its tiles (one VM core, 2048^2 x 256: 11.9-12.2 ms against 15.5-17.1 for
+ * x != y). At x 20 a pass over memory that copied them took longer than the computing it saves
+ * (4.3 ms against 2.5). */
 #define GK_RBF_FUSED_MIRROR_D ((size_t)128)
-/* Tiles up to this many rows and columns are mirrored (every ISA kernel's are). */
+/* Tiles up to this many rows and columns are mirrored. */
 #define GK_RBF_MIRROR_MAX 32
 /* Panels per task: a task's x panels (8 x 14 rows with AVX-512) stay in L2 while its y panels
  * pass. */
@@ -59,48 +56,16 @@ static double pack_all(const gk_cpu_rbf_isa *isa, int nt, int side, size_t rows,
     return ok ? total : -1.0;
 }
 
-/* Entries of the tiles below the diagonal among panels p0 .. p1 - 1 of x and q0 .. q1 - 1 of y
- * (x and y the same rows): k[i][j] = k[j][i], which is computed. Row i of a tile is written
- * whole from the nr rows j that it reads (at most nr cache lines, in L1 for the tile's mr
- * rows). */
-static void mirror(const gk_cpu_rbf_ip_f32 *a, size_t mr, size_t nr, size_t p0, size_t p1,
-                   size_t q0, size_t q1)
-{
-    float *k = a->k;
-    size_t n = a->n;
-    for (size_t p = p0; p < p1; p++)
-        for (size_t q = q0; q < q1; q++) {
-            if (!gk__cpu_rbf_ip_below(a, mr, nr, p, q))
-                continue;
-            size_t i1 = p * mr + mr < a->m ? p * mr + mr : a->m;
-            size_t j0 = q * nr < a->sh ? 0 : q * nr - a->sh, j1 = q * nr + nr - a->sh;
-            j1 = j1 < n ? j1 : n;
-            /* the source rows' segments first (contiguous reads), then rows of k (contiguous
-             * writes): k's entries are not read again once written */
-            float tmp[GK_RBF_MIRROR_MAX][GK_RBF_MIRROR_MAX];
-            size_t ni = i1 - p * mr;
-            for (size_t j = j0; j < j1; j++)
-                memcpy(tmp[j - j0], k + j * n + p * mr, ni * sizeof(float));
-            for (size_t i = p * mr; i < i1; i++) {
-                float *o = k + i * n;
-                for (size_t j = j0; j < j1; j++)
-                    o[j] = tmp[j - j0][i - p * mr];
-            }
-        }
-}
-
 int gk__cpu_rbf_matrix_fused(void *st, size_t m, size_t n, size_t d, double gamma, const float *x,
-                             const float *y, float *k, gk_status *r)
+                             const float *y, float *k, gk_status *r, const char **declined)
 {
-    const gk_cpu_rbf_isa *isa = gk__cpu_rbf_isa();
+    const gk_cpu_rbf_isa *isa = ((const gk_cpu_state *)st)->rbf_isa;
     const double u = 0x1p-24;
-    /* (m + n) d <= m n: the packed copies are no larger than the output. gamma <= 2^100: float
-     * arithmetic in the subnormal range errs by up to 2^-150 absolute per operation, which the
-     * relative bound does not cover; (2 d + 8) such errors in t move an entry by at most
-     * gamma (2 d + 8) 2^-150 < 1e-9 (d <= 1024), taken off the bound's budget below. */
-    if (isa == NULL || isa->ip_f32 == NULL || d < GK_RBF_FUSED_MIN_D || d > GK_RBF_FUSED_MAX_D ||
-        !(gamma > 0.0) || !(gamma <= 0x1p100) || m * n < ((size_t)1 << 16) || (m + n) > m * n / d)
-        return 0;
+    /* The planner (cpu/rbf/plan.c) took the form for (m + n) d <= m n (the packed copies are no
+     * larger than the output), d <= 1024 and gamma <= 2^100: float arithmetic in the subnormal
+     * range errs by up to 2^-150 absolute per operation, which the relative bound does not cover;
+     * (2 d + 8) such errors in t move an entry by at most gamma (2 d + 8) 2^-150 < 1e-9, taken
+     * off the bound's budget below. */
     size_t mr = isa->mr, nr = isa->nr;
     /* Output rows of whole cache lines: y's panels are shifted so that theirs start on one. */
     int stream = n % 16 == 0 && (uintptr_t)k % sizeof(float) == 0;
@@ -131,6 +96,8 @@ int gk__cpu_rbf_matrix_fused(void *st, size_t m, size_t n, size_t d, double gamm
     double mx = sx / (double)m, my = sy / (double)n;
     /* Not finite, too large, or data whose typical entry fails the bound: differences. */
     if (sy < 0.0 || !gk__cpu_rbf_typical_passes(gamma, beta, tol, &mx, 1, &my, 1)) {
+        *declined = sy < 0.0 ? "rows not finite or too large for float dot products"
+                             : "the typical entry fails the rounding bound";
         gk__free(scratch);
         return 0;
     }
@@ -156,14 +123,12 @@ int gk__cpu_rbf_matrix_fused(void *st, size_t m, size_t n, size_t d, double gamm
         .beta_d = (beta + 4.01 * u) * (1.0 + 4.0 * v),
         .coef_d = 1.0101 * (1.0 + 4.0 * u) * (1.0 + 4.0 * v),
         .tol_d = tol,
-        .gamma_d = gamma,
         .x = x,
         .y = y,
         .k = k,
         .stream = stream,
         .upper = x == y && m == n && m <= ((size_t)1 << 26) && d >= GK_RBF_FUSED_MIRROR_D &&
                  mr <= GK_RBF_MIRROR_MAX && nr <= GK_RBF_MIRROR_MAX,
-        .pair = gk__cpu_rbf_f32.pair,
     };
     /* Fewer tasks than threads (316^2 x 20: 6 on 16), smaller ones: every region opens the
      * whole team (gk__cpu_region), and tiles are computed alike in a task of any size. */
@@ -174,23 +139,11 @@ int gk__cpu_rbf_matrix_fused(void *st, size_t m, size_t n, size_t d, double gamm
     size_t tasks = row_blocks * col_blocks;
     int team = gk__cpu_region(nt, tasks);
     /* Every entry is computed the same way whichever thread takes its tile. */
-#pragma omp parallel num_threads(team) if (team > 1)
-    {
-#pragma omp for schedule(dynamic, 1)
-        for (size_t t = 0; t < tasks; t++) {
-            size_t p0 = t % row_blocks * g, q0 = t / row_blocks * g;
-            size_t p1 = pm - p0 < g ? pm : p0 + g, q1 = pn - q0 < g ? pn : q0 + g;
-            isa->ip_f32(&a, p0, p1, q0, q1);
-        }
-        /* (implied barrier) then the skipped tiles, from their mirror images above */
-        if (a.upper && !isa->ip_mirrors) {
-#pragma omp for schedule(dynamic, 1)
-            for (size_t t = 0; t < tasks; t++) {
-                size_t p0 = t % row_blocks * g, q0 = t / row_blocks * g;
-                size_t p1 = pm - p0 < g ? pm : p0 + g, q1 = pn - q0 < g ? pn : q0 + g;
-                mirror(&a, mr, nr, p0, p1, q0, q1);
-            }
-        }
+#pragma omp parallel for num_threads(team) if (team > 1) schedule(dynamic, 1)
+    for (size_t t = 0; t < tasks; t++) {
+        size_t p0 = t % row_blocks * g, q0 = t / row_blocks * g;
+        size_t p1 = pm - p0 < g ? pm : p0 + g, q1 = pn - q0 < g ? pn : q0 + g;
+        isa->ip_f32(&a, p0, p1, q0, q1);
     }
     gk__free(scratch);
     *r = GK_OK;

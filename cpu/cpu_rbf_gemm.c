@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* cpu_rbf_gemm.c - rbf_matrix and rbf_matvec as ||x||^2 + ||y||^2 - 2 x.y through OpenBLAS GEMM. */
-#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 
@@ -14,8 +13,8 @@
  * compute-bound at large d (4096^2 x 256 float32 on 16 cores: 6.5x scikit-learn's rbf_kernel,
  * a GEMM then exp, where the issue asks 20x), while a GEMM runs at the FMA units' peak. Here
  * the distances come from one GEMM of rows centered on c, about the
- * mean of the rows of x and y (gk__cpu_rbf_mean): D = nx_i + ny_j - 2 xc_i.yc_j, with xc = fl(x - c) in the
- * dtype and the norms nx, ny of the rounded xc, yc summed in double. Centering makes the
+ * mean of the rows of x and y (gk__cpu_rbf_mean): D = nx_i + ny_j - 2 xc_i.yc_j, with xc = fl(x -
+ * c) in the dtype and the norms nx, ny of the rounded xc, yc summed in double. Centering makes the
  * cancellation as large as the data's spread around c, not around the origin (data offset by
  * 1e3 stays accurate).
  *
@@ -36,13 +35,8 @@
  * other entry, and every entry with t <= E (identical rows among them, which must give exactly 1),
  * is computed again from differences. */
 
-/* Where the GEMM form pays (measured: see bench/RESULTS.md, 2026-12-01, issue 15): from this
- * many features, and for at least this many entries. */
-#define GK_RBF_GEMM_MIN_D ((size_t)64)
-#define GK_RBF_GEMM_MIN_ENTRIES ((size_t)1 << 16)
-
-/* The centered copies are as large as the inputs; the form is used only where they are no
- * larger than the output (m n >= (m + n) d), so scratch never exceeds what the call writes. */
+/* Where the form pays and what it needs (d u small for the bound, sizes within 32-bit BLAS's
+ * reach, centred copies no larger than the output) is the planner's (cpu/rbf/plan.c). */
 
 static double gk_gamma_d(size_t d, double u)
 {
@@ -58,14 +52,17 @@ double gk__cpu_rbf_beta(size_t d, double u, double dot_err)
 }
 
 /* The dtype's pieces, written once (as cpu_gemm.c's). center: weighted sums of rows for c (about
- * the mean of x's and y's rows), and xc = fl(x - c) row by row with its squared norm in double (not finite
- * where the row is not: the caller then falls back). epilogue: row i of k holds G = xc.yc^T on
- * entry and K on return, entries needing differences marked NaN (finite data and gamma > 0 never
+ * the mean of x's and y's rows), and xc = fl(x - c) row by row with its squared norm in double (not
+ * finite where the row is not: the caller then falls back). epilogue: row i of k holds G = xc.yc^T
+ * on entry and K on return, entries needing differences marked NaN (finite data and gamma > 0 never
  * give a NaN entry) and counted, so a row without any is not scanned again. It is bound by
  * memory (the row comes from the GEMM's output; perf on the VM: its first load takes a quarter
- * of its time), and a float32-arithmetic version of it measured no faster. */
-#define GK_CPU_RBF_GEMM_KERNELS(SUFFIX, T, EXP, U)                                                 \
-    static void cpu_center_sum_##SUFFIX(size_t rows, size_t step, size_t d, double w, const T *x, \
+ * of its time), and a float32-arithmetic version of it measured no faster. Exponents below CUT
+ * give 0 without calling EXP (within 1.7e-38 float32, 5e-283 float64, of the value): a subnormal
+ * result costs a microcode assist per element (30 clusters, 4096^2 x 64 at gamma 0.5 on the
+ * 2-core VM: 2.1 s against 0.4 for the other data), and gamma e K stays a normal number. */
+#define GK_CPU_RBF_GEMM_KERNELS(SUFFIX, T, EXP, U, CUT)                                            \
+    static void cpu_center_sum_##SUFFIX(size_t rows, size_t step, size_t d, double w, const T *x,  \
                                         double *c)                                                 \
     {                                                                                              \
         for (size_t i = 0; i < rows; i += step)                                                    \
@@ -95,17 +92,18 @@ double gk__cpu_rbf_beta(size_t d, double u, double dot_err)
         {                                                                                          \
             double s = nxi + ny[j], e = beta * s, t = s - 2.0 * (double)k[j];                      \
             t = t > 0.0 ? t : 0.0;                                                                 \
-            T kv = EXP((T)(-gamma * t));                                                           \
+            T arg = (T)(-gamma * t);                                                               \
+            T kv = !(arg < (CUT)) ? EXP(arg > (CUT) ? arg : (CUT)) : (T)0;                         \
             double err = gamma * e * (double)kv * (1.0101 * (1.0 + 4.0 * (U)));                    \
-            int redo = (t <= e) | (gamma * e > 1e-2) | (err > tol);                                \
+            int redo = (t <= e) | (gamma * e > 1e-2) | (err > tol) | (t == (double)INFINITY);      \
             k[j] = redo ? (T)NAN : kv;                                                             \
             redo_count += (size_t)redo;                                                            \
         }                                                                                          \
         return redo_count;                                                                         \
     }
 
-GK_CPU_RBF_GEMM_KERNELS(f32, float, gk__vexp_f32, 0x1p-24)
-GK_CPU_RBF_GEMM_KERNELS(f64, double, gk__vexp_f64, 0x1p-53)
+GK_CPU_RBF_GEMM_KERNELS(f32, float, gk__vexp_f32, 0x1p-24, -87.0f)
+GK_CPU_RBF_GEMM_KERNELS(f64, double, gk__vexp_f64, 0x1p-53, -650.0)
 
 /* Rows of x and of y that the centre is estimated from. The bound holds for any c; c only sets
  * how large s = ||x - c||^2 + ||y - c||^2 is, and evenly spaced rows estimate the mean well
@@ -162,7 +160,7 @@ static int cpu_rbf_center_rows(int nt, gk_dtype t, size_t rows, size_t d, const 
  * mean nx + the mean ny): data that would mostly fail it takes differences from the start,
  * which costs less than recomputing most entries afterwards. */
 int gk__cpu_rbf_typical_passes(double gamma, double beta, double tol, const double *nx, size_t m,
-                                  const double *ny, size_t n)
+                               const double *ny, size_t n)
 {
     double sx = 0.0, sy = 0.0;
     for (size_t i = 0; i < m; i++)
@@ -195,24 +193,12 @@ static void cpu_rbf_finish_row(gk_dtype t, size_t n, size_t d, double gamma, dou
     }
 }
 
-/* The conditions both ops share: features enough for GEMM to pay, a gamma and a d the bound
- * can work with, and enough entries. */
-static int cpu_rbf_gemm_applies(gk_dtype t, size_t m, size_t n, size_t d, double gamma)
-{
-    double u = t == GK_FLOAT32 ? 0x1p-24 : 0x1p-53;
-    /* Every size within 32-bit BLAS's reach, so gk__cpu_gemm takes any call made here. */
-    return d >= GK_RBF_GEMM_MIN_D && gamma > 0.0 && isfinite(gamma) &&
-           m * n >= GK_RBF_GEMM_MIN_ENTRIES && (double)d * u <= 1e-3 && m <= INT_MAX &&
-           n <= INT_MAX && d <= INT_MAX;
-}
-
 int gk__cpu_rbf_matrix_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
-                            const void *x, const void *y, void *k, gk_status *r)
+                            const void *x, const void *y, void *k, gk_status *r,
+                            const char **declined)
 {
     size_t es = t == GK_FLOAT32 ? sizeof(float) : sizeof(double);
     double u = t == GK_FLOAT32 ? 0x1p-24 : 0x1p-53;
-    if (!cpu_rbf_gemm_applies(t, m, n, d, gamma) || (m + n) > m * n / d)
-        return 0;
     double beta = gk__cpu_rbf_beta(d, u, gk_gamma_d(d, u)),
            tol = t == GK_FLOAT32 ? GK_RBF_GEMM_ERR_F32 : GK_RBF_GEMM_ERR_F64;
     /* Sizes fit: (m + n) d <= m n elements exist as k already. */
@@ -232,6 +218,7 @@ int gk__cpu_rbf_matrix_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, 
     int finite = cpu_rbf_center_rows(nt, t, m, d, x, c, xc, nx);
     finite = finite && cpu_rbf_center_rows(nt, t, n, d, y, c, yc, ny);
     if (!finite || !gk__cpu_rbf_typical_passes(gamma, beta, tol, nx, m, ny, n)) {
+        *declined = !finite ? "rows not finite" : "the typical entry fails the rounding bound";
         gk__free(scratch);
         return 0;
     }
@@ -249,18 +236,16 @@ int gk__cpu_rbf_matrix_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, 
 /* rbf_matvec tiles: panels of GK_RBF_GEMM_PANEL rows of x against blocks of
  * GK_RBF_GEMM_BLOCK rows of y, each centered when its tile is computed (the centering costs
  * 1 / (2 x block) of the GEMM), so scratch is a tile: the two centered pieces and the tile of
- * G, at most (256 + 2048) x 4096 + 256 x 2048 elements. */
+ * G, at most (256 + 2048) x 4096 + 256 x 2048 elements (the planner keeps d <= 4096). */
 #define GK_RBF_GEMM_PANEL ((size_t)256)
 #define GK_RBF_GEMM_BLOCK ((size_t)2048)
-#define GK_RBF_GEMM_MAX_D ((size_t)4096)
 
 int gk__cpu_rbf_matvec_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
-                            const void *x, const void *y, const void *w, void *out, gk_status *r)
+                            const void *x, const void *y, const void *w, void *out, gk_status *r,
+                            const char **declined)
 {
     size_t es = t == GK_FLOAT32 ? sizeof(float) : sizeof(double);
     double u = t == GK_FLOAT32 ? 0x1p-24 : 0x1p-53;
-    if (!cpu_rbf_gemm_applies(t, m, n, d, gamma) || d > GK_RBF_GEMM_MAX_D)
-        return 0;
     double beta = gk__cpu_rbf_beta(d, u, gk_gamma_d(d, u)),
            tol = t == GK_FLOAT32 ? GK_RBF_GEMM_ERR_F32 : GK_RBF_GEMM_ERR_F64;
     size_t pm = m < GK_RBF_GEMM_PANEL ? m : GK_RBF_GEMM_PANEL;
@@ -321,5 +306,7 @@ int gk__cpu_rbf_matvec_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, 
         }
     }
     gk__free(scratch);
-    return ok; /* 0: non-finite data or a bound the data fails, nothing written: differences */
+    if (!ok)
+        *declined = "rows not finite, or the typical entry fails the rounding bound";
+    return ok; /* 0: nothing written: differences */
 }

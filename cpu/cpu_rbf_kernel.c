@@ -79,6 +79,10 @@ static void cpu_rbf_row_f32(size_t d, size_t nb, size_t ld, double gamma_d, doub
             rbf_cols_f32(0, d, ld, xi, yt + j0, acc);
             for (size_t j = 0; j < GK_RBF_COLS; j++)
                 e[j] = gk__vexp_f32(-gk__rbf_exponent_f32(gamma, gz, acc[j]));
+            for (size_t j = 0; j < GK_RBF_COLS; j++)
+                if (acc[j] == INFINITY)
+                    e[j] = gk__vexp_f32((float)-gk__rbf_exponent_f64(
+                        gamma, gz, gk__cpu_rbf_dist_f64(d, ld, xi, yt + j0 + j)));
         } else {
             double accd[GK_RBF_COLS] = {0};
             for (size_t f0 = 0; f0 < d; f0 += GK_RBF_F32_CHUNK) {
@@ -88,8 +92,11 @@ static void cpu_rbf_row_f32(size_t d, size_t nb, size_t ld, double gamma_d, doub
                 for (size_t j = 0; j < GK_RBF_COLS; j++)
                     accd[j] += (double)acc[j];
             }
-            for (size_t j = 0; j < GK_RBF_COLS; j++)
-                e[j] = gk__vexp_f32((float)-gk__rbf_exponent_f64(gamma, gz, accd[j]));
+            for (size_t j = 0; j < GK_RBF_COLS; j++) {
+                double dist = accd[j] == INFINITY ? gk__cpu_rbf_dist_f64(d, ld, xi, yt + j0 + j)
+                                                  : accd[j];
+                e[j] = gk__vexp_f32((float)-gk__rbf_exponent_f64(gamma, gz, dist));
+            }
         }
         if (e == tail)
             memcpy(out + j0, tail, (nb - j0) * sizeof *tail);
@@ -121,22 +128,17 @@ static void cpu_rbf_row_f64(size_t d, size_t nb, size_t ld, double gamma, double
     }
 }
 
-static void cpu_rbf_rows_f32(size_t d, size_t rows, size_t nb, size_t ld, double gamma,
-                             double gz, const void *xv, const void *ytv, void *outv, size_t ldo)
+static void cpu_rbf_rows_f32(size_t d, size_t rows, size_t nb, size_t ld, double gamma, double gz,
+                             const void *xv, const void *ytv, void *outv, size_t ldo)
 {
     const float *x = xv;
     float *out = outv;
-    const gk_cpu_rbf_isa *isa = gk__cpu_rbf_isa();
-    if (isa != NULL && isa->rows_f32 != NULL) {
-        isa->rows_f32(d, rows, nb, ld, (float)gamma, (float)gz, x, ytv, out, ldo);
-        return;
-    }
     for (size_t r = 0; r < rows; r++)
         cpu_rbf_row_f32(d, nb, ld, gamma, gz, x + r * d, ytv, out + r * ldo);
 }
 
-static void cpu_rbf_rows_f64(size_t d, size_t rows, size_t nb, size_t ld, double gamma,
-                             double gz, const void *xv, const void *ytv, void *outv, size_t ldo)
+static void cpu_rbf_rows_f64(size_t d, size_t rows, size_t nb, size_t ld, double gamma, double gz,
+                             const void *xv, const void *ytv, void *outv, size_t ldo)
 {
     const double *x = xv;
     double *out = outv;

@@ -8,6 +8,7 @@
 #include "cpu_internal.h"
 #include "cpu_rbf.h"
 #include "error.h"
+#include "rbf/plan.h"
 
 static void cpu_store(size_t es, void *out, size_t i, double v)
 {
@@ -52,15 +53,14 @@ static size_t tile_rows(int threads, size_t m, size_t col_blocks)
 
 /* Task t covers column block t / row_tiles and row tile t % row_tiles: under the static
  * schedule a thread's consecutive tasks share a column block, which it then packs once. */
-static gk_status cpu_rbf_matrix(int threads, const gk_cpu_rbf_kernels *kr, size_t m, size_t n,
-                                size_t d, double gamma, const char *x, const char *y, char *k)
+static gk_status cpu_rbf_matrix(int threads, const gk_cpu_rbf_isa *isa,
+                                const gk_cpu_rbf_kernels *kr, size_t m, size_t n, size_t d,
+                                double gamma, const char *x, const char *y, char *k)
 {
     size_t es = kr->elem_size;
     double gz = gk__rbf_zero_exponent(gamma);
-    if (!gk__cpu_rbf_packs(d, es)) {
-        cpu_rbf_matrix_wide(threads, kr, m, n, d, gamma, gz, x, y, k);
-        return GK_OK;
-    }
+    if (es != sizeof(float) || (isa != NULL && isa->rows_f32 == NULL))
+        isa = NULL;
     size_t cols = gk__cpu_rbf_block_cols(n, d, es);
     size_t col_blocks = (n + cols - 1) / cols;
     size_t rows = tile_rows(threads, m, col_blocks);
@@ -86,8 +86,13 @@ static gk_status cpu_rbf_matrix(int threads, const gk_cpu_rbf_kernels *kr, size_
             if (packed != cb)
                 kr->pack(d, nb, cols, y + j0 * d * es, yt);
             packed = cb;
-            kr->rows(d, i1 - i0, nb, cols, gamma, gz, x + i0 * d * es, yt, k + (i0 * n + j0) * es,
-                     n);
+            const char *xr = x + i0 * d * es;
+            char *kr0 = k + (i0 * n + j0) * es;
+            if (isa != NULL)
+                isa->rows_f32(d, i1 - i0, nb, cols, (float)gamma, (float)gz, (const float *)xr,
+                              (const float *)yt, (float *)kr0, n);
+            else
+                kr->rows(d, i1 - i0, nb, cols, gamma, gz, xr, yt, kr0, n);
         }
     });
     gk__free(scratch);
@@ -97,19 +102,38 @@ static gk_status cpu_rbf_matrix(int threads, const gk_cpu_rbf_kernels *kr, size_
 gk_status gk__cpu_rbf_matrix(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
                              const void *x, const void *y, void *k)
 {
-    x = gk__cpu_rbf_rows_of(x);
-    y = gk__cpu_rbf_rows_of(y);
-    gk_status r;
-    if (t == GK_FLOAT32 && gk__cpu_rbf_matrix_fused(st, m, n, d, gamma, x, y, k, &r))
-        return r;
-    if ((t == GK_FLOAT32 || t == GK_FLOAT64) &&
-        gk__cpu_rbf_matrix_gemm(st, t, m, n, d, gamma, x, y, k, &r))
-        return r;
+    const gk_cpu_state *s = st;
+    const gk_cpu_rbf_kernels *kr;
     switch (t) {
     case GK_FLOAT32:
-        return cpu_rbf_matrix(gk__cpu_threads(st), &gk__cpu_rbf_f32, m, n, d, gamma, x, y, k);
+        kr = &gk__cpu_rbf_f32;
+        break;
     case GK_FLOAT64:
-        return cpu_rbf_matrix(gk__cpu_threads(st), &gk__cpu_rbf_f64, m, n, d, gamma, x, y, k);
+        kr = &gk__cpu_rbf_f64;
+        break;
+    default:
+        return gk__cpu_bad_dtype(t);
     }
-    return gk__cpu_bad_dtype(t);
+    x = gk__cpu_rbf_rows_of(x);
+    y = gk__cpu_rbf_rows_of(y);
+    gk_cpu_rbf_plan p;
+    gk__cpu_rbf_plan(s, GK_CPU_RBF_MATRIX_OP, t, m, n, d, gamma, &p);
+    gk_status r = GK_OK;
+    const char *declined = NULL;
+    int ran = 0;
+    if (p.form == GK_CPU_RBF_FUSED)
+        ran = gk__cpu_rbf_matrix_fused(st, m, n, d, gamma, x, y, k, &r, &declined);
+    else if (p.form == GK_CPU_RBF_GEMM)
+        ran = gk__cpu_rbf_matrix_gemm(st, t, m, n, d, gamma, x, y, k, &r, &declined);
+    if (declined != NULL)
+        gk__cpu_rbf_plan_decline(&p, t, d, declined);
+    gk__cpu_rbf_plan_log(s, &p);
+    if (ran)
+        return r;
+    int threads = gk__cpu_threads(st);
+    if (p.form == GK_CPU_RBF_WIDE) {
+        cpu_rbf_matrix_wide(threads, kr, m, n, d, gamma, gk__rbf_zero_exponent(gamma), x, y, k);
+        return GK_OK;
+    }
+    return cpu_rbf_matrix(threads, s->rbf_isa, kr, m, n, d, gamma, x, y, k);
 }

@@ -8,6 +8,7 @@
 #include "cpu_internal.h"
 #include "cpu_rbf.h"
 #include "error.h"
+#include "rbf/plan.h"
 
 static void cpu_store(size_t es, void *out, size_t i, double v)
 {
@@ -79,8 +80,6 @@ static gk_status cpu_rbf_matvec(int threads, int team, const gk_cpu_rbf_kernels 
 {
     size_t es = kr->elem_size;
     double gz = gk__rbf_zero_exponent(gamma);
-    if (!gk__cpu_rbf_packs(d, es))
-        return cpu_rbf_matvec_wide(threads, team, kr, m, n, d, gamma, gz, x, y, w, out);
     size_t cols = gk__cpu_rbf_block_cols(n, d, es);
     size_t row_tiles = (m + GK_RBF_TILE_ROWS - 1) / GK_RBF_TILE_ROWS;
     size_t col_blocks = (n + cols - 1) / cols;
@@ -152,9 +151,21 @@ gk_status gk__cpu_rbf_matvec(void *st, gk_dtype t, size_t m, size_t n, size_t d,
     }
     x = gk__cpu_rbf_rows_of(x);
     y = gk__cpu_rbf_rows_of(y);
-    gk_status r;
-    if (gk__cpu_rbf_matvec_gemm(st, t, m, n, d, gamma, x, y, w, out, &r))
+    const gk_cpu_state *s = st;
+    gk_cpu_rbf_plan p;
+    gk__cpu_rbf_plan(s, GK_CPU_RBF_MATVEC_OP, t, m, n, d, gamma, &p);
+    gk_status r = GK_OK;
+    const char *declined = NULL;
+    int ran = p.form == GK_CPU_RBF_GEMM &&
+              gk__cpu_rbf_matvec_gemm(st, t, m, n, d, gamma, x, y, w, out, &r, &declined);
+    if (declined != NULL)
+        gk__cpu_rbf_plan_decline(&p, t, d, declined);
+    gk__cpu_rbf_plan_log(s, &p);
+    if (ran)
         return r;
-    return cpu_rbf_matvec(gk__cpu_threads_max(st), gk__cpu_threads(st), kr, m, n, d, gamma, x, y, w,
-                          out);
+    int threads = gk__cpu_threads_max(st), team = gk__cpu_threads(st);
+    if (p.form == GK_CPU_RBF_WIDE)
+        return cpu_rbf_matvec_wide(threads, team, kr, m, n, d, gamma, gk__rbf_zero_exponent(gamma),
+                                   x, y, w, out);
+    return cpu_rbf_matvec(threads, team, kr, m, n, d, gamma, x, y, w, out);
 }

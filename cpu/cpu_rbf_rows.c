@@ -5,6 +5,7 @@
 #include "cpu_internal.h"
 #include "cpu_rbf.h"
 #include "cpu_vexp.h"
+#include "rbf/plan.h"
 
 /* Rows whose distances are gathered before one vectorized pass of exp over them. */
 #define GK_RBF_ROWS_BLOCK ((size_t)256)
@@ -55,6 +56,9 @@ gk_status gk__cpu_rbf_rows(void *st, gk_dtype t, size_t n, size_t d, double gamm
 {
     if (t != GK_FLOAT32 && t != GK_FLOAT64)
         return gk__cpu_bad_dtype(t);
+    gk_cpu_rbf_plan p;
+    gk__cpu_rbf_plan(st, GK_CPU_RBF_ROWS_OP, t, n, n, d, gamma, &p);
+    gk__cpu_rbf_plan_log(st, &p);
     int nt = gk__cpu_team(st, n * d, GK_CPU_PAR_MIN_STREAM);
     double gz = gk__rbf_zero_exponent(gamma);
     a = gk__cpu_rbf_rows_of(a);

@@ -26,14 +26,14 @@ static double cpu_lanes(const double l[8])
 
 /* Adds TERM(k) for k in [0, n) into the eight lanes l, so each block's loop vectorizes and the
  * lanes are folded once by cpu_lanes; the blocks below differ only in their term. */
-#define CPU_LANES_ADD(l, n, TERM)                                                                \
-    do {                                                                                         \
-        size_t k_ = 0;                                                                           \
-        for (; k_ + 8 <= (n); k_ += 8)                                                           \
-            for (size_t j_ = 0; j_ < 8; j_++)                                                    \
-                (l)[j_] += TERM(k_ + j_);                                                        \
-        for (; k_ < (n); k_++)                                                                   \
-            (l)[k_ & 7] += TERM(k_);                                                             \
+#define CPU_LANES_ADD(l, n, TERM)                                                                  \
+    do {                                                                                           \
+        size_t k_ = 0;                                                                             \
+        for (; k_ + 8 <= (n); k_ += 8)                                                             \
+            for (size_t j_ = 0; j_ < 8; j_++)                                                      \
+                (l)[j_] += TERM(k_ + j_);                                                          \
+        for (; k_ < (n); k_++)                                                                     \
+            (l)[k_ & 7] += TERM(k_);                                                               \
     } while (0)
 
 static void cpu_sum_block_f32(const void *xv, const void *yv, size_t lo, size_t hi, double acc[3])

@@ -16,8 +16,9 @@
 typedef struct gk_cpu_vmath {
     const char *isa; /* "avx512", "avx2", "sse2" (SLEEF) or "c" */
     /* y[i] = exp(x[i]) for i < n, within 1.01 ulp (SLEEF's u10 functions; our own for float32
-     * on AVX2 and AVX-512 and for float64 on AVX-512, cpu/vmath/); y may be x. stream: y's whole vectors are written past the
-     * cache (non-temporal stores, fenced before returning); the same values. */
+     * on AVX2 and AVX-512 and for float64 on AVX-512, cpu/vmath/); y may be x. stream: y's whole
+     * vectors are written past the cache (non-temporal stores, fenced before returning); the same
+     * values. */
     void (*exp_f32)(size_t n, const float *x, float *y, int stream);
     void (*exp_f64)(size_t n, const double *x, double *y, int stream);
     /* The normal stream's elements of `blocks` whole Philox blocks from block b0 on: float32

@@ -144,6 +144,9 @@ typedef gk_status (*gk_module_entry_fn)(uint32_t abi_version, const gk_host_serv
 
 /* The CPU backend, linked into the core. */
 const gk_backend_ops *gk__cpu_backend(void);
+/* The CPU planner's form that GK_RBF_FORM names (-1 for "" and for the CUDA backend's names,
+ * cuda_*); another name is GK_E_INVALID_ARGUMENT naming the accepted ones (cpu/rbf/plan.c). */
+gk_status gk__cpu_rbf_form_parse(const char *name, int *form);
 
 #ifdef __cplusplus
 }

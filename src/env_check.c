@@ -45,6 +45,11 @@ gk_status gk__env_read_config(const char *fn, gk_backend_config *cfg)
         GK_CHECK(strlen(form) < sizeof cfg->rbf_form, GK_E_INVALID_ARGUMENT,
                  "%s: GK_RBF_FORM=%.40s... is longer than any form's name", fn, form);
         strcpy(cfg->rbf_form, form);
+        /* Names without cuda_ are the CPU planner's: checked here, so that a CUDA context refuses
+         * a misspelt one too (the CUDA backend checks its own). */
+        int unused;
+        if (strncmp(form, "cuda_", 5) != 0)
+            GK_FORWARD(gk__cpu_rbf_form_parse(form, &unused));
     }
     return GK_OK;
 }

@@ -254,6 +254,10 @@ static void generate(void)
     row("gk_context_create", "`GK_BACKEND_AUTO` with `GK_BACKEND=gpu` set",
         gk_context_create(GK_BACKEND_AUTO, &made));
     unsetenv("GK_BACKEND");
+    setenv("GK_RBF_FORM", "tensor", 1);
+    row("gk_context_create", "`GK_BACKEND_CPU` with `GK_RBF_FORM=tensor` set",
+        gk_context_create(GK_BACKEND_CPU, &made));
+    unsetenv("GK_RBF_FORM");
     row("gk_context_create_ex", "options NULL", gk_context_create_ex(NULL, &made));
     gk_context_options_init(&o_);
     o_.struct_size = 4;

@@ -401,3 +401,99 @@ void gk_test_env_restore(void)
     else
         unsetenv("GK_BACKEND");
 }
+
+/* Sets var to value (NULL: unsets it), remembering the old value in old (NULL if unset). */
+static void env_swap(const char *var, const char *value, char *old, size_t size, int *was_set)
+{
+    const char *v = getenv(var);
+    *was_set = v != NULL;
+    snprintf(old, size, "%s", v ? v : "");
+    if (value != NULL)
+        setenv(var, value, 1);
+    else
+        unsetenv(var);
+}
+
+static void env_put_back(const char *var, const char *old, int was_set)
+{
+    if (was_set)
+        setenv(var, old, 1);
+    else
+        unsetenv(var);
+}
+
+gk_context *gk_test_logging_context(gk_backend b, const char *form)
+{
+    char old_log[64], old_form[64];
+    int log_set, form_set;
+    env_swap("GK_LOG", "1", old_log, sizeof old_log, &log_set);
+    env_swap("GK_RBF_FORM", form, old_form, sizeof old_form, &form_set);
+    gk_context *ctx = NULL;
+    gk_status st = gk_context_create(b, &ctx);
+    env_put_back("GK_LOG", old_log, log_set);
+    env_put_back("GK_RBF_FORM", old_form, form_set);
+    if (st != GK_OK) {
+        GK_FAIL("gk_context_create with GK_LOG=1, GK_RBF_FORM=%s: %s (%s)", form ? form : "(unset)",
+                gk_status_string(st), gk_last_error());
+        return NULL;
+    }
+    return ctx;
+}
+
+int gk_test_cpu_has_fused(void)
+{
+    const char *isa = getenv("GK_RBF_ISA");
+    if (isa != NULL && strcmp(isa, "generic") == 0)
+        return 0;
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f");
+#else
+    return 0;
+#endif
+}
+
+static FILE *capture_file;
+static int capture_saved = -1;
+
+void gk_test_capture_begin(void)
+{
+    fflush(stderr);
+    capture_file = tmpfile();
+    assert_non_null(capture_file);
+    capture_saved = dup(STDERR_FILENO);
+    assert_true(capture_saved >= 0);
+    assert_true(dup2(fileno(capture_file), STDERR_FILENO) >= 0);
+}
+
+static char captured_line[1024];
+
+const char *gk_test_captured_line(void)
+{
+    return captured_line;
+}
+
+const char *gk_test_capture_form(const char *op)
+{
+    static char form[64];
+    fflush(stderr);
+    assert_true(dup2(capture_saved, STDERR_FILENO) >= 0);
+    close(capture_saved);
+    capture_saved = -1;
+    form[0] = '\0';
+    captured_line[0] = '\0';
+    char prefix[96], line[1024];
+    snprintf(prefix, sizeof prefix, "gpukern: %s: form ", op);
+    rewind(capture_file);
+    while (fgets(line, sizeof line, capture_file) != NULL) {
+        fputs(line, stderr);
+        if (strncmp(line, prefix, strlen(prefix)) == 0) {
+            sscanf(line + strlen(prefix), "%63[^ (\n]", form);
+            snprintf(captured_line, sizeof captured_line, "%s", line);
+            captured_line[strcspn(captured_line, "\n")] = '\0';
+        }
+    }
+    fclose(capture_file);
+    capture_file = NULL;
+    return form;
+}

@@ -175,4 +175,23 @@ int gk_test_same_bits(gk_dtype t, double a, double b);
 void gk_test_env_save(void);
 void gk_test_env_restore(void);
 
+/* ------------------------------------------------------------------------------------------
+ * Which rbf form ran: a context created with GK_LOG=1 prints "gpukern: <op>: form <name> (...)"
+ * for each rbf call. gk_test_capture_begin sends stderr to a temporary file (dup2) until
+ * gk_test_capture_form, which restores it, echoes what was caught, and returns the name of the
+ * form the last such line of op names ("" if none; a static buffer).
+ * ---------------------------------------------------------------------------------------- */
+
+/* A context of backend b (CPU: cpu_threads threads, 0 the default) created with GK_LOG=1 and,
+ * unless form is NULL, GK_RBF_FORM=form; the environment is restored afterwards. NULL (with the
+ * failure reported) if creation fails. */
+gk_context *gk_test_logging_context(gk_backend b, const char *form);
+void gk_test_capture_begin(void);
+const char *gk_test_capture_form(const char *op);
+/* 1 when a CPU context's float32 rbf_matrix has the fused form: an AVX-512 CPU, GK_RBF_ISA not
+ * generic. */
+int gk_test_cpu_has_fused(void);
+/* The whole line (without the newline) that gk_test_capture_form took the form from. */
+const char *gk_test_captured_line(void);
+
 #endif /* GK_TEST_H */

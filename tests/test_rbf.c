@@ -92,6 +92,35 @@ static void rows_case(gk_context *ctx, gk_dtype t, size_t n, size_t d, double ga
     gk_buffer_destroy(k);
 }
 
+/* On the CPU: asserts the form a context that logs (GK_LOG=1) runs op ("rbf_matrix",
+ * "rbf_matvec" or "rbf_rows", m = n) with on U[0,1) rows; nothing on CUDA. */
+static void cpu_form_is(void **state, const char *op, gk_dtype t, size_t m, size_t n, size_t d,
+                        double gamma, const char *form)
+{
+    if (gk_test_is_cuda(state))
+        return;
+    gk_context *ctx = gk_test_logging_context(GK_BACKEND_CPU, NULL);
+    assert_non_null(ctx);
+    gk_buffer *x = gk_test_buffer_random(ctx, t, m * d, 0.0, 1.0, NULL);
+    gk_buffer *y = gk_test_buffer_random(ctx, t, n * d, 0.0, 1.0, NULL);
+    gk_buffer *w = gk_test_buffer_random(ctx, t, n, -1.0, 1.0, NULL);
+    gk_buffer *k = gk_test_buffer_const(ctx, t, m * n, 0.0);
+    gk_test_capture_begin();
+    gk_status st = strcmp(op, "rbf_matrix") == 0   ? gk_rbf_matrix(ctx, m, n, d, gamma, x, y, k)
+                   : strcmp(op, "rbf_matvec") == 0 ? gk_rbf_matvec(ctx, m, n, d, gamma, x, y, w, k)
+                                                   : gk_rbf_rows(ctx, m, d, gamma, x, y, k);
+    const char *ran = gk_test_capture_form(op);
+    GK_CHECK_OK(st);
+    if (strcmp(ran, form) != 0)
+        GK_FAIL("%s %s %zux%zux%zu on the CPU: form %s ran, expected %s", op, gk_test_dtype_name(t),
+                m, n, d, ran, form);
+    gk_buffer_destroy(k);
+    gk_buffer_destroy(w);
+    gk_buffer_destroy(y);
+    gk_buffer_destroy(x);
+    gk_context_destroy(ctx);
+}
+
 static void test_rows(void **state)
 {
     gk_context *ctx = gk_test_context(state);
@@ -102,6 +131,7 @@ static void test_rows(void **state)
                 for (int off = 0; off < 2; off++)
                     rows_case(ctx, dtypes[di], ns[ni], dims[fi], pick_gamma(dims[fi]),
                               off ? 1e3 : 0.0, 1);
+    cpu_form_is(state, "rbf_rows", GK_FLOAT32, 1000, 1000, 20, 0.05, "diff");
 }
 
 /* The seed article's workload: 1000 x 20 float32 rows, gamma = 1. */
@@ -749,6 +779,12 @@ static void test_matrix_inner_product(void **state)
     matrix_case(ctx, GK_FLOAT32, 520, 515, 256, 0.5 / 43, 0.0, 1, 0);
     matrix_case(ctx, GK_FLOAT32, 520, 515, 256, 0.3 / 43, 1e3, 1, 0);
     matvec_case(ctx, GK_FLOAT32, 520, 515, 256, 0.5 / 43, 0.0, 1);
+    /* the forms these shapes take on the CPU */
+    cpu_form_is(state, "rbf_matrix", GK_FLOAT64, 300, 257, 64, 1.0 / 64, "gemm");
+    cpu_form_is(state, "rbf_matrix", GK_FLOAT32, 300, 257, 100, 1.0 / 100,
+                gk_test_cpu_has_fused() ? "fused" : "gemm");
+    cpu_form_is(state, "rbf_matvec", GK_FLOAT64, 300, 257, 100, 1.0 / 100, "gemm");
+    cpu_form_is(state, "rbf_matvec", GK_FLOAT32, 300, 2100, 64, 1.0 / 64, "gemm");
 }
 
 /* NaN and infinities in x and y (m x d, n x d): the rule of every backend (an infinite
@@ -958,6 +994,8 @@ static void test_wide_rows(void **state)
             matvec_case(ctx, dtypes[di], 5, 3, 5000, pick_gamma(5000), off ? 1e3 : 0.0, 1);
             matvec_case(ctx, dtypes[di], 1, 9, 4099, pick_gamma(4099), off ? 1e3 : 0.0, 0);
         }
+    cpu_form_is(state, "rbf_matrix", GK_FLOAT32, 5, 3, 5000, 1.0 / 5000, "wide");
+    cpu_form_is(state, "rbf_matvec", GK_FLOAT64, 1, 9, 4099, 1.0 / 4099, "wide");
 }
 
 /* gamma = 0 gives 1, +inf gives 0 away from identical rows, a negative gamma grows, NaN

@@ -2,6 +2,7 @@
 /* cpu_rbf_avx512.c - the float32 rbf kernels register-blocked for AVX-512 (built -mavx512f). */
 #include <immintrin.h>
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "cpu_rbf.h"
@@ -22,13 +23,14 @@ _Static_assert(NV * 16 == GK_RBF_COLS, "a block is GK_RBF_COLS columns");
 
 /* exp(x) lane by lane: Cephes' polynomial as in cpu_vexp.h (k = round(x / ln 2), r = x - k ln 2
  * in two parts, exp(r) to degree 7), with FMAs, and 2^k applied by vscalefps, which gives +inf on
- * overflow and rounds subnormal results once; x is clamped to [-104, 104] first, where exp is
- * already 0 or +inf (max and min return their second operand for a NaN, so NaN propagates).
- * About half the instructions of gk__vexp_f32's portable form; within 2 ulp likewise (measured
- * by tests/test_rbf_isa.c against a long double reference). */
+ * overflow; x is clamped to [-87, 104] first (max and min return their second operand for a
+ * NaN, so NaN propagates), and below -87 the value is 0, within 1.7e-38 of exp(x): no lane is
+ * subnormal, each of which cost a microcode assist (cpu_rbf_ip_avx512.h's vexp2_kernel says how
+ * much). About half the instructions of gk__vexp_f32's portable form; within 2 ulp likewise. */
 static inline __m512 vexp(__m512 x)
 {
-    x = _mm512_max_ps(_mm512_set1_ps(-104.0f), x);
+    __mmask16 keep = _mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.0f), _CMP_NLT_UQ);
+    x = _mm512_max_ps(_mm512_set1_ps(-87.0f), x);
     x = _mm512_min_ps(_mm512_set1_ps(104.0f), x);
     __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -42,7 +44,7 @@ static inline __m512 vexp(__m512 x)
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
     p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r);
     p = _mm512_add_ps(p, _mm512_set1_ps(1.0f));
-    return _mm512_scalef_ps(p, k);
+    return _mm512_maskz_scalef_ps(keep, p, k);
 }
 
 /* exp(-exponent): the exponent rule of src/backend_math.h, gz where dist is 0. */
@@ -86,9 +88,17 @@ static inline __attribute__((always_inline)) void diff_block(const int R, size_t
         for (int r = 0; r < R; r++)
             acc[r][0] = acc[r][1] = _mm512_setzero_ps();
         diff_acc(R, 0, d, d, ld, x, yt, acc);
+        const __m512 inf = _mm512_set1_ps(INFINITY);
         for (int r = 0; r < R; r++) {
             _mm512_store_ps(tile[r], vkernel(vg, vz, acc[r][0]));
             _mm512_store_ps(tile[r] + 16, vkernel(vg, vz, acc[r][1]));
+            uint32_t over = _mm512_cmp_ps_mask(acc[r][0], inf, _CMP_EQ_OQ) |
+                            (uint32_t)_mm512_cmp_ps_mask(acc[r][1], inf, _CMP_EQ_OQ) << 16;
+            for (; over; over &= over - 1u) {
+                unsigned j = (unsigned)__builtin_ctz(over);
+                double dist = gk__cpu_rbf_dist_f64(d, ld, x + (size_t)r * d, yt + j);
+                tile[r][j] = gk__vexp_f32((float)-gk__rbf_exponent_f64(gamma, gz, dist));
+            }
         }
     } else {
         double accd[MR][GK_RBF_COLS] __attribute__((aligned(64)));
@@ -108,6 +118,9 @@ static inline __attribute__((always_inline)) void diff_block(const int R, size_t
             }
         }
         for (int r = 0; r < R; r++) {
+            for (size_t j = 0; j < GK_RBF_COLS; j++)
+                if (accd[r][j] == INFINITY)
+                    accd[r][j] = gk__cpu_rbf_dist_f64(d, ld, x + (size_t)r * d, yt + j);
 #pragma omp simd
             for (size_t j = 0; j < GK_RBF_COLS; j++)
                 tile[r][j] = gk__vexp_f32((float)-gk__rbf_exponent_f64(gamma, gz, accd[r][j]));
@@ -175,6 +188,12 @@ static void rows_f32(size_t d, size_t rows, size_t nb, size_t ld, float gamma, f
  * fill 31 of the 32 registers; 14 ran 2048^2 x 256 on one VM core 4-6% faster than 12. */
 #define IP_MR 14
 #define NR 32
+/* Features per block of a dot product: each block is a chain of FMAs from 0, the block sums are
+ * added in order, so a product errs by g_{16 + d / 16}(u) (ip_dot_err) instead of g_d(u) for
+ * one chain. The rigorous bound then holds on standardized N(0, 1) data at gamma = 1 / d, where
+ * with one chain it sent back about half the entries of 2048^2 x 256 to differences
+ * (docs/forms.md). */
+#define IP_BLOCK ((size_t)16)
 
 _Static_assert(NR == NV * 16, "a tile is NV vectors wide");
 
@@ -191,31 +210,53 @@ static inline void ip_tile(const gk_cpu_rbf_ip_f32 *a, size_t p, size_t q)
     const float *xp = (const float *)((const char *)a->xp + p * a->xbytes);
     const float *yp = (const float *)((const char *)a->yp + q * a->ybytes);
     __m512 acc[IP_MR][NV];
+    /* The block sums before the last, added up in L1 (no registers are left for them). */
+    float sum[IP_MR][NR] __attribute__((aligned(64)));
+    size_t f0 = 0; /* d >= 1 (cpu/rbf/plan.c) */
+    do {
+        size_t f1 = d - f0 > IP_BLOCK ? f0 + IP_BLOCK : d;
 #pragma GCC unroll 14
-    for (int r = 0; r < IP_MR; r++)
-        acc[r][0] = acc[r][1] = _mm512_setzero_ps();
-    for (size_t f = 0; f < d; f++) {
-        __m512 y0 = _mm512_load_ps(yp + f * NR), y1 = _mm512_load_ps(yp + f * NR + 16);
+        for (int r = 0; r < IP_MR; r++)
+            acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+        for (size_t f = f0; f < f1; f++) {
+            __m512 y0 = _mm512_load_ps(yp + f * NR), y1 = _mm512_load_ps(yp + f * NR + 16);
 #pragma GCC unroll 14
-        for (int r = 0; r < IP_MR; r++) {
-            __m512 xr = _mm512_set1_ps(xp[f * IP_MR + r]);
-            acc[r][0] = _mm512_fmadd_ps(xr, y0, acc[r][0]);
-            acc[r][1] = _mm512_fmadd_ps(xr, y1, acc[r][1]);
+            for (int r = 0; r < IP_MR; r++) {
+                __m512 xr = _mm512_set1_ps(xp[f * IP_MR + r]);
+                acc[r][0] = _mm512_fmadd_ps(xr, y0, acc[r][0]);
+                acc[r][1] = _mm512_fmadd_ps(xr, y1, acc[r][1]);
+            }
         }
-    }
+        if (f0 == 0 && f1 == d)
+            break;
+#pragma GCC unroll 14
+        for (int r = 0; r < IP_MR; r++)
+            for (int v = 0; v < NV; v++) {
+                __m512 prev = f0 == 0 ? _mm512_setzero_ps() : _mm512_load_ps(sum[r] + 16 * v);
+                if (f1 == d)
+                    acc[r][v] = _mm512_add_ps(prev, acc[r][v]);
+                else
+                    _mm512_store_ps(sum[r] + 16 * v, _mm512_add_ps(prev, acc[r][v]));
+            }
+    } while ((f0 += IP_BLOCK) < d);
     size_t i0 = p * IP_MR, rows = a->m - i0 < IP_MR ? a->m - i0 : IP_MR;
     ptrdiff_t j0 = (ptrdiff_t)(q * NR) - (ptrdiff_t)a->sh;
     __mmask16 valid[NV] = {cols_mask(j0, a->n), cols_mask(j0 + 16, a->n)};
     const float *nyq = a->ny + q * NR;
     __m512 ny[NV] = {_mm512_load_ps(nyq), _mm512_load_ps(nyq + 16)};
     double nymax = (double)a->nymax[q];
+    float pend[IP_MR][NR] __attribute__((aligned(64)));
+    uint32_t pending[IP_MR] = {0};
     if (!a->upper) {
 #pragma GCC unroll 14
         for (int r = 0; r < IP_MR; r++) {
             if ((size_t)r >= rows)
                 break;
-            ip_row(a, i0 + (size_t)r, j0, valid, ny, nymax, acc[r], NULL);
+            pending[r] = ip_row(a, i0 + (size_t)r, j0, valid, ny, nymax, acc[r], NULL, pend[r]);
         }
+        for (size_t r = 0; r < rows; r++)
+            if (pending[r])
+                ip_pending(a, i0 + r, j0, valid, pending[r], pend[r], NULL);
         return;
     }
     /* x and y the same rows: the tile writes its entries on and above the diagonal (j >= i) and,
@@ -223,15 +264,19 @@ static inline void ip_tile(const gk_cpu_rbf_ip_f32 *a, size_t p, size_t q)
      * at a time; the tiles wholly below are skipped (ip_f32). The mirror images fill rows j
      * 14 columns at a time, which the same thread's next tiles (p + 1) continue. */
     float keep[IP_MR][NR] __attribute__((aligned(64)));
+    __mmask16 upper[IP_MR][NV];
 #pragma GCC unroll 14
     for (int r = 0; r < IP_MR; r++) {
         if ((size_t)r >= rows)
             break;
         size_t i = i0 + (size_t)r;
-        __mmask16 upper[NV] = {valid[0] & (__mmask16)~cols_mask(j0, i),
-                               valid[1] & (__mmask16)~cols_mask(j0 + 16, i)};
-        ip_row(a, i, j0, upper, ny, nymax, acc[r], keep[r]);
+        upper[r][0] = valid[0] & (__mmask16)~cols_mask(j0, i);
+        upper[r][1] = valid[1] & (__mmask16)~cols_mask(j0 + 16, i);
+        pending[r] = ip_row(a, i, j0, upper[r], ny, nymax, acc[r], keep[r], pend[r]);
     }
+    for (size_t r = 0; r < rows; r++)
+        if (pending[r])
+            ip_pending(a, i0 + r, j0, upper[r], pending[r], pend[r], keep[r]);
     const __m512i rowstep =
         _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                            _mm512_set1_epi32((int)NR));
@@ -254,7 +299,7 @@ static double ip_pack(int side, size_t rows, size_t d, size_t sh, size_t p, cons
     size_t per = side == 0 ? IP_MR : NR;
     float *dst = (float *)dstv + p * per * d;
 #define PUT(r, f, v) (dst[(f)*per + (r)] = (v))
-    GK_IP_PACK_BODY(PUT, 0)
+    GK_IP_PACK_BODY(PUT)
 #undef PUT
 }
 
@@ -263,10 +308,14 @@ static size_t ip_panel_bytes(int side, size_t d)
     return (side == 0 ? IP_MR : NR) * d * sizeof(float);
 }
 
-/* Every dot product is a chain of d FMAs: g_d(u) = d u / (1 - d u) relative to sum |x_f y_f|. */
+/* A dot product is ceil(d / B) chains of at most B FMAs each (g_B(u) relative to the sum of
+ * |x_f y_f| over the chain), their sums added in order (g_{k-1}(u) over k chains): together
+ * within g_{B + k - 1}(u) = (B + k - 1) u / (1 - (B + k - 1) u) of sum |x_f y_f|. */
 static double ip_dot_err(size_t d)
 {
-    return (double)d * 0x1p-24 / (1.0 - (double)d * 0x1p-24);
+    size_t chains = (d + IP_BLOCK - 1) / IP_BLOCK;
+    double terms = (double)((d < IP_BLOCK ? d : IP_BLOCK) + (chains > 0 ? chains - 1 : 0));
+    return terms * 0x1p-24 / (1.0 - terms * 0x1p-24);
 }
 
 static void ip_f32(const gk_cpu_rbf_ip_f32 *a, size_t p0, size_t p1, size_t q0, size_t q1)
@@ -279,5 +328,5 @@ static void ip_f32(const gk_cpu_rbf_ip_f32 *a, size_t p0, size_t p1, size_t q0, 
         _mm_sfence(); /* streamed stores are weakly ordered: done before the team's barrier */
 }
 
-const gk_cpu_rbf_isa gk__cpu_rbf_avx512 = {"avx512", rows_f32,   IP_MR,  NR, ip_panel_bytes,
-                                           ip_pack,  ip_dot_err, ip_f32, 1};
+const gk_cpu_rbf_isa gk__cpu_rbf_avx512 = {"avx512",       rows_f32, IP_MR,      NR,
+                                           ip_panel_bytes, ip_pack,  ip_dot_err, ip_f32};

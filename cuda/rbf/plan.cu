@@ -48,8 +48,9 @@ gk_status gk__cuda_rbf_form_of(const char *name, int *form)
             *form = f;
             return GK_OK;
         }
-    /* A form of the CPU backend's: that backend checks it, this one plans as usual. */
-    if (strncmp(name, "cpu_", 4) == 0)
+    /* A form of the CPU backend's (those do not start with cuda_): that backend checks it, this
+     * one plans as usual. */
+    if (strncmp(name, "cuda_", 5) != 0)
         return GK_OK;
     char list[256] = "";
     for (int f = 0; f < CUDA_RBF_FORM_COUNT; f++) {
@@ -57,8 +58,7 @@ gk_status gk__cuda_rbf_form_of(const char *name, int *form)
         strncat(list, f + 1 < CUDA_RBF_FORM_COUNT ? ", " : "", sizeof list - strlen(list) - 1);
     }
     return gk__cuda_error(GK_E_INVALID_ARGUMENT,
-                          "GK_RBF_FORM=%.40s is not a form: the CUDA backend's are %s; the CPU "
-                          "backend's start with cpu_",
+                          "GK_RBF_FORM=%.40s is not a form: the CUDA backend's are %s",
                           name, list);
 }
 

@@ -34,8 +34,9 @@ typedef struct cuda_rbf_plan {
     char why[128];
 } cuda_rbf_plan;
 
-/* The form GK_RBF_FORM names (-1 for "" and for the CPU backend's forms, cpu_*), from a
- * context's configuration; an unknown name is GK_E_INVALID_ARGUMENT naming the accepted ones. */
+/* The form GK_RBF_FORM names (-1 for "" and for names without the cuda_ prefix, which the CPU
+ * backend checks), from a context's configuration; an unknown cuda_ name is
+ * GK_E_INVALID_ARGUMENT naming the accepted ones. */
 gk_status gk__cuda_rbf_form_of(const char *name, int *form);
 const char *gk__cuda_rbf_form_name(cuda_rbf_form f);
 

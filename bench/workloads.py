@@ -1,0 +1,317 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# workloads.py - the RBF ops on users' data beside torch (GPU) or scikit-learn (CPU), one process.
+"""The RBF ops on data as users have it, beside what users would run instead, in one process.
+
+    GPUKERN_LIBRARY=build/lib/libgpukern.so.1 python3 bench/workloads.py --backend cpu [--quick]
+    GPUKERN_LIBRARY=build/lib/libgpukern.so.1 python3 bench/workloads.py --backend cuda
+
+Every row: rbf_matrix, rbf_matvec and rbf_rows, float32, on U[0,1), standardized N(0,1) and a
+Gaussian mixture (30 clusters, centres N(0, 9 I), spread 0.3), each at gamma = 1/d,
+1/median||x - y||^2 (over 2000 random pairs) and 0.5, with y a second array (x vs y) and y the
+same buffer as x (x vs x). Beside ours:
+  - CPU: scikit-learn's rbf_kernel (rbf_matvec: rbf_kernel(X[rows], Y) @ w over chunks of rows;
+    rbf_rows: NumPy's exp(-gamma ((a - b)**2).sum(1))), on as many threads as it takes;
+  - CUDA: torch's expanded form, exp(-gamma cdist(x, y)^2) (rbf_matvec: that @ w over chunks of
+    rows of at most 2^28 entries; rbf_rows: exp(-gamma ((a - b)**2).sum(1))), timed with CUDA
+    events after a synchronize.
+Times are medians of --reps calls after one untimed call. "bound" is the hardware's floor for
+the call: the bytes it must move (output written, operands read once) over the peak bandwidth,
+--peak-gbs or measured by a copy. "form" is what ran ours (GK_LOG=1 on a second context, its
+stderr caught for one call). "worst/best" is, per op, shape, gamma and operands, our slowest
+distribution's time over our fastest's. The output is a Markdown table (and --csv).
+"""
+import argparse
+import contextlib
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import gpukern as gk  # noqa: E402
+
+DISTRIBUTIONS = ("U[0,1)", "N(0,1)", "mixture")
+GAMMAS = ("1/d", "1/median", "0.5")
+
+# (op, m, n, d): the targets of docs/DESIGN.md and issue 30; rbf_rows has n = m pairs.
+SIZES = {
+    ("cpu", False): [("rbf_matrix", 4096, 4096, 20), ("rbf_matrix", 4096, 4096, 64),
+                     ("rbf_matrix", 4096, 4096, 256), ("rbf_matvec", 16384, 16384, 64),
+                     ("rbf_rows", 1000000, 1000000, 20)],
+    ("cpu", True): [("rbf_matrix", 1024, 1024, 20), ("rbf_matrix", 1024, 1024, 64),
+                    ("rbf_matrix", 1024, 1024, 256), ("rbf_matvec", 4096, 4096, 64),
+                    ("rbf_rows", 100000, 100000, 20)],
+    ("cuda", False): [("rbf_matrix", 16384, 16384, 256), ("rbf_matrix", 32768, 32768, 64),
+                      ("rbf_matrix", 16384, 16384, 20), ("rbf_matvec", 200000, 200000, 64),
+                      ("rbf_matvec", 1000000, 1000000, 3), ("rbf_rows", 10000000, 10000000, 32)],
+    ("cuda", True): [("rbf_matrix", 4096, 4096, 256), ("rbf_matrix", 8192, 8192, 64),
+                     ("rbf_matrix", 4096, 4096, 20), ("rbf_matvec", 20000, 20000, 64),
+                     ("rbf_matvec", 100000, 100000, 3), ("rbf_rows", 1000000, 1000000, 32)],
+}
+
+
+def make_rows(rng, dist, rows, d):
+    if dist == "U[0,1)":
+        return rng.random((rows, d), dtype=np.float32)
+    if dist == "N(0,1)":
+        return rng.standard_normal((rows, d), dtype=np.float32)
+    centres = rng.normal(0.0, 3.0, (30, d))
+    labels = rng.integers(0, 30, rows)
+    return (centres[labels] + 0.3 * rng.standard_normal((rows, d))).astype(np.float32)
+
+
+def make_data(dist, m, n, d, seed):
+    """x (m x d) and y (n x d) of one distribution; a mixture's two share its centres."""
+    rng = np.random.default_rng(seed)
+    if dist != "mixture":
+        return make_rows(rng, dist, m, d), make_rows(rng, dist, n, d)
+    both = make_rows(rng, dist, m + n, d)
+    return both[:m].copy(), both[m:].copy()
+
+
+def gamma_of(rule, x, y, d, seed):
+    if rule == "1/d":
+        return 1.0 / d
+    if rule == "0.5":
+        return 0.5
+    rng = np.random.default_rng(seed + 1)
+    i = rng.integers(0, len(x), 2000)
+    j = rng.integers(0, len(y), 2000)
+    dist2 = ((x[i].astype(np.float64) - y[j].astype(np.float64)) ** 2).sum(1)
+    return 1.0 / float(np.median(dist2[dist2 > 0]))
+
+
+def bytes_moved(op, m, n, d):
+    if op == "rbf_matrix":
+        return 4 * (m * n + (m + n) * d)
+    if op == "rbf_matvec":
+        return 4 * ((m + n) * d + n + m)
+    return 4 * (2 * m * d + m)
+
+
+@contextlib.contextmanager
+def caught_stderr():
+    """Collects what is written to file descriptor 2 (the C library's stderr) meanwhile."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode="w+b") as f:
+        os.dup2(f.fileno(), 2)
+        lines = []
+        try:
+            yield lines
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            f.seek(0)
+            lines.extend(f.read().decode(errors="replace").splitlines())
+
+
+def logged_form(lines, op):
+    prefix = "gpukern: %s: form " % op
+    forms = [ln[len(prefix):].split(" ", 1)[0] for ln in lines if ln.startswith(prefix)]
+    return forms[-1] if forms else "?"
+
+
+class Cpu:
+    """Host arrays; scikit-learn as the anchor."""
+
+    name = "scikit-learn"
+
+    def __init__(self, threads):
+        from sklearn import __version__
+        from sklearn.metrics.pairwise import rbf_kernel
+        self.rbf_kernel = rbf_kernel
+        self.anchor_version = "scikit-learn %s, numpy %s" % (__version__, np.__version__)
+        self.threads = threads
+
+    def context(self):
+        return gk.Context("cpu", cpu_threads=self.threads or None)
+
+    def put(self, ctx, a):
+        return a
+
+    def out(self, ctx, shape):
+        return np.empty(shape, np.float32)
+
+    def sync(self, ctx):
+        pass
+
+    def time(self, fn, reps):
+        fn()
+        ts = []
+        for _ in range(reps):
+            t = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t)
+        return statistics.median(ts)
+
+    def anchor(self, op, x, y, w, gamma):
+        if op == "rbf_matrix":
+            return lambda: self.rbf_kernel(x, y, gamma=gamma)
+        if op == "rbf_matvec":
+            step = max(1, (1 << 26) // len(y))
+            return lambda: np.concatenate([self.rbf_kernel(x[i:i + step], y, gamma=gamma) @ w
+                                           for i in range(0, len(x), step)])
+        return lambda: np.exp(-gamma * ((x - y) ** 2).sum(1))
+
+    def peak_gbs(self):
+        a = np.ones(1 << 26, np.float32)
+        b = np.empty_like(a)
+        t = self.time(lambda: np.copyto(b, a), 5)
+        return 2 * a.nbytes / t / 1e9
+
+
+class Cuda:
+    """torch tensors on the GPU, shared with ours through DLPack; torch as the anchor."""
+
+    name = "torch"
+
+    def __init__(self, threads):
+        import torch
+        self.torch = torch
+        self.anchor_version = "torch %s, %s" % (torch.__version__, torch.cuda.get_device_name())
+
+    def context(self):
+        return gk.Context("cuda")
+
+    def put(self, ctx, a):
+        t = self.torch.from_numpy(a).cuda()
+        return t, gk.from_dlpack(t, ctx)
+
+    def out(self, ctx, shape):
+        return ctx.empty(shape, np.float32)
+
+    def sync(self, ctx):
+        ctx.synchronize()
+        self.torch.cuda.synchronize()
+
+    def time(self, fn, reps):
+        fn()
+        self.torch.cuda.synchronize()
+        ts = []
+        for _ in range(reps):
+            start = self.torch.cuda.Event(enable_timing=True)
+            end = self.torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            ts.append(start.elapsed_time(end) / 1e3)
+        return statistics.median(ts)
+
+    def anchor(self, op, x, y, w, gamma):
+        torch = self.torch
+        if op == "rbf_matrix":
+            return lambda: torch.cdist(x, y).square_().mul_(-gamma).exp_()
+        if op == "rbf_matvec":
+            step = max(1, (1 << 28) // len(y))
+            return lambda: torch.cat([torch.cdist(x[i:i + step], y).square_().mul_(-gamma).exp_() @ w
+                                      for i in range(0, len(x), step)])
+        return lambda: torch.exp(-gamma * ((x - y) ** 2).sum(1))
+
+    def peak_gbs(self):
+        a = self.torch.ones(1 << 28, dtype=self.torch.float32, device="cuda")
+        b = self.torch.empty_like(a)
+        t = self.time(lambda: b.copy_(a), 10)
+        return 2 * a.numel() * 4 / t / 1e9
+
+
+def run_case(side, ctx, log_ctx, op, m, n, d, dist, rule, same, reps, seed):
+    x, y = make_data(dist, m, n, d, seed)
+    if same:
+        y = x
+    gamma = gamma_of(rule, x, y, d, seed)
+    w = np.random.default_rng(seed + 2).uniform(-1, 1, len(y)).astype(np.float32)
+    gpu = isinstance(side, Cuda)
+    tx = side.put(ctx, x)
+    ty = tx if same else side.put(ctx, y)
+    tw = side.put(ctx, w)
+    ours_x, ours_y, ours_w = (a[1] if gpu else a for a in (tx, ty, tw))
+    any_x, any_y, any_w = (a[0] if gpu else a for a in (tx, ty, tw))
+    shape = {"rbf_matrix": (m, len(y)), "rbf_matvec": (m,), "rbf_rows": (m,)}[op]
+    out = side.out(ctx, shape)
+
+    def ours(c=ctx):
+        if op == "rbf_matrix":
+            c.rbf_matrix(ours_x, ours_y, gamma=gamma, out=out)
+        elif op == "rbf_matvec":
+            c.rbf_matvec(ours_x, ours_y, ours_w, gamma=gamma, out=out)
+        else:
+            c.rbf_rows(ours_x, ours_y, gamma=gamma, out=out)
+    t_ours = side.time(ours, reps)
+    t_anchor = side.time(side.anchor(op, any_x, any_y, any_w, gamma), reps)
+    if gpu:  # the same arrays under the logging context (DLPack again, without a copy)
+        ours_x, ours_y, ours_w = (gk.from_dlpack(a[0], log_ctx) for a in (tx, ty, tw))
+        if same:
+            ours_y = ours_x
+        out = side.out(log_ctx, shape)
+    with caught_stderr() as lines:
+        ours(log_ctx)
+        side.sync(log_ctx)
+    return gamma, t_ours, t_anchor, logged_form(lines, op)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--backend", choices=("cpu", "cuda"), default="cpu")
+    ap.add_argument("--quick", action="store_true", help="small sizes, 3 reps (the 2-core VM)")
+    ap.add_argument("--reps", type=int, default=0, help="timed calls per case (default 5, quick 3)")
+    ap.add_argument("--threads", type=int, default=0, help="CPU: cpu_threads (0: the default)")
+    ap.add_argument("--peak-gbs", type=float, default=0.0,
+                    help="the memory bandwidth for the bound column, GB/s (0: measured by a copy)")
+    ap.add_argument("--ops", default="rbf_matrix,rbf_matvec,rbf_rows")
+    ap.add_argument("--csv", help="also write the rows to this CSV file")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    reps = args.reps or (3 if args.quick else 5)
+    side = (Cpu if args.backend == "cpu" else Cuda)(args.threads)
+    ctx = side.context()
+    os.environ["GK_LOG"] = "1"
+    with caught_stderr():
+        log_ctx = side.context()
+    del os.environ["GK_LOG"]
+    peak = args.peak_gbs or side.peak_gbs()
+    print("# RBF workloads, %s backend: %s; beside %s" % (args.backend, ctx.device_name, side.anchor_version))
+    print("# %s, %d logical CPUs; %s; median of %d calls; bound at %.0f GB/s (%s)\n" % (
+        platform.machine(), os.cpu_count(), "--quick" if args.quick else "full sizes", reps, peak,
+        "given" if args.peak_gbs else "measured by a copy"))
+    print("| op | m x n x d | gamma | operands | data | ours ms | %s ms | %s/ours | bound ms | form |"
+          % (side.name, side.name))
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    rows, groups = [], {}
+    ops = set(args.ops.split(","))
+    for op, m, n, d in SIZES[(args.backend, args.quick)]:
+        if op not in ops:
+            continue
+        for rule in GAMMAS:
+            for same in (False, True):
+                for k, dist in enumerate(DISTRIBUTIONS):
+                    gamma, t_ours, t_anchor, form = run_case(
+                        side, ctx, log_ctx, op, m, n, d, dist, rule, same, reps, args.seed + k)
+                    bound = bytes_moved(op, m, n, d) / (peak * 1e9)
+                    row = (op, "%dx%dx%d" % (m, n, d), "%s=%.3g" % (rule, gamma),
+                           "x vs x" if same else "x vs y", dist, t_ours * 1e3, t_anchor * 1e3,
+                           t_anchor / t_ours, bound * 1e3, form)
+                    rows.append(row)
+                    groups.setdefault((op, row[1], rule, row[3]), []).append(row)
+                    print("| %s | %s | %s | %s | %s | %.3f | %.3f | %.2f | %.3f | %s |" % row, flush=True)
+    print("\n| op | m x n x d | gamma | operands | worst/best (ours) | lowest %s/ours |" % side.name)
+    print("|---|---|---|---|---|---|")
+    for key, group in groups.items():
+        times = [r[5] for r in group]
+        print("| %s | %s | %s | %s | %.2f | %.2f |" % (key + (max(times) / min(times),
+                                                          min(r[7] for r in group))))
+    if args.csv:
+        with open(args.csv, "w") as f:
+            f.write("op,shape,gamma,operands,data,ours_ms,anchor_ms,ratio,bound_ms,form\n")
+            for r in rows:
+                f.write("%s,%s,%s,%s,%s,%.4f,%.4f,%.3f,%.4f,%s\n" % r)
+
+
+if __name__ == "__main__":
+    main()

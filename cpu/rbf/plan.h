@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/* plan.h - the CPU's rbf planner: the one place where a form is chosen for each rbf call. */
+#ifndef GK_CPU_RBF_PLAN_H
+#define GK_CPU_RBF_PLAN_H
+
+#include <stddef.h>
+
+#include "gpukern.h"
+
+struct gk_cpu_state;
+
+/* The CPU's forms (docs/forms.md, "CPU", says what each costs and where it wins). */
+typedef enum gk_cpu_rbf_form {
+    /* rbf_matrix float32: dot products of centred rows, a tile at a time in registers, finished
+     * there (distance, exp, the rounding bound's test); an ISA kernel (cpu/rbf/cpu_rbf_avx512.c).
+     */
+    GK_CPU_RBF_FUSED,
+    /* rbf_matrix, rbf_matvec: dot products of centred rows through OpenBLAS GEMM, then a pass
+     * that finishes each entry or sends it back to differences (cpu_rbf_gemm.c). */
+    GK_CPU_RBF_GEMM,
+    /* Every op: sums of squared differences against packed blocks of y (cpu_rbf_kernel.c, the
+     * ISA's rows kernel where there is one); the reference every other form falls back to. */
+    GK_CPU_RBF_DIFF,
+    /* rbf_matrix, rbf_matvec: rows too wide to pack, each pair read in place (no scratch). */
+    GK_CPU_RBF_WIDE,
+    GK_CPU_RBF_FORMS
+} gk_cpu_rbf_form;
+
+typedef enum gk_cpu_rbf_op {
+    GK_CPU_RBF_ROWS_OP,
+    GK_CPU_RBF_MATRIX_OP,
+    GK_CPU_RBF_MATVEC_OP
+} gk_cpu_rbf_op;
+
+/* The form of one call and why, as GK_LOG=1 prints it. */
+typedef struct gk_cpu_rbf_plan {
+    gk_cpu_rbf_op op;
+    gk_cpu_rbf_form form;
+    char why[256];
+} gk_cpu_rbf_plan;
+
+const char *gk__cpu_rbf_form_name(gk_cpu_rbf_form f);
+
+/* The form named `name` (GK_RBF_FORM) into *form; an unknown name is GK_E_INVALID_ARGUMENT naming
+ * the variable, the value and the accepted names. "" leaves the choice to the planner (-1). */
+gk_status gk__cpu_rbf_form_parse(const char *name, int *form);
+
+/* The form for a call of op (m = n for rbf_rows), from the shape alone; the context's forced form
+ * where it can run the shape, else the planner's choice, saying so in why. */
+void gk__cpu_rbf_plan(const struct gk_cpu_state *s, gk_cpu_rbf_op op, gk_dtype t, size_t m,
+                      size_t n, size_t d, double gamma, gk_cpu_rbf_plan *p);
+
+/* The planned inner-product form declined the data (reason): the difference form (or wide rows)
+ * runs instead, and why says so. */
+void gk__cpu_rbf_plan_decline(gk_cpu_rbf_plan *p, gk_dtype t, size_t d, const char *reason);
+
+/* Prints "gpukern: <op>: form <name> (<why>)" where the context logs (GK_LOG=1). */
+void gk__cpu_rbf_plan_log(const struct gk_cpu_state *s, const gk_cpu_rbf_plan *p);
+
+#endif /* GK_CPU_RBF_PLAN_H */
