@@ -383,6 +383,8 @@ class Array:
         """The sum over all elements (a NumPy scalar of the dtype; float32 data is summed in
         double) or over axes (an Array): on the device where the axes are leading or trailing
         (a product with a vector of ones), else as _on_host says."""
+        if axis is None and out is None and dtype is None and not keepdims:
+            return self._dtype.type(self._ctx.sum(self))
         self._no_out("sum", out, dtype)
         axes = self._axes(axis)
         shape = self._shape
