@@ -106,8 +106,9 @@ def _operand(a, what, ctx, t_ok=False):
             return _operand(np.asarray(a), what, ctx)
         try:
             a = _interop.convert(ctx, a, what, host_ok=True, read_only_ok=True)
-        except _interop.StridesError:
-            # A strided host tensor is copied, as a strided ndarray is; device memory is not.
+        except _interop.NeedsCopy:
+            # A strided or unaligned host tensor is copied, as such an ndarray is; device memory
+            # is not (the C API has no strided copy).
             if ctx._backend != "cpu":
                 raise
             return ctx.asarray(np.ascontiguousarray(_interop.host_array(a)), copy=True)
@@ -517,6 +518,11 @@ class Context:
                 if type(a) is Array:
                     a = a.copy()
                 copy = None
+            except _interop.NeedsCopy:
+                # Strided or unaligned host memory is copied through NumPy, as such an ndarray is.
+                if copy is False or self._backend != "cpu":
+                    raise
+                a = _interop.host_array(a)
         if type(a) is Array:
             if a._ctx is self:
                 if want is None or want is a._dtype:
