@@ -2,9 +2,12 @@
 """gpukern.Array: an n-dimensional array in the memory of a Context's backend.
 
 It behaves as NumPy and CuPy arrays do as far as the C API reaches: arithmetic with Arrays of
-the same shape and with Python scalars, @ through gemm (a 2-D .T is a transposed operand, not a
-copy), reductions, contiguous views by basic indexing, and zero-copy export through DLPack and
-the array interfaces. What the C API cannot do raises an error that names the alternative.
+the same shape and with scalars, NumPy's ufuncs that the library computes, @ through gemm (a
+2-D .T is a transposed operand, not a copy), reductions with axis/keepdims, views where an index
+selects one contiguous run (copies otherwise), and zero-copy export through DLPack and the array
+interfaces. What no C call computes (max, abs, other exponents) NumPy computes over the Array's
+memory (a CPU context) or a host copy (CUDA); what cannot be done raises an error that names
+the alternative.
 """
 
 import math
