@@ -213,7 +213,7 @@ def _gamma(gamma, d, x=None, caller="rbf"):
         var = float(x.var()) if np.size(x) else 0.0
         return 1.0 / (d * var) if d and var != 0 else 1.0
     if isinstance(gamma, numbers.Real) and not isinstance(gamma, (bool, np.bool_)) and gamma >= 0:
-        return float(gamma)
+        return float(gamma) + 0.0  # -0.0 as 0.0: ranks compare gamma's bits (issue 31, item 16)
     accepted = "None, 'scale' or 'auto'" if x is not None else "None or 'auto'"
     raise InvalidParameterError("The 'gamma' parameter of %s must be a float in the range [0.0, inf), "
                                 "%s. Got %r instead." % (caller, accepted, gamma))
