@@ -584,7 +584,7 @@ class Array:
 
     def _binary(self, other, op, reflected, out=None):
         """self (op) other, or other (op) self if reflected; written into out (self) if given."""
-        if _is_scalar(other):
+        if type(other) is float or type(other) is int or _is_scalar(other):  # before the ABC check
             return self._scalar(float(other), op, reflected, out)
         if isinstance(other, (list, tuple)):
             raise TypeError("gpukern.Array %s a %s: make it an array first, ctx.asarray(...)"
