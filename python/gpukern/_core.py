@@ -722,11 +722,14 @@ class Context:
                     _gk_buffer_destroy(h)
         return z
 
-    def _lean_unary(self, fn, x):
-        """_lean for one operand and no out=, without its loops: the cheapest path there is for
-        fn(ctx, x, result) through ctypes (issue 36's per-call targets), else None."""
+    def _lean_unary(self, fn, x, out=None):
+        """_lean for one operand, without its loops: the cheapest path there is for fn(ctx, x,
+        result) through ctypes (issue 36's per-call targets), else None. out: None, or an ndarray
+        of x's dtype and shape that the call may write in place (an Array out=: _lean's)."""
         kind = type(x)
         if kind is Array:
+            if out is not None:
+                return self._lean(fn, (x,), out)
             with self._lock:
                 ch = self._h
                 if ch is None:
@@ -746,7 +749,13 @@ class Context:
         flags = x.flags
         if not (flags.c_contiguous and flags.aligned):
             return None
-        z = np.empty(x.shape, dtype)
+        if out is None:
+            z = np.empty(x.shape, dtype)
+        elif (type(out) is np.ndarray and out.dtype is dtype and out.shape == x.shape
+              and (out is x or _writes_in_place(out, dtype, (x,), True)) and out.flags.writeable):
+            z = out
+        else:
+            return None
         code = _GK_DTYPE[dtype]
         n = x.size
         lock = self._lock
@@ -804,7 +813,7 @@ class Context:
 
     def exp(self, x, out=None):
         """exp(x), element-wise."""
-        z = self._lean_unary(_gk_exp, x) if out is None else self._lean(_gk_exp, (x,), out)
+        z = self._lean_unary(_gk_exp, x, out)
         if z is not None:
             return z
         x = _operand(x, "x", self, t_ok=True)
