@@ -24,6 +24,10 @@ from ._core import (
     from_dlpack,
 )
 from ._base import _lib_version
+from . import _log
+
+if _log.enabled():
+    _log.install((Array, Context), globals(), ("from_dlpack", "device_count", "available_backends"))
 
 #: Version of the loaded libgpukern ("major.minor.patch"): the one pip built into the package,
 #: or the one GPUKERN_LIBRARY names.

@@ -2,9 +2,12 @@
 """gpukern.Array: an n-dimensional array in the memory of a Context's backend.
 
 It behaves as NumPy and CuPy arrays do as far as the C API reaches: arithmetic with Arrays of
-the same shape and with Python scalars, @ through gemm (a 2-D .T is a transposed operand, not a
-copy), reductions, contiguous views by basic indexing, and zero-copy export through DLPack and
-the array interfaces. What the C API cannot do raises an error that names the alternative.
+the same shape and with scalars, NumPy's ufuncs that the library computes, @ through gemm (a
+2-D .T is a transposed operand, not a copy), reductions with axis/keepdims, views where an index
+selects one contiguous run (copies otherwise), and zero-copy export through DLPack and the array
+interfaces. What no C call computes (max, abs, other exponents) NumPy computes over the Array's
+memory (a CPU context) or a host copy (CUDA); what cannot be done raises an error that names
+the alternative.
 """
 
 import math
@@ -383,6 +386,8 @@ class Array:
         """The sum over all elements (a NumPy scalar of the dtype; float32 data is summed in
         double) or over axes (an Array): on the device where the axes are leading or trailing
         (a product with a vector of ones), else as _on_host says."""
+        if axis is None and out is None and dtype is None and not keepdims:
+            return self._dtype.type(self._ctx.sum(self))
         self._no_out("sum", out, dtype)
         axes = self._axes(axis)
         shape = self._shape
@@ -579,7 +584,7 @@ class Array:
 
     def _binary(self, other, op, reflected, out=None):
         """self (op) other, or other (op) self if reflected; written into out (self) if given."""
-        if _is_scalar(other):
+        if type(other) is float or type(other) is int or _is_scalar(other):  # before the ABC check
             return self._scalar(float(other), op, reflected, out)
         if isinstance(other, (list, tuple)):
             raise TypeError("gpukern.Array %s a %s: make it an array first, ctx.asarray(...)"

@@ -106,8 +106,9 @@ def _operand(a, what, ctx, t_ok=False):
             return _operand(np.asarray(a), what, ctx)
         try:
             a = _interop.convert(ctx, a, what, host_ok=True, read_only_ok=True)
-        except _interop.StridesError:
-            # A strided host tensor is copied, as a strided ndarray is; device memory is not.
+        except _interop.NeedsCopy:
+            # A strided or unaligned host tensor is copied, as such an ndarray is; device memory
+            # is not (the C API has no strided copy).
             if ctx._backend != "cpu":
                 raise
             return ctx.asarray(np.ascontiguousarray(_interop.host_array(a)), copy=True)
@@ -212,7 +213,7 @@ def _gamma(gamma, d, x=None, caller="rbf"):
         var = float(x.var()) if np.size(x) else 0.0
         return 1.0 / (d * var) if d and var != 0 else 1.0
     if isinstance(gamma, numbers.Real) and not isinstance(gamma, (bool, np.bool_)) and gamma >= 0:
-        return float(gamma)
+        return float(gamma) + 0.0  # -0.0 as 0.0: ranks compare gamma's bits (issue 31, item 16)
     accepted = "None, 'scale' or 'auto'" if x is not None else "None or 'auto'"
     raise InvalidParameterError("The 'gamma' parameter of %s must be a float in the range [0.0, inf), "
                                 "%s. Got %r instead." % (caller, accepted, gamma))
@@ -322,6 +323,10 @@ class Context:
         # Buffers whose Array died while another thread held the lock; freed at the next
         # allocation or at close(), so a finalizer never waits for a lock.
         self._pending = []
+        # Handle slots (each with its byref) that the lean paths reuse under the lock: making
+        # the ctypes objects per call costs 0.15 us an operand.
+        handles = (c_void_p(), c_void_p(), c_void_p())
+        self._slots = tuple(x for h in handles for x in (h, byref(h)))
         opts = _lib.ContextOptions()
         LIB.gk_context_options_init(byref(opts))
         opts.backend = _BACKENDS[backend]
@@ -515,6 +520,11 @@ class Context:
                 if type(a) is Array:
                     a = a.copy()
                 copy = None
+            except _interop.NeedsCopy:
+                # Strided or unaligned host memory is copied through NumPy, as such an ndarray is.
+                if copy is False or self._backend != "cpu":
+                    raise
+                a = _interop.host_array(a)
         if type(a) is Array:
             if a._ctx is self:
                 if want is None or want is a._dtype:
@@ -658,8 +668,9 @@ class Context:
             for a in inputs:
                 if type(a) is not Array or a._shape != shape or a._dtype is not dtype or a._t is not t:
                     return None
+            # (Arrays with _origin, over another library's out=, are made by _target, never passed here.)
             if out is not None and (type(out) is not Array or out._shape != shape or out._dtype is not dtype
-                                    or out._t is not t or hasattr(out, "_origin")):
+                                    or out._t is not t):
                 return None
             with self._lock:
                 ch = self._h
@@ -713,8 +724,103 @@ class Context:
                     _gk_buffer_destroy(h)
         return z
 
+    def _lean_unary(self, fn, x, out=None):
+        """_lean for one operand, without its loops: the cheapest path there is for fn(ctx, x,
+        result) through ctypes (issue 36's per-call targets), else None. out: None, or an ndarray
+        of x's dtype and shape that the call may write in place (an Array out=: _lean's)."""
+        kind = type(x)
+        if kind is Array:
+            if out is not None:
+                return self._lean(fn, (x,), out)
+            with self._lock:
+                ch = self._h
+                if ch is None:
+                    self._live()
+                z = self._alloc(x._shape, x._size, x._dtype)
+                status = fn(ch, x._h, z._h)
+                if status:
+                    raise _error(status)
+            if x._t:
+                z._t = True
+            return z
+        if kind is not np.ndarray:
+            return None
+        dtype = x.dtype
+        if dtype is not _F32 and dtype is not _F64:
+            return None
+        flags = x.flags
+        if not (flags.c_contiguous and flags.aligned):
+            return None
+        if out is None:
+            z = np.empty(x.shape, dtype)
+        elif (type(out) is np.ndarray and out.dtype is dtype and out.shape == x.shape
+              and (out is x or _writes_in_place(out, dtype, (x,), True)) and out.flags.writeable):
+            z = out
+        else:
+            return None
+        code = _GK_DTYPE[dtype]
+        n = x.size
+        lock = self._lock
+        lock.acquire()
+        try:
+            ch = self._h
+            if ch is None:
+                self._live()
+            hx, px, hz, pz = self._slots[:4]
+            try:
+                status = (_gk_buffer_wrap_host(ch, code, n, _address(x), px)
+                          or _gk_buffer_wrap_host(ch, code, n, _address(z), pz)
+                          or fn(ch, hx, hz))
+                if status:
+                    raise _error(status)
+            finally:
+                _gk_buffer_destroy(hx)
+                _gk_buffer_destroy(hz)
+                hx.value = hz.value = None
+        finally:
+            lock.release()
+        return z
+
+    def _lean_binary(self, fn, x, y):
+        """fn(ctx, x, y, result) for two plain ndarrays of one dtype and shape and no out=, as
+        _lean_unary does for one; else None."""
+        dtype = x.dtype
+        if (dtype is not _F32 and dtype is not _F64) or type(y) is not np.ndarray or y.dtype is not dtype:
+            return None
+        shape = x.shape
+        if y.shape != shape:
+            return None
+        fx, fy = x.flags, y.flags
+        if not (fx.c_contiguous and fx.aligned and fy.c_contiguous and fy.aligned):
+            return None
+        z = np.empty(shape, dtype)
+        code = _GK_DTYPE[dtype]
+        n = x.size
+        lock = self._lock
+        lock.acquire()
+        try:
+            ch = self._h
+            if ch is None:
+                self._live()
+            hx, px, hy, py, hz, pz = self._slots
+            try:
+                status = (_gk_buffer_wrap_host(ch, code, n, _address(x), px)
+                          or _gk_buffer_wrap_host(ch, code, n, _address(y), py)
+                          or _gk_buffer_wrap_host(ch, code, n, _address(z), pz)
+                          or fn(ch, hx, hy, hz))
+                if status:
+                    raise _error(status)
+            finally:
+                _gk_buffer_destroy(hx)
+                _gk_buffer_destroy(hy)
+                _gk_buffer_destroy(hz)
+                hx.value = hy.value = hz.value = None
+        finally:
+            lock.release()
+        return z
+
     def _elementwise(self, fn, x, y, out):
-        z = self._lean(fn, (x, y), out)
+        z = self._lean_binary(fn, x, y) if out is None and type(x) is np.ndarray else self._lean(fn, (x, y), out)
         if z is not None:
             return z
         x = _operand(x, "x", self, t_ok=True)
@@ -746,7 +852,7 @@ class Context:
 
     def exp(self, x, out=None):
         """exp(x), element-wise."""
-        z = self._lean(_gk_exp, (x,), out)
+        z = self._lean_unary(_gk_exp, x, out)
         if z is not None:
             return z
         x = _operand(x, "x", self, t_ok=True)

@@ -66,12 +66,13 @@ def _layout(shape, strides):
     return None
 
 
-class StridesError(ValueError):
-    """Strides the C API cannot address (an input may still be copied)."""
+class NeedsCopy(ValueError):
+    """A foreign array whose memory the C API cannot address as it is (strides it cannot
+    follow, data not aligned to the dtype): refused where no copy may be made, else copied."""
 
 
 def _strides_error(what, obj, shape, strides):
-    return StridesError(
+    return NeedsCopy(
         "%s (%s) has shape %s with strides %s (in elements): the C API addresses row-major "
         "(C-contiguous) arrays and, for @ / matmul / gemm, transposes of them; pass a contiguous "
         "copy (tensor.contiguous(), cupy.ascontiguousarray, numpy.ascontiguousarray)"
@@ -84,7 +85,7 @@ def _wrap(ctx, data, dtype, shape, transposed, keep):
     _check_size(shape, dtype.itemsize, "the foreign array's shape")
     size = math.prod(shape)
     if size and data % dtype.itemsize:
-        raise ValueError(
+        raise NeedsCopy(
             "the foreign array's data (address 0x%x) is not aligned to its %d-byte elements, which the "
             "C API requires; pass an aligned copy (numpy.array(x), tensor.clone())" % (data, dtype.itemsize))
     code = _GK_DTYPE[dtype]

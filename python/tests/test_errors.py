@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: MIT
 """Failed C calls become GpukernError with the C status and message; Python-side checks come first."""
 
+import os
 import pickle
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -123,3 +126,24 @@ def test_python_side_errors_come_before_any_c_call(ctx, monkeypatch):
     ]:
         with pytest.raises(error):
             call()
+
+
+def test_gk_log_prints_python_side_refusals_once():
+    code = ("import numpy as np, gpukern\n"
+            "ctx = gpukern.Context('cpu')\n"
+            "a = ctx.asarray(np.ones(3, np.float32))\n"
+            "for f in (lambda: a + ctx.asarray(np.ones(2, np.float32)),\n"
+            "          lambda: ctx.rbf_matrix(np.ones((2, 2)), gamma=-1)):\n"
+            "    try:\n"
+            "        f()\n"
+            "    except ValueError:\n"
+            "        pass\n")
+    env = dict(os.environ, GK_LOG="1")
+    err = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stderr
+    lines = [line for line in err.splitlines() if line.startswith("gpukern: python: ")]
+    assert len(lines) == 2, err  # the operator's refusal once, not again by the Context method it calls
+    assert lines[0].startswith("gpukern: python: Array.__add__: ValueError: shapes (3,) and (2,) differ")
+    assert lines[1].startswith("gpukern: python: Context.rbf_matrix: InvalidParameterError: The 'gamma'")
+    env.pop("GK_LOG")
+    quiet = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stderr
+    assert "gpukern:" not in quiet

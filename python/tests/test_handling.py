@@ -178,6 +178,15 @@ def test_overlapping_ndarrays_behave_like_numpy(ctx, dtype):
     expected = x[:-1] + x[1:]
     ctx.add(x[:-1], x[1:], out=x[1:])
     np.testing.assert_array_equal(x[1:], expected)
+    # The same for exp's lean path: a shifted out= through a copy, out= x in place.
+    x = np.linspace(-1, 1, 10).astype(dtype)
+    expected = ctx.exp(x[:-1].copy())
+    shifted = x[1:]
+    assert ctx.exp(x[:-1], out=shifted) is shifted
+    np.testing.assert_array_equal(shifted, expected)
+    expected = ctx.exp(x.copy())
+    assert ctx.exp(x, out=x) is x
+    np.testing.assert_array_equal(x, expected)
     m = np.arange(16, dtype=dtype).reshape(4, 4)
     expected = m @ m
     ctx.matmul(m, m, out=m)

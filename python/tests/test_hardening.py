@@ -84,6 +84,40 @@ def test_unaligned_ndarrays_are_copied_before_the_c_call(cpu, monkeypatch):
         cpu.asarray(u, copy=False)
     with pytest.raises(ValueError, match="not aligned"):
         gpukern.from_dlpack(np.frombuffer(bytearray(8 * 6 + 1), np.float64, count=6, offset=1), cpu)
+    # Another library's unaligned host array: copied as an operand and by asarray, as an ndarray is.
+    got = cpu.exp(_DLPackOnly(u))
+    assert type(got) is gpukern.Array
+    np.testing.assert_allclose(got.get(), np.exp(np.arange(6)))
+    b = cpu.asarray(_DLPackOnly(u))
+    np.testing.assert_array_equal(b.get(), np.arange(6))
+    with pytest.raises(ValueError, match="not aligned"):
+        cpu.asarray(_DLPackOnly(u), copy=False)
+
+
+def test_strided_host_tensors_are_copied_as_strided_ndarrays_are(cpu):
+    x = np.arange(24.0).reshape(4, 6)[:, ::2]
+    got = cpu.add(_DLPackOnly(x), _DLPackOnly(x))
+    np.testing.assert_array_equal(got.get(), x + x)
+    a = cpu.asarray(_DLPackOnly(x))
+    np.testing.assert_array_equal(a.get(), x)
+    assert not np.shares_memory(np.asarray(a), x)
+    with pytest.raises(ValueError, match="strides"):
+        cpu.asarray(_DLPackOnly(x), copy=False)
+    with pytest.raises(ValueError, match="strides"):
+        gpukern.from_dlpack(_DLPackOnly(x), cpu)
+
+
+class _DLPackOnly:
+    """A host producer with only the DLPack protocol, as a torch CPU tensor is to gpukern."""
+
+    def __init__(self, host):
+        self.host = host
+
+    def __dlpack_device__(self):
+        return self.host.__dlpack_device__()
+
+    def __dlpack__(self, stream=None, max_version=None, **kwargs):
+        return self.host.__dlpack__(stream=stream, **({} if max_version is None else {"max_version": max_version}))
 
 
 @pytest.mark.parametrize("shape", [(2**62, 4), (2**63 + 1, 2), (2**61, 2**3), (0, 2**64)])

@@ -134,8 +134,9 @@ def test_rbf_calls_validate_gamma_as_scikit_learn(ctx, rng, dtype):
     d2 = ((x.astype(np.float64)[:, None, :] - y[None, :, :]) ** 2).sum(axis=2)
     scale = 1.0 / (3 * x.astype(np.float64).var())
     for gamma, g in [(None, 1 / 3), ("auto", 1 / 3), ("scale", scale), (0, 0.0), (2, 2.0), (np.float32(0.5), 0.5)]:
-        np.testing.assert_allclose(ctx.rbf_matrix(x, y, gamma=gamma), np.exp(-g * d2), rtol=1e-4 if dtype == np.float32 else 1e-10)
-        np.testing.assert_allclose(ctx.rbf_matvec(x, y, w, gamma=gamma), np.exp(-g * d2) @ w, rtol=1e-4 if dtype == np.float32 else 1e-10)
+        tol = 1e-4 if dtype == np.float32 else 1e-10
+        np.testing.assert_allclose(ctx.rbf_matrix(x, y, gamma=gamma), np.exp(-g * d2), rtol=tol)
+        np.testing.assert_allclose(ctx.rbf_matvec(x, y, w, gamma=gamma), np.exp(-g * d2) @ w, rtol=tol)
     # y=None is x (rbf_kernel(X)), with an Array as with an ndarray
     np.testing.assert_allclose(np.asarray(ctx.rbf_matrix(ctx.asarray(x))), ctx.rbf_matrix(x, x), rtol=1e-6)
     assert ctx.rbf_matrix(x).shape == (5, 5)

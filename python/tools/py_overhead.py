@@ -13,7 +13,7 @@ import gpukern
 from gpukern import _core
 
 
-def best_per_call(fn, calls=2000, repeat=30):
+def best_per_call(fn, calls=200, repeat=300):
     # The best of many short runs: the cost of the code path, not of whatever else a shared
     # machine happens to be doing.
     fn()
