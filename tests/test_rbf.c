@@ -1238,6 +1238,114 @@ static void test_errors(void **state)
     gk_context_destroy(other);
 }
 
+/* --------------------------------------------------------------------------------------------
+ * Each CUDA form, forced (GK_RBF_FORM) on a shape it runs, on data as users have it: standardized
+ * rows (N(0, 1)), 30 clusters (centres N(0, 9), spread 0.3), the clusters offset by 1e3; x row 0
+ * copied into y (exactly 1) and a NaN in x row 1; gamma 1/d and 0.5. Every value against the
+ * reference, and the form that ran is the one asked for (GK_LOG's line).
+ * ------------------------------------------------------------------------------------------ */
+
+/* n rows of d features: kind 0 N(0, 1), 1 clusters, 2 clusters offset by 1e3. */
+static void *user_rows(gk_dtype t, int kind, size_t n, size_t d, const double *centres)
+{
+    void *r = gk_test_const_array(t, n * d, 0.0);
+    for (size_t i = 0; i < n; i++) {
+        const double *c = centres + (size_t)(gk_test_uniform(0, 30) * 0.999999) * d;
+        for (size_t f = 0; f < d; f++) {
+            /* Box-Muller from two uniforms */
+            double u1 = gk_test_uniform(1e-12, 1.0), u2 = gk_test_uniform(0.0, 1.0);
+            double z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+            gk_test_set(t, r, i * d + f, kind == 0 ? z : (kind == 2 ? 1e3 : 0.0) + c[f] + 0.3 * z);
+        }
+    }
+    return r;
+}
+
+static void cuda_form_case(const char *op, const char *form, gk_dtype t, size_t m, size_t n,
+                           size_t d)
+{
+    double *centres = gk_test_random_array(GK_FLOAT64, 30 * d, -1.0, 1.0);
+    for (size_t i = 0; i < 30 * d; i++)
+        centres[i] *= 3.0 * 1.7320508; /* variance 9 */
+    const int matrix = strcmp(op, "rbf_matrix") == 0;
+    gk_context *ctx = gk_test_logging_context(GK_BACKEND_CUDA, form);
+    assert_non_null(ctx);
+    for (int kind = 0; kind < 3; kind++)
+        for (int gi = 0; gi < 2; gi++) {
+            const double gamma = gi ? 0.5 : 1.0 / (double)d;
+            void *hx = user_rows(t, kind, m, d, centres), *hy = user_rows(t, kind, n, d, centres);
+            for (size_t f = 0; f < d; f++)
+                gk_test_set(t, hy, f, gk_test_get(t, hx, f));
+            gk_test_set(t, hx, d, NAN);
+            void *hw = gk_test_random_array(t, n, -1.0, 1.0);
+            gk_buffer *x = gk_test_buffer_from(ctx, t, m * d, hx);
+            gk_buffer *y = gk_test_buffer_from(ctx, t, n * d, hy);
+            gk_buffer *w = gk_test_buffer_from(ctx, t, n, hw);
+            gk_buffer *out = gk_test_buffer_const(ctx, t, matrix ? m * n : m, GK_TEST_SENTINEL);
+            gk_test_capture_begin();
+            gk_status st = matrix ? gk_rbf_matrix(ctx, m, n, d, gamma, x, y, out)
+                                  : gk_rbf_matvec(ctx, m, n, d, gamma, x, y, w, out);
+            const char *ran = gk_test_capture_form(op);
+            GK_CHECK_OK(st);
+            if (strcmp(ran, form) != 0)
+                GK_FAIL("%s %s %zux%zux%zu: form %s ran, expected %s", op, gk_test_dtype_name(t), m,
+                        n, d, ran, form);
+            void *got = gk_test_read_all(out);
+            for (size_t i = 0; i < m; i++) {
+                long double sum = 0, bound = 0;
+                for (size_t j = 0; j < n; j++) {
+                    long double ref = ref_kernel(t, gamma, hx, i, hy, j, d);
+                    if (matrix) {
+                        double g = gk_test_get(t, got, i * n + j);
+                        if (isnan(ref) || isnan(g)) {
+                            if (!(isnan(ref) && isnan(g)))
+                                GK_FAIL("%s %s kind %d: (%zu,%zu) is %g, reference %Lg", form,
+                                        gk_test_dtype_name(t), kind, i, j, g, ref);
+                            continue;
+                        }
+                        check_entry(t, g, ref, abs_tol(t), rows_equal(t, hx, i, hy, j, d), form, i,
+                                    j);
+                    }
+                    sum += ref * (long double)gk_test_get(t, hw, j);
+                    bound += fabsl((long double)gk_test_get(t, hw, j));
+                }
+                if (!matrix) {
+                    double g = gk_test_get(t, got, i);
+                    if (isnan(sum) != isnan(g) ||
+                        (!isnan(sum) && !(fabsl((long double)g - sum) <= abs_tol(t) * bound)))
+                        GK_FAIL("%s %s kind %d gamma %g: out[%zu] is %.9g, reference %.9Lg", form,
+                                gk_test_dtype_name(t), kind, gamma, i, g, sum);
+                }
+            }
+            free(got);
+            free(hx);
+            free(hy);
+            free(hw);
+            gk_buffer *bufs[] = {x, y, w, out};
+            for (int b = 0; b < 4; b++)
+                gk_buffer_destroy(bufs[b]);
+        }
+    gk_context_destroy(ctx);
+    free(centres);
+}
+
+static void test_cuda_forms(void **state)
+{
+    (void)gk_test_context(state); /* skips without a GPU */
+    cuda_form_case("rbf_matrix", "cuda_matrix_tiled", GK_FLOAT64, 130, 70, 20);
+    cuda_form_case("rbf_matrix", "cuda_matrix_tiled", GK_FLOAT32, 130, 70, 3);
+    cuda_form_case("rbf_matrix", "cuda_matrix_dot", GK_FLOAT32, 300, 260, 20);
+    cuda_form_case("rbf_matrix", "cuda_matrix_dot", GK_FLOAT32, 300, 260, 100);
+    cuda_form_case("rbf_matrix", "cuda_matrix_tc", GK_FLOAT32, 700, 700, 64);
+    cuda_form_case("rbf_matrix", "cuda_matrix_tc", GK_FLOAT32, 720, 720, 256);
+    cuda_form_case("rbf_matvec", "cuda_matvec_small", GK_FLOAT64, 300, 1100, 3);
+    cuda_form_case("rbf_matvec", "cuda_matvec_fact", GK_FLOAT32, 300, 1100, 3);
+    cuda_form_case("rbf_matvec", "cuda_matvec_taylor", GK_FLOAT32, 300, 1100, 2);
+    cuda_form_case("rbf_matvec", "cuda_matvec_tiled", GK_FLOAT64, 300, 700, 20);
+    cuda_form_case("rbf_matvec", "cuda_matvec_dot", GK_FLOAT32, 300, 700, 64);
+    cuda_form_case("rbf_matvec", "cuda_matvec_dot", GK_FLOAT32, 300, 700, 100);
+}
+
 /* A gamma so small that ||x - y||^2 overflows the dtype while gamma ||x - y||^2 does not
  * (float32: values of 1e18 to 2e19 at gamma = 1e-38; float64: 1e153 to 2e154 at 1e-308):
  * rbf_matrix and rbf_matvec keep the contract, as rbf_rows does. */
@@ -1319,6 +1427,7 @@ int main(void)
         GK_TEST_BOTH(test_wide_rows),
         GK_TEST_BOTH(test_gamma_values),
         GK_TEST_BOTH(test_tiny_gamma),
+        {"test_cuda_forms/cuda", test_cuda_forms, gk_test_setup, gk_test_teardown, &gk_test_cuda},
         GK_TEST_BOTH(test_zero_sizes),
         GK_TEST_BOTH(test_views_and_host),
         cmocka_unit_test(test_matrix_same_on_any_team),
