@@ -177,7 +177,10 @@ class Cuda:
         self.anchor_version = "torch %s, %s" % (torch.__version__, torch.cuda.get_device_name())
 
     def context(self):
-        return gk.Context("cuda")
+        # ours on torch's stream, so that the CUDA events below time our kernels too
+        c = gk.Context("cuda")
+        c.set_stream(self.torch.cuda.current_stream())
+        return c
 
     def put(self, ctx, a):
         t = self.torch.from_numpy(a).cuda()
