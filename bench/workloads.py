@@ -26,6 +26,7 @@ distribution's time over our fastest's. The output is a Markdown table (and --cs
 """
 import argparse
 import contextlib
+import csv
 import os
 import platform
 import statistics
@@ -322,10 +323,11 @@ def main():
         print("| %s | %s | %s | %s | %.2f | %.2f |" % (key + (max(times) / min(times),
                                                           min(r[7] for r in group))))
     if args.csv:
-        with open(args.csv, "w") as f:
-            f.write("op,shape,gamma,operands,data,ours_ms,anchor_ms,ratio,bound_ms,form\n")
-            for r in rows:
-                f.write("%s,%s,%s,%s,%s,%.4f,%.4f,%.3f,%.4f,%s\n" % r)
+        with open(args.csv, "w", newline="") as f:
+            out = csv.writer(f)
+            out.writerow(("op", "shape", "gamma", "operands", "data", "ours_ms", "anchor_ms", "ratio",
+                          "bound_ms", "form"))
+            out.writerows(rows)
 
 
 if __name__ == "__main__":
