@@ -13,9 +13,12 @@ same buffer as x (x vs x). Beside ours:
   - CPU: scikit-learn's rbf_kernel (rbf_matvec: rbf_kernel(X[rows], Y) @ w over chunks of rows;
     rbf_rows: NumPy's exp(-gamma ((a - b)**2).sum(1))), on as many threads as it takes;
   - CUDA: torch's expanded form, exp(-gamma cdist(x, y)^2) (rbf_matvec: that @ w over chunks of
-    rows of at most 2^28 entries; rbf_rows: exp(-gamma ((a - b)**2).sum(1))), timed with CUDA
-    events after a synchronize.
-Times are medians of --reps calls after one untimed call. "bound" is the hardware's floor for
+    rows of at most 2^28 entries; rbf_rows: exp(-gamma ((a - b)**2).sum(1))), each call timed between
+    two torch.cuda.synchronize() (the whole device: ours runs on the library's own stream).
+Times are medians of --reps calls after one untimed call (one call where it took over 2 s); on the CPU each side starts --idle
+seconds after the other's last call (NumPy's OpenBLAS threads spin for some 0.1 s after a call
+and would share the cores with ours: 1024^2 x 64 on one thread, 3.1 ms alone, 5.9 ms beside
+them). "bound" is the hardware's floor for
 the call: the bytes it must move (output written, operands read once) over the peak bandwidth,
 --peak-gbs or measured by a copy. "form" is what ran ours (GK_LOG=1 on a second context, its
 stderr caught for one call). "worst/best" is, per op, shape, gamma and operands, our slowest
@@ -23,6 +26,7 @@ distribution's time over our fastest's. The output is a Markdown table (and --cs
 """
 import argparse
 import contextlib
+import csv
 import os
 import platform
 import statistics
@@ -36,6 +40,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import gpukern as gk  # noqa: E402
 
 DISTRIBUTIONS = ("U[0,1)", "N(0,1)", "mixture")
+# A call that takes longer than this (torch's chunked rbf_matvec 1e6^2 x 3) is timed once.
+LONG_CALL_S = 2.0
 GAMMAS = ("1/d", "1/median", "0.5")
 
 # (op, m, n, d): the targets of docs/DESIGN.md and issue 30; rbf_rows has n = m pairs.
@@ -128,6 +134,7 @@ class Cpu:
         self.rbf_kernel = rbf_kernel
         self.anchor_version = "scikit-learn %s, numpy %s" % (__version__, np.__version__)
         self.threads = threads
+        self.idle = 0.0
 
     def context(self):
         return gk.Context("cpu", cpu_threads=self.threads or None)
@@ -142,13 +149,16 @@ class Cpu:
         pass
 
     def time(self, fn, reps):
-        fn()
-        ts = []
-        for _ in range(reps):
+        time.sleep(self.idle)
+
+        def once():
             t = time.perf_counter()
             fn()
-            ts.append(time.perf_counter() - t)
-        return statistics.median(ts)
+            return time.perf_counter() - t
+        first = once()
+        if first > LONG_CALL_S:
+            return first
+        return statistics.median([once() for _ in range(reps)])
 
     def anchor(self, op, x, y, w, gamma):
         if op == "rbf_matrix":
@@ -194,18 +204,20 @@ class Cuda:
         self.torch.cuda.synchronize()
 
     def time(self, fn, reps):
-        fn()
-        self.torch.cuda.synchronize()
-        ts = []
-        for _ in range(reps):
-            start = self.torch.cuda.Event(enable_timing=True)
-            end = self.torch.cuda.Event(enable_timing=True)
-            start.record()
+        """cudaDeviceSynchronize before and after each call (ours runs on the library's own
+        stream, which events on torch's stream would not see)."""
+        sync = self.torch.cuda.synchronize
+
+        def once():
+            sync()
+            t = time.perf_counter()
             fn()
-            end.record()
-            end.synchronize()
-            ts.append(start.elapsed_time(end) / 1e3)
-        return statistics.median(ts)
+            sync()
+            return time.perf_counter() - t
+        first = once()
+        if first > LONG_CALL_S:
+            return first
+        return statistics.median([once() for _ in range(reps)])
 
     def anchor(self, op, x, y, w, gamma):
         torch = self.torch
@@ -270,9 +282,13 @@ def main():
     ap.add_argument("--ops", default="rbf_matrix,rbf_matvec,rbf_rows")
     ap.add_argument("--csv", help="also write the rows to this CSV file")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--idle", type=float, default=0.25,
+                    help="CPU: seconds between one side's calls and the other's (default 0.25)")
     args = ap.parse_args()
     reps = args.reps or (3 if args.quick else 5)
     side = (Cpu if args.backend == "cpu" else Cuda)(args.threads)
+    if args.backend == "cpu":
+        side.idle = args.idle
     ctx = side.context()
     os.environ["GK_LOG"] = "1"
     with caught_stderr():
@@ -310,10 +326,11 @@ def main():
         print("| %s | %s | %s | %s | %.2f | %.2f |" % (key + (max(times) / min(times),
                                                           min(r[7] for r in group))))
     if args.csv:
-        with open(args.csv, "w") as f:
-            f.write("op,shape,gamma,operands,data,ours_ms,anchor_ms,ratio,bound_ms,form\n")
-            for r in rows:
-                f.write("%s,%s,%s,%s,%s,%.4f,%.4f,%.3f,%.4f,%s\n" % r)
+        with open(args.csv, "w", newline="") as f:
+            out = csv.writer(f)
+            out.writerow(("op", "shape", "gamma", "operands", "data", "ours_ms", "anchor_ms", "ratio",
+                          "bound_ms", "form"))
+            out.writerows(rows)
 
 
 if __name__ == "__main__":

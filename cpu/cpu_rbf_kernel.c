@@ -93,8 +93,8 @@ static void cpu_rbf_row_f32(size_t d, size_t nb, size_t ld, double gamma_d, doub
                     accd[j] += (double)acc[j];
             }
             for (size_t j = 0; j < GK_RBF_COLS; j++) {
-                double dist = accd[j] == INFINITY ? gk__cpu_rbf_dist_f64(d, ld, xi, yt + j0 + j)
-                                                  : accd[j];
+                double dist =
+                    accd[j] == INFINITY ? gk__cpu_rbf_dist_f64(d, ld, xi, yt + j0 + j) : accd[j];
                 e[j] = gk__vexp_f32((float)-gk__rbf_exponent_f64(gamma, gz, dist));
             }
         }

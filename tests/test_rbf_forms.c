@@ -55,14 +55,15 @@ enum { DATA_NORMAL, DATA_CLUSTERS, DATA_OFFSET, DATA_SPECIAL, DATA_KINDS };
 static const char *const data_names[] = {"N(0,1)", "clusters", "clusters + 1e3", "NaN/inf"};
 
 /* The planner's own choice (cpu/rbf/plan.c's table): the inner-product forms from 65536 entries,
- * fused from d = 8 (float32 rbf_matrix with an ISA kernel), gemm from d = 64; else differences.
+ * fused from d = 8 (float32 rbf_matrix with an ISA kernel), gemm from d = 64 (not for float32
+ * rbf_matvec with an ISA kernel); else differences.
  * NaN and infinities make the inner-product forms decline (differences then). */
 static const char *planner_form(gk_dtype t, int kind, const char *op, size_t m, size_t n, size_t d)
 {
     if (strcmp(op, "rbf_rows") == 0 || m * n < 65536 || kind == DATA_SPECIAL)
         return "diff";
-    if (strcmp(op, "rbf_matrix") == 0 && t == GK_FLOAT32 && gk_test_cpu_has_fused() && d >= 8)
-        return "fused";
+    if (t == GK_FLOAT32 && gk_test_cpu_has_fused())
+        return strcmp(op, "rbf_matrix") == 0 && d >= 8 ? "fused" : "diff";
     return d >= 64 ? "gemm" : "diff";
 }
 

@@ -21,6 +21,16 @@ gk_status gk__error(gk_status status, const char *fmt, ...)
     return services->error(status, "%s", msg);
 }
 
+void gk__log_line(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    services->log("%s", msg);
+}
+
 __attribute__((visibility("default"))) gk_status
 gk_module_entry(uint32_t abi_version, const gk_host_services *svc, const gk_backend_ops **ops)
 {
