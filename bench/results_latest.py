@@ -22,7 +22,8 @@ Adding a run:
 `--check` (scripts/test.sh, so CI) exits 1 when RESULTS.md is not what the history gives.
 
 A gpu_targets.py table counts as full unless its heading says "quick" or "rows" (gpu_targets.py
-writes these for --quick and --rows). Standard library only.
+writes these for --quick and --rows). Sections headed "## Users' data: ..." (the RBF workload
+suite's rows) of the newest run that has them are copied whole. Standard library only.
 """
 import argparse
 import math
@@ -196,6 +197,30 @@ def history(paths, page_dir):
     return out
 
 
+def users_data(paths, page_dir):
+    """The "## Users' data: ..." sections of the newest run that has them, copied whole."""
+    def key(p):
+        m = re.search(r"\d{4}-\d{2}-\d{2}", os.path.basename(p))
+        return m.group(0) if m else ""
+    for p in sorted(paths, key=key, reverse=True):
+        with open(p, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+        out, keep = [], False
+        for ln in lines:
+            if ln.startswith("## "):
+                keep = ln.startswith("## Users' data")
+                if keep:
+                    out += ["", "### " + ln[3:], ""]
+                continue
+            if keep and ln.strip():
+                out.append(ln)
+        if out:
+            return ["", "## Users' data (the RBF workload suite's rows)", "",
+                    f"From [the newest such run]({link(p, page_dir)}), which says how they were "
+                    "measured."] + out
+    return []
+
+
 def build_page(results_dir, page_dir):
     paths = sorted(os.path.join(results_dir, n) for n in os.listdir(results_dir)
                    if n.endswith(".md") and n != "README.md")
@@ -234,6 +259,7 @@ def build_page(results_dir, page_dir):
                 "that run (peer time / ours, above 1: libgpukern is faster), then the commit "
                 "(+: uncommitted changes); the newest figure of each row and backend.", ""]
         out += gkbench_table(runs, cpus, page_dir)
+    out += users_data(paths, page_dir)
     out += ["", "## All runs", ""] + history(paths, page_dir)
     return "\n".join(out) + "\n"
 
