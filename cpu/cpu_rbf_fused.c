@@ -11,13 +11,12 @@
 #include "error.h"
 
 /* Why not OpenBLAS here (cpu_rbf_gemm.c's form): its GEMM writes G = xc.yc^T to memory and the
- * epilogue reads it back (on the 2-core VM that pass cost half as much as the GEMM at
- * 2048^2 x 256), and on a 16-core host OpenBLAS's own threads, which spin after each call, and
- * the OpenMP team of the epilogue then share the cores (4096^2 x 256 float32: 42 ms with
- * cpu_threads = 16 against 7 ms for the GEMM alone). An ISA kernel (cpu/rbf/) computes a
- * tile of dot products in registers and finishes it there; everything runs on the context's
- * team. It also pays at small d, where GEMM did not: one multiply-add per pair and feature
- * where the difference form has a subtraction too.
+ * epilogue reads it back (that pass cost half as much as the GEMM at 2048^2 x 256), and on many
+ * cores OpenBLAS's own threads, which spin after each call, and the OpenMP team of the epilogue
+ * then share the cores (six times the GEMM's time at 16 threads). An ISA kernel (cpu/rbf/) computes
+ * a tile of dot products in registers and finishes it there; everything runs on the context's team.
+ * It also pays at small d, where GEMM did not: one multiply-add per pair and feature where the
+ * difference form has a subtraction too.
  *
  * The rounding bound is cpu_rbf_gemm.c's, |t - D| <= beta s with s = nx + ny, plus what the
  * tile's float arithmetic adds: nx and ny rounded to float (u s), their sum (u (1 + u) s) and
@@ -27,9 +26,8 @@
  * factors (1 + 8u) below cover, so no entry passes that the exact test would fail. */
 /* x and y the same rows (scikit-learn's rbf_kernel(X)): from this many features, the entries
  * below the diagonal are the mirror images of those above instead of computed; the ISA kernel
- * writes them from its tiles (one VM core, 2048^2 x 256: 11.9-12.2 ms against 15.5-17.1 for
- * x != y). At x 20 a pass over memory that copied them took longer than the computing it saves
- * (4.3 ms against 2.5). */
+ * writes them from its tiles (a quarter faster than x != y at d = 256). At d = 20 a pass over
+ * memory that copied them took longer than the computing it saves. */
 #define GK_RBF_FUSED_MIRROR_D ((size_t)128)
 /* Tiles up to this many rows and columns are mirrored. */
 #define GK_RBF_MIRROR_MAX 32

@@ -56,11 +56,11 @@ double gk__cpu_rbf_beta(size_t d, double u, double dot_err)
  * finite where the row is not: the caller then falls back). epilogue: row i of k holds G = xc.yc^T
  * on entry and K on return, entries needing differences marked NaN (finite data and gamma > 0 never
  * give a NaN entry) and counted, so a row without any is not scanned again. It is bound by
- * memory (the row comes from the GEMM's output; perf on the VM: its first load takes a quarter
- * of its time), and a float32-arithmetic version of it measured no faster. Exponents below CUT
- * give 0 without calling EXP (within 1.7e-38 float32, 5e-283 float64, of the value): a subnormal
- * result costs a microcode assist per element (30 clusters, 4096^2 x 64 at gamma 0.5 on the
- * 2-core VM: 2.1 s against 0.4 for the other data), and gamma e K stays a normal number. */
+ * memory (the row comes from the GEMM's output: its first load takes a quarter of its time), and
+ * a float32-arithmetic version of it measured no faster. Exponents below CUT give 0 without
+ * calling EXP (within 1.7e-38 float32, 5e-283 float64, of the value): a subnormal result costs a
+ * microcode assist per element (clustered data at gamma 0.5 ran five times slower), and
+ * gamma e K stays a normal number. */
 #define GK_CPU_RBF_GEMM_KERNELS(SUFFIX, T, EXP, U, CUT)                                            \
     static void cpu_center_sum_##SUFFIX(size_t rows, size_t step, size_t d, double w, const T *x,  \
                                         double *c)                                                 \

@@ -35,10 +35,9 @@ static void cpu_rbf_matrix_wide(int threads, const gk_cpu_rbf_kernels *kr, size_
 /* Row tiles are GK_RBF_TILE_ROWS rows, or shorter (down to GK_RBF_MIN_TILE_ROWS) where more
  * than one task but fewer than the team's threads would leave threads without a task: every
  * region opens the whole team (gk__cpu_region), so the idle ones would cost their wake-up for
- * nothing (float32 178^2 x 20, 3 tasks on 16 threads: 0.026 ms against 0.022 on 3 on the H200
- * host; split, 0.020). A single task stays whole, on the calling thread: split, 10^2 x 20 took
- * 7.5 us on 16 threads, about 1 on one. Each entry is computed the same way in a tile of any
- * height, so results do not depend on the team. */
+ * nothing. A single task stays whole, on the calling thread, where splitting costs more than the
+ * work. Each entry is computed the same way in a tile of any height, so results do not depend
+ * on the team. */
 #define GK_RBF_MIN_TILE_ROWS ((size_t)8)
 
 static size_t tile_rows(int threads, size_t m, size_t col_blocks)

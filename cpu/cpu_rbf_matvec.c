@@ -13,8 +13,7 @@
 /* Rows of x whose kernel values an ISA kernel computes at once (12 register rows, cpu/rbf/). */
 #define GK_RBF_KT_ROWS ((size_t)12)
 /* Rows of x per task: each task packs every block of y in its share once, which for 64 rows was
- * half the time of 4096^2 x 64 float32 on the 2-core VM (AVX-512 blocks: 120 ms; 192 rows 70 ms,
- * 384 rows 59 ms). */
+ * half the time of 4096^2 x 64 float32 (384 rows: half of 64 rows' time). */
 #define GK_RBF_MATVEC_ROWS ((size_t)384)
 
 static void cpu_store(size_t es, void *out, size_t i, double v)

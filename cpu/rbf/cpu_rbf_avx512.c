@@ -185,7 +185,7 @@ static void rows_f32(size_t d, size_t rows, size_t nb, size_t ld, float gamma, f
  * rounding bound's test, so G never goes to memory.
  * -------------------------------------------------------------------------------------- */
 /* Rows of x per tile of the inner-product form: 28 accumulators, 2 y vectors and a broadcast
- * fill 31 of the 32 registers; 14 ran 2048^2 x 256 on one VM core 4-6% faster than 12. */
+ * fill 31 of the 32 registers; 14 measured 4-6% faster than 12. */
 #define IP_MR 14
 #define NR 32
 /* Features per block of a dot product: each block is a chain of FMAs from 0, the block sums are

@@ -16,8 +16,8 @@
  * gamma log2(e) and of the product, 2u |z| in all, which moves 2^z by a factor
  * exp(+-2u |z| ln 2): at most 1.2e-5 relative for |z| <= 100 and at most 2u / e = 4.4e-8 in
  * absolute terms, K <= 1 being 2^z. Below z = -100 the value is 0 (2^-100 = 7.9e-31 off at
- * most): no lane is ever subnormal, which on the 2-core VM cost a microcode assist per lane
- * (30 clusters, 2048^2 x 20, gamma 0.2: 64 ms, 21 ms with subnormals flushed), and gamma e K,
+ * most): no lane is ever subnormal, which costs a microcode assist per lane (clustered data,
+ * whose entries are mostly tiny, ran three times slower), and gamma e K,
  * the bound's test, is a normal float too (gamma e >= 35 beta there). So an entry is within
  * 2e-7 + 4.4e-8 of exp(-gamma t), inside the half of the contract the exp and the final rounding
  * have; cpu_rbf_fused.c's coef allows for the 1.2e-5 where the test uses the value. NaN stays

@@ -18,7 +18,7 @@ static const char *const op_names[] = {"rbf_rows", "rbf_matrix", "rbf_matvec"};
 
 /* Every threshold the planner decides by, in one table. "fits" limits are what a form needs to
  * be right (a forced form obeys them too); "pays" limits are where it is faster than the
- * difference form (measured: bench/RESULTS.md, 2026-12-01 and 2026-12-06; docs/forms.md). */
+ * difference form (measured on the workload suite: docs/forms.md). */
 static const struct {
     size_t ip_min_entries;  /* pays: m n from which packing centred rows costs little enough */
     size_t fused_min_d;     /* pays: below, the tile's epilogue outweighs its d multiply-adds */
@@ -27,8 +27,8 @@ static const struct {
     size_t gemm_min_d; /* pays: below, writing G and reading it back costs more than GEMM saves */
     size_t gemm_matvec_max_d; /* fits: rbf_matvec's centred tiles are scratch of d columns */
     double gemm_max_du;       /* fits: d u, for the bound's g_d(u) = d u / (1 - d u) */
-    /* pays: float32 rbf_matvec through GEMM where the ISA's difference blocks exist (2-core VM,
-     * 4096^2 x 64: GEMM tiles 248 ms, the AVX-512 difference blocks 59 ms) */
+    /* pays: float32 rbf_matvec through GEMM where the ISA's difference blocks exist (they
+     * measured four times faster at 4096^2 x 64) */
     int gemm_matvec_with_isa;
 } limits = {
     .ip_min_entries = (size_t)1 << 16,

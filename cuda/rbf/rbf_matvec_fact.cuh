@@ -6,8 +6,8 @@
 
 #include <cfloat>
 
-#include "rbf_matvec_small.cuh"
 #include "exp2_poly.h"
+#include "rbf_matvec_small.cuh"
 
 /* The form. A block centers its rows and each chunk of y on c, the midrange of its own rows
  * (x~ = x - c, y~ = y - c). With k = gamma log2(e), a_i = -k ||x~_i||^2, b_j = -k ||y~_j||^2,
@@ -69,8 +69,8 @@ __device__ __forceinline__ float cuda_matvec_block_max(float v, float *slot)
 
 /* Packs points [j0, j0 + jn) of y as (y~_0 .. y~_{D-1}, b, w) into P vectors each, padded to a
  * whole number of groups of GROUP points (so the loop over a group has a fixed count), and
- * returns, reduced over the block, the largest ny of the chunk and the largest |w| (through the slots
- * ny_slot and w_slot, GK_CUDA_THREADS / 32 floats each). */
+ * returns, reduced over the block, the largest ny of the chunk and the largest |w| (through the
+ * slots ny_slot and w_slot, GK_CUDA_THREADS / 32 floats each). */
 template <int D, int P, int GROUP>
 __device__ __forceinline__ void
 cuda_matvec_fact_stage(float4 (*pts)[P], const float *__restrict__ y, const float *__restrict__ w,
@@ -173,8 +173,8 @@ cuda_matvec_fact_pair(const float4 (*pts)[PF], int j,
  * values are finite and >= +0, whose bit patterns order as signed integers do, so one
  * three-way integer max (a DPX instruction on sm_90) takes both. */
 __device__ __forceinline__ void
-cuda_matvec_fact_consume(const float (&e)[2][cuda_matvec_small_shape<float>::R], const float (&wv)[2],
-                         float (&p)[cuda_matvec_small_shape<float>::R],
+cuda_matvec_fact_consume(const float (&e)[2][cuda_matvec_small_shape<float>::R],
+                         const float (&wv)[2], float (&p)[cuda_matvec_small_shape<float>::R],
                          float (&e_max)[cuda_matvec_small_shape<float>::R])
 {
 #pragma unroll
@@ -315,9 +315,9 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
 #pragma unroll
             for (int r = 0; r < R; r++)
                 p[r] = e_max[r] = 0.0f;
-            /* Two points at a time, four pairs unrolled (H200, d = 3: 3.6 % faster than a point
-             * at a time with a float max per pair, 8 % faster than consuming a pair only after
-             * the next pair's exponentials are issued; bench/RESULTS.md). */
+                /* Two points at a time, four pairs unrolled: faster than a point at a time with a
+                 * float max per pair, and than consuming a pair only after the next pair's
+                 * exponentials are issued. */
 #pragma unroll 4
             for (int j = g; j < g + S::GROUP; j += 2) {
                 float e[2][R], wv[2];
@@ -336,8 +336,8 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, 2)
 #pragma unroll
                 for (int r = 0; r < R; r++)
                     if (e_max[r] * fa[r] >= GK_MATVEC_FACT_REDO)
-                        v[r] = cuda_matvec_fact_redo<D>(x + (row0 + (size_t)r * GK_CUDA_THREADS) * D,
-                                                        y, w, j0 + g, gn, c);
+                        v[r] = cuda_matvec_fact_redo<D>(
+                            x + (row0 + (size_t)r * GK_CUDA_THREADS) * D, y, w, j0 + g, gn, c);
             }
 #pragma unroll
             for (int r = 0; r < R; r++)

@@ -39,9 +39,6 @@
  * error, so nothing overflows, and a pair of identical rows has t >= GK_MATVEC_DOT_REDO: the
  * row sums that contain one are computed again with that pair from differences of the raw
  * rows, so its value is exactly 1. Non-finite data fails the bound (its group norm is inf).
- *
- * Where it pays (H200, 2026-12-02, bench/RESULTS.md): 2e5^2 x 64 at gamma = 1/d in 94.7 ms,
- * every tile in the form, against 192 ms for the CUDA-core inner product.
  * ---------------------------------------------------------------------------------------- */
 
 /* Tiles: 128 rows by 128 columns, eight warps of 32 rows by 64 columns (two 16-row by eight
@@ -87,8 +84,8 @@ __device__ __forceinline__ float cuda_tf32(float v)
     return __uint_as_float(r);
 }
 
-__device__ __forceinline__ float tc_at(const float *__restrict__ a, size_t rows, size_t d,
-                                       size_t r, size_t l)
+__device__ __forceinline__ float tc_at(const float *__restrict__ a, size_t rows, size_t d, size_t r,
+                                       size_t l)
 {
     return r < rows && l < d ? a[r * d + l] : 0.0f;
 }
@@ -158,9 +155,8 @@ __device__ __forceinline__ void tc_mma(float (&dd)[4], const float4 &a, float b0
     asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, "
                  "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                  : "+f"(dd[0]), "+f"(dd[1]), "+f"(dd[2]), "+f"(dd[3])
-                 : "r"(__float_as_uint(a.x)), "r"(__float_as_uint(a.y)),
-                   "r"(__float_as_uint(a.z)), "r"(__float_as_uint(a.w)), "r"(__float_as_uint(b0)),
-                   "r"(__float_as_uint(b1)));
+                 : "r"(__float_as_uint(a.x)), "r"(__float_as_uint(a.y)), "r"(__float_as_uint(a.z)),
+                   "r"(__float_as_uint(a.w)), "r"(__float_as_uint(b0)), "r"(__float_as_uint(b1)));
 }
 
 /* Block b: row tile rt = b / splits against the passing column tiles of [jt0, jt1); the
@@ -337,29 +333,28 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, 1)
     }
 }
 
-gk_status gk__cuda_matvec_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, float c,
-                             float ecoef, const float *x, const float *y, const float *w,
+gk_status gk__cuda_matvec_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, float c, float ecoef,
+                             const float *x, const float *y, const float *w,
                              const cuda_matvec_centered &ctr, float *work, unsigned int splits,
                              size_t tps, double *partial)
 {
     const size_t v = tc_tile_vecs(d);
     float4 *xf = (float4 *)work, *yf = xf + v * tc_tiles(m);
     float *bw = (float *)(yf + v * tc_tiles(n));
-    const size_t items = (tc_tiles(m) * 8 + tc_tiles(n) * 16) * tc_steps(d) * 32 +
-                         tc_tiles(n) * GK_TC_BN;
+    const size_t items =
+        (tc_tiles(m) * 8 + tc_tiles(n) * 16) * tc_steps(d) * 32 + tc_tiles(n) * GK_TC_BN;
     cuda_matvec_tc_split<<<gk__cuda_blocks(items, GK_CUDA_THREADS, (size_t)s->sm_count * 8),
-                           GK_CUDA_THREADS, 0, s->stream>>>(m, n, d, ctr.x, ctr.y, ctr.b, w, xf,
-                                                            yf, bw);
+                           GK_CUDA_THREADS, 0, s->stream>>>(m, n, d, ctr.x, ctr.y, ctr.b, w, xf, yf,
+                                                            bw);
     gk_status r = gk__cuda_launched("cuda_matvec_tc_split");
     if (r != GK_OK)
         return r;
-    const size_t smem = 3 * v * sizeof(float4) + 4 * GK_TC_BN * sizeof(float) +
-                        GK_TC_BM * sizeof(double);
+    const size_t smem =
+        3 * v * sizeof(float4) + 4 * GK_TC_BN * sizeof(float) + GK_TC_BM * sizeof(double);
     if (cudaFuncSetAttribute(cuda_rbf_matvec_tc, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              (int)smem) != cudaSuccess)
         return gk__cuda_launched("cuda_rbf_matvec_tc (shared memory)");
-    cuda_rbf_matvec_tc<<<(unsigned int)(tc_tiles(m) * splits), GK_CUDA_THREADS, smem,
-                         s->stream>>>(m, n, d, c, -2.0f * c, ecoef, xf, yf, bw, ctr, x, y, w,
-                                      splits, tps, partial);
+    cuda_rbf_matvec_tc<<<(unsigned int)(tc_tiles(m) * splits), GK_CUDA_THREADS, smem, s->stream>>>(
+        m, n, d, c, -2.0f * c, ecoef, xf, yf, bw, ctr, x, y, w, splits, tps, partial);
     return gk__cuda_launched("cuda_rbf_matvec_tc");
 }
