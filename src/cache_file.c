@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "env.h"
+
 /* A cache file written by gk__cost_model_save is some 700 bytes. */
 #define CACHE_FILE_MAX 65536
 /* Longest line that is not a comment, newline excluded. */
@@ -19,25 +21,6 @@
 
 static const char *const class_names[GK_WORK_CLASSES] = {
     "stream", "exp", "gemm", "rbf_rows", "rbf_pairs", "rng_uniform", "rng_normal"};
-
-/* Up to max characters of text into out (size bytes), printable: a tab as \t, any other byte
- * that is not printable ASCII as \xNN, and "..." when text is longer. */
-static void printable(const char *text, size_t max, char *out, size_t size)
-{
-    size_t n = 0, i = 0;
-    for (; text[i] != '\0' && i < max && n + 8 < size; i++) {
-        unsigned char c = (unsigned char)text[i];
-        if (c == '\t')
-            n += (size_t)snprintf(out + n, size - n, "\\t");
-        else if (c < 0x20 || c > 0x7e)
-            n += (size_t)snprintf(out + n, size - n, "\\x%02x", c);
-        else
-            out[n++] = (char)c;
-    }
-    out[n] = '\0';
-    if (text[i] != '\0')
-        snprintf(out + n, size - n, "...");
-}
 
 /* name with every character but a letter or a digit replaced by '_', cut to size - 1. */
 static void file_name_part(const char *name, char *out, size_t size)
@@ -59,7 +42,7 @@ gk_cache_where gk__cache_file_path(const char *calibration, const char *xdg_cach
         /* A relative path would land wherever the program runs (GK_CALIBRATION=OFF: ./OFF). */
         if (calibration[0] != '/') {
             char shown[64 * 4 + 8];
-            printable(calibration, 64, shown, sizeof shown);
+            gk__printable(calibration, 64, shown, sizeof shown);
             snprintf(why, why_size, "GK_CALIBRATION=%s is neither off, empty nor an absolute path",
                      shown);
             return GK_CACHE_INVALID;
@@ -274,7 +257,7 @@ static int parse_line(gk_cost_model *read, unsigned char *seen, char *line, int 
     char *rest = value_end + strspn(value_end, " \t");
     if (key == key_end || value == value_end || *rest != '\0') {
         char shown[64 * 4 + 8];
-        printable(key, 60, shown, sizeof shown);
+        gk__printable(key, 60, shown, sizeof shown);
         snprintf(why, why_size, "line %d is not \"key value\": \"%s\"", lineno, shown);
         return 0;
     }

@@ -12,6 +12,11 @@
  * docs/environment.md can list them all from one place. */
 const char *gk__env(const char *var);
 
+/* Up to max characters of text into out (size bytes), printable: a tab as \t, any other byte
+ * that is not printable ASCII as \xNN, and "..." when text is longer (values quoted in
+ * messages). */
+void gk__printable(const char *text, size_t max, char *out, size_t size);
+
 /* var's value as an index into values[0..count-1]; *index is -1 when var is unset or empty.
  * Any other value is GK_E_INVALID_ARGUMENT, the message naming fn, the variable, its value and
  * the accepted values. */

@@ -25,8 +25,10 @@ gk_status gk__env_choice(const char *fn, const char *var, const char *const *val
         if (w > 0 && (size_t)w < sizeof accepted - used)
             used += (size_t)w;
     }
-    return gk__error(GK_E_INVALID_ARGUMENT, "%s: %s=%.64s%s is not one of: %s", fn, var, v,
-                     strlen(v) > 64 ? "..." : "", accepted);
+    char shown[300];
+    gk__printable(v, 64, shown, sizeof shown);
+    return gk__error(GK_E_INVALID_ARGUMENT, "%s: %s=%s is not one of: %s", fn, var, shown,
+                     accepted);
 }
 
 static const char *const log_values[] = {"0", "1"};
@@ -42,8 +44,10 @@ gk_status gk__env_read_config(const char *fn, gk_backend_config *cfg)
     const char *form = gk__env("GK_RBF_FORM");
     cfg->rbf_form[0] = '\0';
     if (form != NULL) {
+        char shown[200];
+        gk__printable(form, 40, shown, sizeof shown);
         GK_CHECK(strlen(form) < sizeof cfg->rbf_form, GK_E_INVALID_ARGUMENT,
-                 "%s: GK_RBF_FORM=%.40s... is longer than any form's name", fn, form);
+                 "%s: GK_RBF_FORM=%s is longer than any form's name", fn, shown);
         strcpy(cfg->rbf_form, form);
         /* Names without cuda_ are the CPU planner's: checked here, so that a CUDA context refuses
          * a misspelt one too (the CUDA backend checks its own). */

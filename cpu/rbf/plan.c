@@ -11,6 +11,7 @@
 
 #include "cpu_internal.h"
 #include "cpu_rbf.h"
+#include "env.h"
 #include "error.h"
 
 static const char *const form_names[GK_CPU_RBF_FORMS] = {"fused", "gemm", "diff", "wide"};
@@ -59,10 +60,12 @@ gk_status gk__cpu_rbf_form_parse(const char *name, int *form)
     /* A form of the CUDA backend's: that backend checks it, this one plans as usual. */
     if (strncmp(name, "cuda_", 5) == 0)
         return GK_OK;
+    char shown[200];
+    gk__printable(name, 40, shown, sizeof shown);
     return gk__error(GK_E_INVALID_ARGUMENT,
-                     "GK_RBF_FORM=%.40s is not a form: the CPU backend's are %s, %s, %s, %s; the "
+                     "GK_RBF_FORM=%s is not a form: the CPU backend's are %s, %s, %s, %s; the "
                      "CUDA backend's start with cuda_",
-                     name, form_names[0], form_names[1], form_names[2], form_names[3]);
+                     shown, form_names[0], form_names[1], form_names[2], form_names[3]);
 }
 
 /* Appends to p->why (cut short where it is full). */

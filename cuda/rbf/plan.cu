@@ -57,9 +57,13 @@ gk_status gk__cuda_rbf_form_of(const char *name, int *form)
         strncat(list, form_names[f], sizeof list - strlen(list) - 3);
         strncat(list, f + 1 < CUDA_RBF_FORM_COUNT ? ", " : "", sizeof list - strlen(list) - 1);
     }
+    char shown[41];
+    size_t i = 0;
+    for (; name[i] != '\0' && i + 1 < sizeof shown; i++)
+        shown[i] = name[i] >= 0x20 && name[i] <= 0x7e ? name[i] : '?'; /* printable in messages */
+    shown[i] = '\0';
     return gk__cuda_error(GK_E_INVALID_ARGUMENT,
-                          "GK_RBF_FORM=%.40s is not a form: the CUDA backend's are %s",
-                          name, list);
+                          "GK_RBF_FORM=%s is not a form: the CUDA backend's are %s", shown, list);
 }
 
 static cuda_rbf_plan make(cuda_rbf_form f, bool forced, const char *fmt, ...)
