@@ -22,7 +22,8 @@ GK_DEB_BUILD_DIR=$work/deb "$root/scripts/build-deb.sh" "$dist"
 
 # A packaged library has one compiled-in directory for its CUDA module: none in a wheel (it looks
 # beside itself), the packaged one in a .deb; never the build tree or a build's staging directory.
-module_dirs() { strings -a "$1" | grep -E '^/.*/gpukern$' || true; }
+# (the calibration cache's suffix under $HOME, /.cache/gpukern, is not a directory)
+module_dirs() { strings -a "$1" | grep -E '^/.*/gpukern$' | grep -vx '/.cache/gpukern' || true; }
 
 echo "=== the wheel in a fresh virtualenv, with no compiler, CMake or nvcc on PATH ==="
 venv=$work/venv
