@@ -36,15 +36,11 @@ static gk_status call(const operands *o)
                              o->out);
 }
 
-/* Runs the spoiled call on every rank and checks: status `want` everywhere, the very same
- * message everywhere, starting with `prefix` and containing `needle`, within 20 s; then a
- * valid call succeeds on every rank. */
-static void expect(const char *what, const operands *spoiled, const operands *valid, gk_status want,
-                   const char *prefix, const char *needle)
+/* Status st of a failing call is want on every rank, with the same message everywhere, starting
+ * with `prefix` and containing `needle`. */
+static void check_failure(const char *what, gk_status st, gk_status want, const char *prefix,
+                          const char *needle)
 {
-    double t0 = now();
-    gk_status st = call(spoiled);
-    double took = now() - t0;
     char mine[1024], first[1024];
     snprintf(mine, sizeof mine, "%s", gk_mpi_last_error());
     memcpy(first, mine, sizeof first);
@@ -57,6 +53,18 @@ static void expect(const char *what, const operands *spoiled, const operands *va
               what, mine, prefix);
     mpt_check(strstr(mine, needle) != NULL, "%s: message \"%s\" does not say \"%s\"", what, mine,
               needle);
+}
+
+/* Runs the spoiled call on every rank and checks: status `want` everywhere, the very same
+ * message everywhere, starting with `prefix` and containing `needle`, within 20 s; then a
+ * valid call succeeds on every rank. */
+static void expect(const char *what, const operands *spoiled, const operands *valid, gk_status want,
+                   const char *prefix, const char *needle)
+{
+    double t0 = now();
+    gk_status st = call(spoiled);
+    double took = now() - t0;
+    check_failure(what, st, want, prefix, needle);
     mpt_check(took < 20.0, "%s: took %.1f s", what, took);
     st = call(valid);
     mpt_check(st == GK_OK, "%s: the valid call after it: %s: %s", what, gk_status_string(st),
@@ -67,19 +75,7 @@ static void expect(const char *what, const operands *spoiled, const operands *va
 static void expect_setup(const char *what, const operands *o, gk_status want, const char *prefix,
                          const char *needle)
 {
-    gk_status st = call(o);
-    char mine[1024], first[1024];
-    snprintf(mine, sizeof mine, "%s", gk_mpi_last_error());
-    memcpy(first, mine, sizeof first);
-    MPI_Bcast(first, (int)sizeof first, MPI_CHAR, 0, MPI_COMM_WORLD);
-    mpt_check(st == want, "%s: status %s, want %s (%s)", what, gk_status_string(st),
-              gk_status_string(want), mine);
-    mpt_check(strcmp(mine, first) == 0, "%s: message \"%s\" differs from rank 0's \"%s\"", what,
-              mine, first);
-    mpt_check(strncmp(mine, prefix, strlen(prefix)) == 0, "%s: message \"%s\" lacks prefix \"%s\"",
-              what, mine, prefix);
-    mpt_check(strstr(mine, needle) != NULL, "%s: message \"%s\" does not say \"%s\"", what, mine,
-              needle);
+    check_failure(what, call(o), want, prefix, needle);
 }
 
 static void make_operands(gk_context *ctx, gk_dtype t, operands *o)
