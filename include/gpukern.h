@@ -400,6 +400,79 @@ GK_API gk_status gk_context_set_stream(gk_context *ctx, void *cuda_stream);
  * and for NULL or a handle that is not a context. Does not wait. */
 GK_API void *gk_context_stream(const gk_context *ctx);
 
+/* ==========================================================================================
+ * Since 1.3: the kernel family, distances and k nearest neighbours
+ *
+ * All take row-major x (m×d) and y (n×d) of one dtype; d may be 0. The same checks as the RBF
+ * calls apply (sizes, overflow, aliasing of the output with an input). Accuracy, per entry, in
+ * float32 (float64: 1e-12 in place of 1e-5):
+ * - bounded kernels (rbf, laplacian, sigmoid, cosine, Matérn): abs err ≤ 1e-5, and 1 exactly
+ *   where x_i = y_j for rbf, laplacian and Matérn;
+ * - linear and polynomial: ≤ 1e-5 times the same kernel evaluated on |x| and |y|;
+ * - distances: ≤ 1e-5 times the true distance (so 0 exactly on identical rows, also on data
+ *   offset by 1e3); cosine distance: abs ≤ 1e-6;
+ * - gk_kernel_matmul: ≤ 1e-5 · Σ_j |K̃_ij| |w_jc|, K̃_ij the entry's bound above;
+ * - gk_knn: every distance within the distance contract; an index whose true distance is within
+ *   it of the true k-th nearest is as good as any other.
+ * ======================================================================================== */
+
+/* A gk_dtype for index outputs (int64_t): buffers of it can be created, wrapped, viewed, read,
+ * written, copied and destroyed; every other operation refuses it (GK_E_INVALID_ARGUMENT). */
+#define GK_INT64 3
+
+typedef enum gk_kernel_kind {
+    GK_KERNEL_RBF = 1,        /* exp(-gamma |x-y|^2) */
+    GK_KERNEL_LAPLACIAN = 2,  /* exp(-gamma |x-y|_1) */
+    GK_KERNEL_POLYNOMIAL = 3, /* (gamma <x,y> + coef0)^degree, degree an integer 0..32 */
+    GK_KERNEL_SIGMOID = 4,    /* tanh(gamma <x,y> + coef0) */
+    GK_KERNEL_LINEAR = 5,     /* <x,y> */
+    GK_KERNEL_COSINE = 6,     /* <x,y> / (|x| |y|); 0 where either norm is 0 */
+    GK_KERNEL_MATERN = 7      /* r = sqrt(gamma) |x-y| (gamma = 1/length_scale^2); nu 0.5: exp(-r);
+                                 1.5: (1 + sqrt3 r) exp(-sqrt3 r);
+                                 2.5: (1 + sqrt5 r + 5r^2/3) exp(-sqrt5 r) */
+} gk_kernel_kind;
+
+/* A kernel and its parameters; fields a kind does not use are ignored. */
+typedef struct gk_kernel {
+    uint32_t struct_size; /* sizeof(gk_kernel), set by gk_kernel_init */
+    int32_t kind;         /* a gk_kernel_kind */
+    double gamma, coef0, degree, nu;
+} gk_kernel;
+
+/* Sets *k to kind with gamma 1, coef0 1, degree 3 and nu 1.5. Does nothing given NULL. */
+GK_API void gk_kernel_init(gk_kernel *k, gk_kernel_kind kind);
+
+typedef enum gk_metric {
+    GK_METRIC_SQEUCLIDEAN = 1,
+    GK_METRIC_EUCLIDEAN = 2,
+    GK_METRIC_MANHATTAN = 3,
+    GK_METRIC_COSINE = 4 /* 1 - cosine similarity; 1 where either norm is 0 */
+} gk_metric;
+
+/* out[i*n + j] = k(x_i, y_j); out m×n. GK_E_INVALID_ARGUMENT: a NULL or uninitialized k, an
+ * unknown kind, a gamma, coef0 or nu the kind cannot use (NaN or inf gamma; degree outside
+ * 0..32 or not an integer; nu outside {0.5, 1.5, 2.5}). */
+GK_API gk_status gk_kernel_matrix(gk_context *ctx, const gk_kernel *k, size_t m, size_t n,
+                                  size_t d, const gk_buffer *x, const gk_buffer *y,
+                                  gk_buffer *out);
+
+/* out = K(x, y) · w, w n×r and out m×r row-major, without ever holding the m×n matrix. */
+GK_API gk_status gk_kernel_matmul(gk_context *ctx, const gk_kernel *k, size_t m, size_t n,
+                                  size_t d, size_t r, const gk_buffer *x, const gk_buffer *y,
+                                  const gk_buffer *w, gk_buffer *out);
+
+/* out[i*n + j] = metric(x_i, y_j); out m×n. */
+GK_API gk_status gk_distance_matrix(gk_context *ctx, gk_metric metric, size_t m, size_t n,
+                                    size_t d, const gk_buffer *x, const gk_buffer *y,
+                                    gk_buffer *out);
+
+/* For each row of x its k nearest rows of y (1 ≤ k ≤ n), nearest first, equal distances by the
+ * smaller index: dist m×k (x's dtype), index m×k (GK_INT64). Memory beyond the outputs is
+ * bounded by tiles, not by m×n. */
+GK_API gk_status gk_knn(gk_context *ctx, gk_metric metric, size_t m, size_t n, size_t d, size_t k,
+                        const gk_buffer *x, const gk_buffer *y, gk_buffer *dist,
+                        gk_buffer *index);
+
 #ifdef __cplusplus
 }
 #endif

@@ -134,6 +134,20 @@ typedef struct gk_backend_ops {
     /* Since 1.2: z = x / y, the IEEE quotient rounded to nearest (no reciprocal, no flush of
      * subnormals), so that every backend gives the same bits. */
     gk_status (*div)(void *st, gk_dtype t, size_t n, const void *x, const void *y, void *z);
+
+    /* Since 1.3: the kernel family, distances and k-NN. t is GK_FLOAT32 or GK_FLOAT64 (never
+     * GK_INT64); *k is validated (a known kind, its parameters usable, gamma rounded to t);
+     * metric is a gk_metric. x is m×d, y n×d, w n×r, out m×n (m×r for kernel_matmul), dist and
+     * index m×k with 1 <= k <= n; index is int64_t in the backend's memory. */
+    gk_status (*kernel_matrix)(void *st, gk_dtype t, const gk_kernel *k, size_t m, size_t n,
+                               size_t d, const void *x, const void *y, void *out);
+    gk_status (*kernel_matmul)(void *st, gk_dtype t, const gk_kernel *k, size_t m, size_t n,
+                               size_t d, size_t r, const void *x, const void *y, const void *w,
+                               void *out);
+    gk_status (*distance_matrix)(void *st, gk_dtype t, gk_metric metric, size_t m, size_t n,
+                                 size_t d, const void *x, const void *y, void *out);
+    gk_status (*knn)(void *st, gk_dtype t, gk_metric metric, size_t m, size_t n, size_t d,
+                     size_t k, const void *x, const void *y, void *dist, int64_t *index);
 } gk_backend_ops;
 
 /* The one symbol a backend module exports. It checks abi_version, keeps svc, and hands back
