@@ -11,7 +11,10 @@
  * - matrix_tc tests its rounding bound on a sample of tiles and, where more than a quarter of
  *   them would fail, computes every tile from differences; entry by entry, what fails the bound
  *   is computed again from differences;
- * - matrix_dot and matvec_dot take differences for the tiles whose bound fails;
+ * - matrix_dot and matvec_dot take differences for the tiles whose bound fails; matvec_dot's
+ *   tensor-core tiles (to d = 64) are those whose bound at the tile's largest norms is within
+ *   8 times the budget (GK_MATVEC_TC_GATE), each pair then kept only where its own bound
+ *   weighted by its kernel value holds, the others computed again from differences;
  * - matvec_taylor evaluates one expansion where its bound holds for the data's box, else the
  *   factorized form runs. */
 typedef enum cuda_rbf_form {

@@ -177,7 +177,7 @@ static gk_status cuda_matvec_dot_launch(gk_cuda_state *s, const cuda_matvec_plan
     if (r != GK_OK)
         return r;
     const double g = (double)(float)gamma;
-    const float ecoef = (float)((2.0 * (double)d + 11.0) * 0x1p-24 * g);
+    const float ecoef = (float)(((double)d + 11.0) * 0x1p-24 * g);
     float tc_ecoef = 0.0f;
     unsigned int sc = (unsigned int)p.splits;
     if (tcf > 0) {

@@ -46,17 +46,19 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
         const size_t row = g * GK_MATVEC_GROUP + (size_t)warp * GK_MATVEC_ROWS_PER_WARP + r;
         if (row >= rows)
             break;
-        float acc = 0.0f;
+        /* The norm in double: its own rounding then drops out of the forms' bounds, and the
+         * term -k ||.||^2 is the one rounding of a double product. */
+        double acc = 0.0;
         for (size_t l = lane; l < d; l += 32) {
             float v = __fsub_rn(src[row * d + l], c[l]);
             dst[row * d + l] = v;
-            acc = fmaf(v, v, acc);
+            acc = fma((double)v, (double)v, acc);
         }
         for (int off = 16; off > 0; off /= 2)
             acc += __shfl_xor_sync(0xffffffffu, acc, off);
         if (lane == 0)
-            term[row] = __fmul_rn(-k, acc);
-        big = acc <= FLT_MAX ? fmaxf(big, acc) : INFINITY;
+            term[row] = __double2float_rn(-(double)k * acc);
+        big = acc <= (double)FLT_MAX ? fmaxf(big, __double2float_ru(acc)) : INFINITY;
     }
     if (lane == 0)
         top[warp] = big;

@@ -12,10 +12,10 @@
  *     t = a_i + b_j + 2k x~_i.y~_j,
  * one FMA per feature where differences take two. Its rounding (first order in u = 2^-24;
  * N = ||x~_i||^2 + ||y~_j||^2 as computed): the centering moves the points by u |x~_l| per
- * feature, 4 u k N in t; k rounded, 2 u k N; each norm d u and its product u, (d + 1) u k N
- * for the two; a_i + b_j, u k N; the dot product's d roundings of partial sums bounded by
- * N / 2, d u k N after the factor 2k; the final FMA, its product u k N and its sum 2 u k N:
- * (2d + 11) u k N in all, a relative error of (2d + 11) u gamma N in the kernel value. A tile
+ * feature, 4 u k N in t; k rounded, 2 u k N; each norm summed in double, its product with k
+ * rounded once, u k N for the two; a_i + b_j, u k N; the dot product's d roundings of partial
+ * sums bounded by N / 2, d u k N after the factor 2k; the final FMA, its product u k N and its
+ * sum 2 u k N: (d + 11) u k N in all, a relative error of (d + 11) u gamma N in the kernel value. A tile
  * takes the form only where that is at most GK_MATVEC_DOT_MAX_ERROR for the largest norms of
  * its row and column groups: then with the exp2 (about 2^-22) and the float tile sums
  * (32 u) every output stays inside the 1e-5 * sum |w| contract. t <= 0 up to that error, so
@@ -25,6 +25,19 @@
  * be one of identical rows: the tile's row sums that contain one are computed again with that
  * pair's value from differences of the raw rows, which is exactly 1 for identical rows. */
 #define GK_MATVEC_DOT_REDO (-2.0f * GK_MATVEC_DOT_MAX_ERROR / 0.69314718f)
+
+/* The tensor-core form (rbf_matvec_tc.cu) takes a tile where its bound at the tile's largest
+ * norms is within GK_MATVEC_TC_GATE times GK_MATVEC_DOT_MAX_ERROR: it then keeps each pair only
+ * where that pair's own bound, times its kernel value, is within GK_MATVEC_DOT_MAX_ERROR, and
+ * computes the others again from differences. So only pairs with K above 1 / GK_MATVEC_TC_GATE
+ * (near pairs) can fail: few on data whose spread about the centre is like its distances
+ * (standardized data), while clustered data, its norms some hundred times its distances within
+ * a cluster, stays on the CUDA-core forms instead of recomputing a pair in thirty. */
+#define GK_MATVEC_TC_GATE 8.0f
+static __device__ __forceinline__ bool cuda_matvec_tc_takes(float tc_ecoef, float gsum)
+{
+    return tc_ecoef > 0.0f && tc_ecoef * gsum <= GK_MATVEC_DOT_MAX_ERROR * GK_MATVEC_TC_GATE;
+}
 
 /* One row's sum over a tile's TN columns of thread column tx, all from global memory: each
  * pair's exponent t again from the centered rows (the tile's formula and order), and where t
@@ -93,7 +106,7 @@ template <int BK> struct cuda_matvec_dot_form {
     }
     __device__ bool tc_tile(size_t jt) const
     {
-        return tc_ecoef > 0.0f && tc_ecoef * (gxr + ctr.gy[jt]) <= GK_MATVEC_DOT_MAX_ERROR;
+        return cuda_matvec_tc_takes(tc_ecoef, gxr + ctr.gy[jt]);
     }
     /* The first of this kernel's tiles from jt on. */
     __device__ size_t own(size_t jt) const

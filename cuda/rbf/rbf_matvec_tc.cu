@@ -31,14 +31,20 @@
  *   - underflow (subnormal products or lo parts flushed): 2 u N, and an absolute
  *     (8 d + 32) 2^-124 that the margin of GK_MATVEC_DOT_MAX_ERROR below the contract absorbs;
  * so |G^ - G| <= (23.2 + 0.51 ks) u N. With the other terms of the inner-product form's bound
- * (centering, k, norms, a_i + b_j, the final FMA: (d + 11) u k N in t), t errs by at most
- * (d + 11 + 2 (23.2 + 0.51 ks)) u k N, a relative error of that times u gamma N in the kernel
- * value (1.001 times that for the second-order terms). A tile takes the form where that is at
- * most GK_MATVEC_DOT_MAX_ERROR for its row and column groups' largest N, as the FFMA form does
- * with its own coefficient (2d + 11); at d = 64 this one is 130 against 139. t <= 0 up to that
- * error, so nothing overflows, and a pair of identical rows has t >= GK_MATVEC_DOT_REDO: the
- * row sums that contain one are computed again with that pair from differences of the raw
- * rows, so its value is exactly 1. Non-finite data fails the bound (its group norm is inf).
+ * (centering, k, the norms summed in double, a_i + b_j, the final FMA: 11 u k N in t), t errs
+ * by at most (11 + 2 (23.2 + 0.51 ks)) u k N, a relative error e = that times u gamma N in the
+ * kernel value (1.001 times that for the second-order terms; 66 u gamma N at d = 64).
+ *
+ * Which tiles, which pairs: a tile takes the form where e at its row and column groups'
+ * largest N is within GK_MATVEC_TC_GATE times GK_MATVEC_DOT_MAX_ERROR (cuda_matvec_tc_takes),
+ * so e <= 3.2e-5 for every pair and exp(e) - 1 <= 1.0001 e. A pair's value then errs by at most
+ * K e 1.0001; the epilogue keeps it where K^ e_ij (e_ij from the pair's own N, 1.0001 more for
+ * K^ against K) is within GK_MATVEC_DOT_MAX_ERROR, as the FFMA form's K <= 1 bound is at its
+ * own coefficient (d + 11). A pair that fails, or whose t reaches GK_MATVEC_DOT_REDO (identical
+ * rows among them: their e is below the budget, so t^ >= GK_MATVEC_DOT_REDO), is computed
+ * again from differences of the raw rows, so identical rows give exactly 1. t <= 0 up to the
+ * error, so nothing overflows. Non-finite data fails the gate (its group norm is inf).
+ *
  * ---------------------------------------------------------------------------------------- */
 
 /* Tiles: 128 rows by 128 columns, eight warps of 32 rows by 64 columns (two 16-row by eight
@@ -51,7 +57,7 @@ static_assert(GK_CUDA_THREADS == 256, "eight warps: four row strips by two colum
 double gk__cuda_matvec_tc_coef(size_t d)
 {
     const double ks = (double)((d + 7) / 8);
-    return 1.001 * ((double)d + 11.0 + 2.0 * (23.2 + 0.51 * ks)) * 0x1p-24;
+    return 1.001 * (11.0 + 2.0 * (23.2 + 0.51 * ks)) * 0x1p-24;
 }
 
 /* Split operands in the order the MMAs read them, so that each lane's fragment is one 16-byte
@@ -164,7 +170,7 @@ __device__ __forceinline__ void tc_mma(float (&dd)[4], const float4 &a, float b0
  * (cp.async, the next one's copies in flight while one is computed). c = -gamma log2(e),
  * k2 = -2c. */
 __global__ void __launch_bounds__(GK_CUDA_THREADS, 1)
-    cuda_rbf_matvec_tc(size_t m, size_t n, size_t d, float c, float k2, float ecoef,
+    cuda_rbf_matvec_tc(size_t m, size_t n, size_t d, float c, float k2, float ecoef, float pcoef,
                        const float4 *__restrict__ xf, const float4 *__restrict__ yf,
                        const float *__restrict__ bw, cuda_matvec_centered ctr,
                        const float *__restrict__ x, const float *__restrict__ y,
@@ -200,7 +206,7 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, 1)
         }
 
     size_t jt = jt0;
-    while (jt < jt1 && !(ecoef * (gxr + ctr.gy[jt]) <= GK_MATVEC_DOT_MAX_ERROR))
+    while (jt < jt1 && !cuda_matvec_tc_takes(ecoef, gxr + ctr.gy[jt]))
         jt++;
     if (jt < jt1) {
         const float4 *xsrc = xf + rt * tile4;
@@ -217,7 +223,7 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, 1)
         cuda_cp_commit();
         for (int buf = 0; jt < jt1; buf ^= 1) {
             size_t nj = jt + 1;
-            while (nj < jt1 && !(ecoef * (gxr + ctr.gy[nj]) <= GK_MATVEC_DOT_MAX_ERROR))
+            while (nj < jt1 && !cuda_matvec_tc_takes(ecoef, gxr + ctr.gy[nj]))
                 nj++;
             /* This tile has landed, and every thread is done with the buffer the next
              * copies overwrite. */
@@ -270,20 +276,26 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, 1)
             for (int mi = 0; mi < 2; mi++)
 #pragma unroll
                 for (int h = 0; h < 2; h++) {
-                    float p = 0.0f, tmax = -INFINITY;
+                    /* worst: the smallest K (a_i + b_j), whose product with pcoef is the
+                     * largest error a pair's value may carry (the pair test above) */
+                    float p = 0.0f, tmax = -INFINITY, worst = 0.0f;
 #pragma unroll
                     for (int ni = 0; ni < 8; ni++)
 #pragma unroll
                         for (int q = 0; q < 2; q++) {
                             const int cc = cl + ni * 8 + q;
-                            const float tt = fmaf(k2, acc[mi][ni][2 * h + q], av[mi][h] + bs[cc]);
+                            const float ab = av[mi][h] + bs[cc];
+                            const float tt = fmaf(k2, acc[mi][ni][2 * h + q], ab);
+                            const float kv = cuda_ex2(tt);
                             tmax = fmaxf(tmax, tt);
-                            p = fmaf(cuda_ex2(tt), wsh[cc], p);
+                            worst = fminf(worst, kv * ab);
+                            p = fmaf(kv, wsh[cc], p);
                         }
                     const size_t row = row0 + wr * 32 + mi * 16 + h * 8 + g;
-                    if (tmax >= GK_MATVEC_DOT_REDO && row < m) {
-                        /* Near-identical rows (rare): the pairs that reach the threshold from
-                         * differences of the raw rows. */
+                    if ((tmax >= GK_MATVEC_DOT_REDO || worst * pcoef > GK_MATVEC_DOT_MAX_ERROR) &&
+                        row < m) {
+                        /* Near pairs (rare): those that reach the threshold of identical rows
+                         * or fail their own bound, from differences of the raw rows. */
                         p = 0.0f;
 #pragma unroll
                         for (int ni = 0; ni < 8; ni++)
@@ -291,14 +303,17 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS, 1)
                             for (int q = 0; q < 2; q++) {
                                 const int cc = cl + ni * 8 + q;
                                 const size_t col = col0 + cc;
-                                const float tt =
-                                    fmaf(k2, acc[mi][ni][2 * h + q], av[mi][h] + bs[cc]);
+                                const float ab = av[mi][h] + bs[cc];
+                                const float tt = fmaf(k2, acc[mi][ni][2 * h + q], ab);
+                                const float kv = cuda_ex2(tt);
+                                const bool exact = tt >= GK_MATVEC_DOT_REDO ||
+                                                   kv * ab * pcoef > GK_MATVEC_DOT_MAX_ERROR;
                                 const float v =
-                                    tt >= GK_MATVEC_DOT_REDO && col < n
+                                    exact && col < n
                                         ? cuda_rbf_value<false>(
                                               cuda_rbf_exact_distance(x + row * d, y + col * d, d),
                                               c)
-                                        : cuda_ex2(tt);
+                                        : kv;
                                 p = fmaf(v, wsh[cc], p);
                             }
                     }
@@ -354,7 +369,11 @@ gk_status gk__cuda_matvec_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, flo
     if (cudaFuncSetAttribute(cuda_rbf_matvec_tc, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              (int)smem) != cudaSuccess)
         return gk__cuda_launched("cuda_rbf_matvec_tc (shared memory)");
-    cuda_rbf_matvec_tc<<<(unsigned int)(tc_tiles(m) * splits), GK_CUDA_THREADS, smem, s->stream>>>(
-        m, n, d, c, -2.0f * c, ecoef, xf, yf, bw, ctr, x, y, w, splits, tps, partial);
+    /* A pair's relative error bound is ecoef N = pcoef (a_i + b_j), a_i + b_j = c N; rounded
+     * away from zero. */
+    const float pcoef = (float)((double)ecoef / (double)c * 1.0001);
+    cuda_rbf_matvec_tc<<<(unsigned int)(tc_tiles(m) * splits), GK_CUDA_THREADS, smem,
+                         s->stream>>>(m, n, d, c, -2.0f * c, ecoef, pcoef, xf, yf, bw, ctr, x, y,
+                                      w, splits, tps, partial);
     return gk__cuda_launched("cuda_rbf_matvec_tc");
 }
