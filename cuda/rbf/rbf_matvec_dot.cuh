@@ -15,9 +15,9 @@
  * feature, 4 u k N in t; k rounded, 2 u k N; each norm summed in double, its product with k
  * rounded once, u k N for the two; a_i + b_j, u k N; the dot product's d roundings of partial
  * sums bounded by N / 2, d u k N after the factor 2k; the final FMA, its product u k N and its
- * sum 2 u k N: (d + 11) u k N in all, a relative error of (d + 11) u gamma N in the kernel value. A tile
- * takes the form only where that is at most GK_MATVEC_DOT_MAX_ERROR for the largest norms of
- * its row and column groups: then with the exp2 (about 2^-22) and the float tile sums
+ * sum 2 u k N: (d + 11) u k N in all, a relative error of (d + 11) u gamma N in the kernel
+ * value. A tile takes the form only where that is at most GK_MATVEC_DOT_MAX_ERROR for the
+ * largest norms of its row and column groups: then with the exp2 (about 2^-22) and the float tile sums
  * (32 u) every output stays inside the 1e-5 * sum |w| contract. t <= 0 up to that error, so
  * nothing overflows. Non-finite data fails the bound (its group norm is inf). */
 #define GK_MATVEC_DOT_MAX_ERROR 4e-6f

@@ -372,8 +372,7 @@ gk_status gk__cuda_matvec_tc(gk_cuda_state *s, size_t m, size_t n, size_t d, flo
     /* A pair's relative error bound is ecoef N = pcoef (a_i + b_j), a_i + b_j = c N; rounded
      * away from zero. */
     const float pcoef = (float)((double)ecoef / (double)c * 1.0001);
-    cuda_rbf_matvec_tc<<<(unsigned int)(tc_tiles(m) * splits), GK_CUDA_THREADS, smem,
-                         s->stream>>>(m, n, d, c, -2.0f * c, ecoef, pcoef, xf, yf, bw, ctr, x, y,
-                                      w, splits, tps, partial);
+    cuda_rbf_matvec_tc<<<(unsigned int)(tc_tiles(m) * splits), GK_CUDA_THREADS, smem, s->stream>>>(
+        m, n, d, c, -2.0f * c, ecoef, pcoef, xf, yf, bw, ctr, x, y, w, splits, tps, partial);
     return gk__cuda_launched("cuda_rbf_matvec_tc");
 }
