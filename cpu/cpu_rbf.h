@@ -190,6 +190,10 @@ void gk__cpu_rbf_mean(gk_dtype t, size_t m, size_t n, size_t d, const void *x, c
 /* Whether the typical entry of rows with these squared norms passes the bound. */
 int gk__cpu_rbf_typical_passes(double gamma, double beta, double tol, const double *nx, size_t m,
                                const double *ny, size_t n);
+/* Whether all but a few of a sample of entries pass the bound (distances exact, norms about the
+ * centre c, a row of dtype t): where many fail (clustered data), differences cost less. */
+int gk__cpu_rbf_sample_passes(gk_dtype t, size_t m, size_t n, size_t d, double gamma, double beta,
+                              double tol, const void *x, const void *y, const void *c);
 
 /* cpu_rbf_fused.c: float32 rbf_matrix in the inner-product form through the context's ISA
  * kernel, for a call the planner gave it; 1 when it ran (*r: the status), 0 when the data does
