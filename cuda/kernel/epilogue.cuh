@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/* epilogue.cuh - what the family's tiled pass turns a tile's sums into: one function per kernel
+ * kind and metric, applied to an inner product, a squared or an absolute distance. */
+#ifndef GK_CUDA_KERNEL_EPILOGUE_CUH
+#define GK_CUDA_KERNEL_EPILOGUE_CUH
+
+#include <math.h>
+
+#include "cuda_internal.h"
+
+/* What a tile accumulates over the features of a pair of rows. */
+enum cuda_acc { CUDA_ACC_DOT, CUDA_ACC_SQDIFF, CUDA_ACC_ABSDIFF };
+
+/* The epilogues. Cosine kernel and distance run on rows scaled to unit norm (norms.cu), so the
+ * first is LINEAR of those rows and the second half their squared distance. */
+enum cuda_epi {
+    CUDA_EPI_IDENTITY,   /* linear kernel, cosine kernel, squared Euclidean, Manhattan */
+    CUDA_EPI_POLYNOMIAL, /* (gamma s + coef0)^degree */
+    CUDA_EPI_SIGMOID,    /* tanh(gamma s + coef0) */
+    CUDA_EPI_LAPLACIAN,  /* exp(-gamma s), s an L1 distance */
+    CUDA_EPI_MATERN05,   /* Matern from a squared distance s, r = sqrt(gamma s) */
+    CUDA_EPI_MATERN15,
+    CUDA_EPI_MATERN25,
+    CUDA_EPI_EUCLIDEAN,  /* sqrt(s) */
+    CUDA_EPI_COSINE_DIST /* s / 2 of unit rows; 1 where either row's norm is 0 */
+};
+
+/* The epilogue's parameters (gamma already rounded to the dtype by the core). */
+template <typename T> struct cuda_epi_params {
+    T gamma, coef0;
+    int degree;
+    /* The rows' norms (CUDA_EPI_COSINE_DIST only; else NULL). */
+    const T *nx, *ny;
+};
+
+/* b^e for an integer e in 0..32 by squaring: exact powers of two and 1 for e = 0 (NaN^0 = 1,
+ * as C's pow and NumPy's power give). */
+__device__ __forceinline__ double cuda_powi(double b, int e)
+{
+    double r = 1.0;
+    while (e > 0) {
+        if (e & 1)
+            r *= b;
+        b *= b;
+        e >>= 1;
+    }
+    return r;
+}
+
+/* Matern from r >= 0 (exactly 1 at r = 0). The bounded kernels are evaluated in the dtype: the
+ * contract is absolute, and expf and tanhf are within 2 ulp. */
+template <int E, typename T> __device__ __forceinline__ T cuda_matern(T r)
+{
+    if (E == CUDA_EPI_MATERN05)
+        return exp(-r);
+    if (E == CUDA_EPI_MATERN15) {
+        const T a = T(1.7320508075688772) * r;
+        return (T(1) + a) * exp(-a);
+    }
+    const T a = T(2.23606797749979) * r;
+    return (T(1) + a + a * a / T(3)) * exp(-a);
+}
+
+/* Entry (i, j) of the output from its sum s. */
+template <int E, typename T>
+__device__ __forceinline__ T cuda_epi_apply(const cuda_epi_params<T> &p, T s, size_t i, size_t j)
+{
+    if (E == CUDA_EPI_IDENTITY)
+        return s;
+    /* The polynomial in double: its contract is relative, and a power of up to 32 would
+     * multiply the dtype's rounding errors. */
+    if (E == CUDA_EPI_POLYNOMIAL)
+        return (T)cuda_powi(fma((double)p.gamma, (double)s, (double)p.coef0), p.degree);
+    if (E == CUDA_EPI_SIGMOID)
+        return tanh(fma(p.gamma, s, p.coef0));
+    /* Identical rows give exactly 1 for every gamma but NaN (src/backend_math.h's rule). */
+    if (E == CUDA_EPI_LAPLACIAN)
+        return s == T(0) ? (p.gamma == p.gamma ? T(1) : p.gamma) : exp(-p.gamma * s);
+    if (E == CUDA_EPI_MATERN05 || E == CUDA_EPI_MATERN15 || E == CUDA_EPI_MATERN25)
+        return s == T(0) ? (p.gamma == p.gamma ? T(1) : p.gamma)
+                         : cuda_matern<E>(sqrt(p.gamma * s));
+    if (E == CUDA_EPI_EUCLIDEAN)
+        return sqrt(s);
+    /* CUDA_EPI_COSINE_DIST */
+    return p.nx[i] == T(0) || p.ny[j] == T(0) ? T(1) : T(0.5) * s;
+}
+
+#endif /* GK_CUDA_KERNEL_EPILOGUE_CUH */

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/* family.cu - which pass and epilogue each kernel kind and metric takes, the unit-norm copies
+ * the cosine forms read, and a tile of either. */
+#include <stdio.h>
+
+#include "family.h"
+
+/* For the cosine forms: unit-norm copies of x and y, then their norms, in one allocation. */
+template <typename T>
+static gk_status cuda_family_unit(gk_cuda_state *s, size_t m, size_t n, size_t d, const T *x,
+                                  const T *y, cuda_family<T> *f)
+{
+    const size_t rows = gk__cuda_round16((m + n) * d * sizeof(T));
+    const size_t bytes = rows + gk__cuda_round16((m + n) * sizeof(T));
+    void *p = NULL;
+    cudaError_t e = gk__cuda_malloc(s, bytes, &p);
+    if (e != cudaSuccess) {
+        char what[96];
+        snprintf(what, sizeof what, "unit-norm rows of %zu bytes", bytes);
+        return gk__cuda_check(e, what);
+    }
+    T *u = (T *)p, *norm = (T *)((unsigned char *)p + rows);
+    f->buf = p;
+    gk_status r = gk__cuda_unit_rows<T>(s, m, d, x, u, norm);
+    if (r == GK_OK)
+        r = gk__cuda_unit_rows<T>(s, n, d, y, u + m * d, norm + m);
+    if (r != GK_OK) {
+        gk__cuda_family_release(s, f);
+        return r;
+    }
+    f->x = u;
+    f->y = u + m * d;
+    f->p.nx = norm;
+    f->p.ny = norm + m;
+    return GK_OK;
+}
+
+template <typename T>
+static void cuda_family_init(cuda_family<T> *f, const T *x, const T *y, cuda_acc acc, cuda_epi epi)
+{
+    *f = cuda_family<T>();
+    f->acc = acc;
+    f->epi = epi;
+    f->x = x;
+    f->y = y;
+}
+
+template <typename T>
+gk_status gk__cuda_family_kernel(gk_cuda_state *s, const gk_kernel *k, size_t m, size_t n, size_t d,
+                                 const T *x, const T *y, cuda_family<T> *f)
+{
+    switch (k->kind) {
+    case GK_KERNEL_RBF:
+        cuda_family_init(f, x, y, CUDA_ACC_SQDIFF, CUDA_EPI_IDENTITY);
+        f->rbf = true;
+        f->gamma = k->gamma;
+        return GK_OK;
+    case GK_KERNEL_LAPLACIAN:
+        cuda_family_init(f, x, y, CUDA_ACC_ABSDIFF, CUDA_EPI_LAPLACIAN);
+        break;
+    case GK_KERNEL_POLYNOMIAL:
+        cuda_family_init(f, x, y, CUDA_ACC_DOT, CUDA_EPI_POLYNOMIAL);
+        break;
+    case GK_KERNEL_SIGMOID:
+        cuda_family_init(f, x, y, CUDA_ACC_DOT, CUDA_EPI_SIGMOID);
+        break;
+    case GK_KERNEL_LINEAR:
+        cuda_family_init(f, x, y, CUDA_ACC_DOT, CUDA_EPI_IDENTITY);
+        break;
+    case GK_KERNEL_COSINE:
+        cuda_family_init(f, x, y, CUDA_ACC_DOT, CUDA_EPI_IDENTITY);
+        return cuda_family_unit(s, m, n, d, x, y, f);
+    case GK_KERNEL_MATERN:
+        cuda_family_init(f, x, y, CUDA_ACC_SQDIFF,
+                         k->nu == 0.5   ? CUDA_EPI_MATERN05
+                         : k->nu == 1.5 ? CUDA_EPI_MATERN15
+                                        : CUDA_EPI_MATERN25);
+        break;
+    default:
+        return gk__cuda_error(GK_E_INTERNAL, "cuda: kernel kind %d reached the backend",
+                              (int)k->kind);
+    }
+    f->p.gamma = (T)k->gamma;
+    f->p.coef0 = (T)k->coef0;
+    f->p.degree = (int)k->degree;
+    return GK_OK;
+}
+
+template <typename T>
+gk_status gk__cuda_family_metric(gk_cuda_state *s, gk_metric metric, size_t m, size_t n, size_t d,
+                                 const T *x, const T *y, cuda_family<T> *f)
+{
+    switch (metric) {
+    case GK_METRIC_SQEUCLIDEAN:
+        cuda_family_init(f, x, y, CUDA_ACC_SQDIFF, CUDA_EPI_IDENTITY);
+        return GK_OK;
+    case GK_METRIC_EUCLIDEAN:
+        cuda_family_init(f, x, y, CUDA_ACC_SQDIFF, CUDA_EPI_EUCLIDEAN);
+        return GK_OK;
+    case GK_METRIC_MANHATTAN:
+        cuda_family_init(f, x, y, CUDA_ACC_ABSDIFF, CUDA_EPI_IDENTITY);
+        return GK_OK;
+    case GK_METRIC_COSINE:
+        cuda_family_init(f, x, y, CUDA_ACC_SQDIFF, CUDA_EPI_COSINE_DIST);
+        return cuda_family_unit(s, m, n, d, x, y, f);
+    }
+    return gk__cuda_error(GK_E_INTERNAL, "cuda: metric %d reached the backend", (int)metric);
+}
+
+template <typename T> void gk__cuda_family_release(gk_cuda_state *s, cuda_family<T> *f)
+{
+    if (f->buf != NULL)
+        gk__cuda_free(s, f->buf);
+    f->buf = NULL;
+}
+
+template <typename T>
+gk_status gk__cuda_family_tile(gk_cuda_state *s, const cuda_family<T> &f, size_t i0, size_t mb,
+                               size_t j0, size_t nb, size_t d, T *out, size_t ldo, bool stream)
+{
+    const T *x = f.x == NULL ? NULL : f.x + i0 * d, *y = f.y == NULL ? NULL : f.y + j0 * d;
+    if (f.rbf) {
+        if (ldo != nb)
+            return gk__cuda_error(GK_E_INTERNAL,
+                                  "cuda: a Gaussian tile of %zu columns with row "
+                                  "length %zu",
+                                  nb, ldo);
+        return gk__cuda_rbf_matrix(s, sizeof(T) == 4 ? GK_FLOAT32 : GK_FLOAT64, mb, nb, d, f.gamma,
+                                   x, y, out);
+    }
+    cuda_epi_params<T> p = f.p;
+    if (p.nx != NULL) {
+        p.nx += i0;
+        p.ny += j0;
+    }
+    return gk__cuda_pass<T>(s, f.acc, f.epi, p, mb, nb, d, x, y, out, ldo, stream);
+}
+
+#define GK_FAMILY_INSTANTIATE(T)                                                                   \
+    template gk_status gk__cuda_family_kernel<T>(gk_cuda_state *, const gk_kernel *, size_t,       \
+                                                 size_t, size_t, const T *, const T *,             \
+                                                 cuda_family<T> *);                                \
+    template gk_status gk__cuda_family_metric<T>(gk_cuda_state *, gk_metric, size_t, size_t,       \
+                                                 size_t, const T *, const T *, cuda_family<T> *);  \
+    template void gk__cuda_family_release<T>(gk_cuda_state *, cuda_family<T> *);                   \
+    template gk_status gk__cuda_family_tile<T>(gk_cuda_state *, const cuda_family<T> &, size_t,    \
+                                               size_t, size_t, size_t, size_t, T *, size_t, bool);
+GK_FAMILY_INSTANTIATE(float)
+GK_FAMILY_INSTANTIATE(double)
