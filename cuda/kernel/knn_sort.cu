@@ -77,6 +77,7 @@ static gk_status cuda_knn_sort_tiles(gk_cuda_state *s, const cuda_family<T> &f,
                                      cuda_knn_sort_mem<T> &w, size_t i0, size_t mq, size_t n,
                                      size_t d, size_t k, size_t nb, T *dist, int64_t *index)
 {
+    typedef typename cuda_knn_key<T>::type KT;
     const size_t stride = k + nb;
     const unsigned int blocks = gk__cuda_blocks(mq * nb, GK_CUDA_THREADS, (size_t)s->sm_count * 16);
     for (size_t j0 = 0; j0 < n; j0 += nb) {
@@ -91,8 +92,10 @@ static gk_status cuda_knn_sort_tiles(gk_cuda_state *s, const cuda_family<T> &f,
             return r;
         size_t temp_bytes = w.temp_bytes;
         r = gk__cuda_check(cub::DeviceSegmentedSort::StableSortPairs(
-                               w.temp, temp_bytes, w.keys[0], w.keys[1], w.vals[0], w.vals[1],
-                               (int64_t)(mq * stride), (int64_t)mq, w.begin, w.end, s->stream),
+                               w.temp, temp_bytes, (const KT *)w.keys[0], w.keys[1],
+                               (const int64_t *)w.vals[0], w.vals[1], (int64_t)(mq * stride),
+                               (int64_t)mq, (const int64_t *)w.begin, (const int64_t *)w.end,
+                               s->stream),
                            "cub::DeviceSegmentedSort::StableSortPairs");
         if (r != GK_OK)
             return r;
@@ -125,11 +128,13 @@ gk_status gk__cuda_knn_sort(gk_cuda_state *s, const cuda_family<T> &f, size_t m,
                        "cub::DeviceSegmentedSort::StableSortPairs");
     if (r != GK_OK)
         return r;
+    /* The sort's temporaries first, at the allocation's own (256-byte) alignment. */
+    const size_t temp = (temp_bytes + 255) / 256 * 256;
     const size_t tile = gk__cuda_round16(mq * nb * sizeof(T));
     const size_t keys = gk__cuda_round16(mq * stride * sizeof(KT));
     const size_t vals = gk__cuda_round16(mq * stride * sizeof(int64_t));
     const size_t offs = gk__cuda_round16(mq * sizeof(int64_t));
-    const size_t bytes = tile + 2 * keys + 2 * vals + 2 * offs + temp_bytes;
+    const size_t bytes = temp + tile + 2 * keys + 2 * vals + 2 * offs;
     void *p = NULL;
     cudaError_t e = gk__cuda_malloc(s, bytes, &p);
     if (e != cudaSuccess) {
@@ -138,6 +143,9 @@ gk_status gk__cuda_knn_sort(gk_cuda_state *s, const cuda_family<T> &f, size_t m,
         return gk__cuda_check(e, what);
     }
     unsigned char *b = (unsigned char *)p;
+    w.temp = b;
+    w.temp_bytes = temp_bytes;
+    b += temp;
     w.tile = (T *)b;
     b += tile;
     w.keys[0] = (KT *)b;
@@ -148,8 +156,6 @@ gk_status gk__cuda_knn_sort(gk_cuda_state *s, const cuda_family<T> &f, size_t m,
     b += 2 * vals;
     w.begin = (int64_t *)b;
     w.end = (int64_t *)(b + offs);
-    w.temp = b + 2 * offs;
-    w.temp_bytes = temp_bytes;
     for (size_t i0 = 0; i0 < m && r == GK_OK; i0 += mq)
         r = cuda_knn_sort_tiles(s, f, w, i0, m - i0 < mq ? m - i0 : mq, n, d, k, nb, dist, index);
     gk__cuda_free(s, p);

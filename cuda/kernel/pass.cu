@@ -89,10 +89,13 @@ template <typename T, int ACC, int EPI> struct cuda_pass_form {
 #pragma unroll
             for (int g = 0; g < S::TN / W; g++) {
                 const size_t col = col0 + Tile::lane_index(g * W, tx);
+                /* Columns past n are computed (the row's last one stands in, so that an
+                 * epilogue reading per-column data stays inside it) but not stored. */
                 T v[W];
 #pragma unroll
                 for (int e = 0; e < W; e++)
-                    v[e] = cuda_epi_apply<EPI>(p, acc[i][g * W + e], row, col + e);
+                    v[e] = cuda_epi_apply<EPI>(p, acc[i][g * W + e], row,
+                                               col + e < n ? col + e : n - 1);
                 if (vec_store && col + W <= n) {
                     typedef typename Tile::V::type VT;
                     if (stream)
