@@ -57,12 +57,13 @@ template <typename T, int K> struct cuda_knn_list {
 };
 
 /* Row r of the tile (nb distances to rows j0, j0 + 1, ... of y) merged with dist and index's
- * row r (the k best of the earlier columns; none when first). Pairs that do not precede the
+ * row r (the k best of the earlier columns; none when first); vec: the tile's rows start on
+ * 16-byte boundaries. Pairs that do not precede the
  * row's k-th best so far are skipped with one comparison: after the first tiles almost all. */
 template <typename T, int K>
 __global__ void __launch_bounds__(GK_CUDA_THREADS)
     cuda_knn_select(size_t rows, size_t nb, size_t k, size_t j0, const T *__restrict__ tile,
-                    T *__restrict__ dist, int64_t *__restrict__ index, bool first)
+                    T *__restrict__ dist, int64_t *__restrict__ index, bool first, bool vec)
 {
     typedef cuda_knn_key<T> Key;
     typedef typename Key::type KT;
@@ -83,11 +84,28 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
             ti = irow[k - 1];
         }
         const T *trow = tile + r * nb;
-        for (size_t c = lane; c < nb; c += 32) {
-            const KT v = Key::of(trow[c]);
-            const int64_t j = (int64_t)(j0 + c);
-            if (cuda_knn_less(v, j, tk, ti))
-                list.insert(v, j);
+        if (vec) {
+            /* 16-byte loads: a warp reads 512 bytes a step, a row in few dependent steps. */
+            typedef gk_cuda_vec<T> V;
+            const typename V::type *vrow = (const typename V::type *)trow;
+            for (size_t c = lane; c < nb / V::width; c += 32) {
+                T v[V::width];
+                V::unpack(vrow[c], v);
+#pragma unroll
+                for (int e = 0; e < V::width; e++) {
+                    const KT key = Key::of(v[e]);
+                    const int64_t j = (int64_t)(j0 + c * V::width + e);
+                    if (cuda_knn_less(key, j, tk, ti))
+                        list.insert(key, j);
+                }
+            }
+        } else {
+            for (size_t c = lane; c < nb; c += 32) {
+                const KT key = Key::of(trow[c]);
+                const int64_t j = (int64_t)(j0 + c);
+                if (cuda_knn_less(key, j, tk, ti))
+                    list.insert(key, j);
+            }
         }
         /* k rounds: the warp's smallest head is the next neighbour; its lane pops it (indices
          * are unique, so exactly one lane holds it). */
@@ -118,15 +136,16 @@ gk_status gk__cuda_knn_select(gk_cuda_state *s, size_t rows, size_t nb, size_t k
 {
     const unsigned int blocks =
         gk__cuda_blocks(rows, GK_CUDA_THREADS / 32, (size_t)s->sm_count * 16);
+    const bool vec = nb % gk_cuda_vec<T>::width == 0 && (uintptr_t)tile % 16 == 0;
     if (k <= 8)
-        cuda_knn_select<T, 8>
-            <<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(rows, nb, k, j0, tile, dist, index, first);
+        cuda_knn_select<T, 8><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(rows, nb, k, j0, tile,
+                                                                         dist, index, first, vec);
     else if (k <= 16)
-        cuda_knn_select<T, 16>
-            <<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(rows, nb, k, j0, tile, dist, index, first);
+        cuda_knn_select<T, 16><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(rows, nb, k, j0, tile,
+                                                                          dist, index, first, vec);
     else if (k <= GK_KNN_SELECT_MAX)
-        cuda_knn_select<T, GK_KNN_SELECT_MAX>
-            <<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(rows, nb, k, j0, tile, dist, index, first);
+        cuda_knn_select<T, GK_KNN_SELECT_MAX><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(
+            rows, nb, k, j0, tile, dist, index, first, vec);
     else
         return gk__cuda_error(GK_E_INTERNAL, "cuda: k-NN selection in registers for k = %zu", k);
     return gk__cuda_launched("cuda_knn_select");
