@@ -200,8 +200,9 @@ static void test_matrix_edges(void **state)
                 }
                 double first;
                 GK_CHECK_OK(gk_buffer_read(whole, 0, 1, &first));
-                if (first != GK_TEST_SENTINEL)
-                    GK_FAIL("the element before the output view was overwritten: %g", first);
+                if (gk_test_get(t, &first, 0) != GK_TEST_SENTINEL)
+                    GK_FAIL("the element before the output view was overwritten: %g",
+                            gk_test_get(t, &first, 0));
                 gk_buffer_destroy(out);
                 gk_buffer_destroy(whole);
                 gk_buffer_destroy(x);
