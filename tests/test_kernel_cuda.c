@@ -213,7 +213,8 @@ static void test_matrix_edges(void **state)
 }
 
 /* Cosine on rows of one direction (x and 2x: distance exactly 0, the unit-norm copies being
- * the same), zero rows (distance 1, kernel 0) and a NaN row (NaN). */
+ * the same), zero rows (distance 1, kernel 0, also against a row with an infinity) and a NaN
+ * row (NaN). */
 static void test_cosine_special(void **state)
 {
     gk_context *ctx = gk_test_context(state);
@@ -228,7 +229,7 @@ static void test_cosine_special(void **state)
             hy[0 * D + f] = 2.0 * (0.25 + f);
             hy[1 * D + f] = 0.0;
             hy[2 * D + f] = -(0.25 + f);
-            hy[3 * D + f] = f;
+            hy[3 * D + f] = f == 4 ? INFINITY : f;
         }
         void *tx = gk_test_alloc(t, M * D), *ty = gk_test_alloc(t, N * D);
         for (int e = 0; e < M * D; e++)

@@ -12,24 +12,25 @@
 enum cuda_acc { CUDA_ACC_DOT, CUDA_ACC_SQDIFF, CUDA_ACC_ABSDIFF };
 
 /* The epilogues. Cosine kernel and distance run on rows scaled to unit norm (norms.cu), so the
- * first is LINEAR of those rows and the second half their squared distance. */
+ * first is the inner product of those rows and the second half their squared distance. */
 enum cuda_epi {
-    CUDA_EPI_IDENTITY,   /* linear kernel, cosine kernel, squared Euclidean, Manhattan */
+    CUDA_EPI_IDENTITY,   /* linear kernel, squared Euclidean, Manhattan */
     CUDA_EPI_POLYNOMIAL, /* (gamma s + coef0)^degree */
     CUDA_EPI_SIGMOID,    /* tanh(gamma s + coef0) */
     CUDA_EPI_LAPLACIAN,  /* exp(-gamma s), s an L1 distance */
     CUDA_EPI_MATERN05,   /* Matern from a squared distance s, r = sqrt(gamma s) */
     CUDA_EPI_MATERN15,
     CUDA_EPI_MATERN25,
-    CUDA_EPI_EUCLIDEAN,  /* sqrt(s) */
-    CUDA_EPI_COSINE_DIST /* s / 2 of unit rows; 1 where either row's norm is 0 */
+    CUDA_EPI_EUCLIDEAN,     /* sqrt(s) */
+    CUDA_EPI_COSINE_KERNEL, /* s of unit rows; 0 where either row's norm is 0 */
+    CUDA_EPI_COSINE_DIST    /* s / 2 of unit rows; 1 where either row's norm is 0 */
 };
 
 /* The epilogue's parameters (gamma already rounded to the dtype by the core). */
 template <typename T> struct cuda_epi_params {
     T gamma, coef0;
     int degree;
-    /* The rows' norms (CUDA_EPI_COSINE_DIST only; else NULL). */
+    /* The rows' norms (the cosine epilogues only; else NULL). */
     const T *nx, *ny;
 };
 
@@ -81,8 +82,12 @@ __device__ __forceinline__ T cuda_epi_apply(const cuda_epi_params<T> &p, T s, si
                          : cuda_matern<E>(sqrt(p.gamma * s));
     if (E == CUDA_EPI_EUCLIDEAN)
         return sqrt(s);
-    /* CUDA_EPI_COSINE_DIST */
-    return p.nx[i] == T(0) || p.ny[j] == T(0) ? T(1) : T(0.5) * s;
+    /* A zero row decides the cosine forms even where the other row holds a NaN or an
+     * infinity (whose unit-norm copy is NaN). */
+    const bool zero = p.nx[i] == T(0) || p.ny[j] == T(0);
+    if (E == CUDA_EPI_COSINE_KERNEL)
+        return zero ? T(0) : s;
+    return zero ? T(1) : T(0.5) * s;
 }
 
 #endif /* GK_CUDA_KERNEL_EPILOGUE_CUH */

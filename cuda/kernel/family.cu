@@ -68,7 +68,7 @@ gk_status gk__cuda_family_kernel(gk_cuda_state *s, const gk_kernel *k, size_t m,
         cuda_family_init(f, x, y, CUDA_ACC_DOT, CUDA_EPI_IDENTITY);
         break;
     case GK_KERNEL_COSINE:
-        cuda_family_init(f, x, y, CUDA_ACC_DOT, CUDA_EPI_IDENTITY);
+        cuda_family_init(f, x, y, CUDA_ACC_DOT, CUDA_EPI_COSINE_KERNEL);
         return cuda_family_unit(s, m, n, d, x, y, f);
     case GK_KERNEL_MATERN:
         cuda_family_init(f, x, y, CUDA_ACC_SQDIFF,
