@@ -136,6 +136,25 @@ gk_status gk__cuda_family_tile(gk_cuda_state *s, const cuda_family<T> &f, size_t
     return gk__cuda_pass<T>(s, f.acc, f.epi, p, mb, nb, d, x, y, out, ldo, stream);
 }
 
+template <typename T>
+void gk__cuda_family_log(const gk_cuda_state *s, const char *op, const char *what,
+                         const cuda_family<T> &f, size_t m, size_t n, size_t d)
+{
+    static const char *const sums[] = {"dot", "sqdiff", "absdiff"};
+    static const char *const epis[] = {"identity",      "polynomial",     "sigmoid",  "laplacian",
+                                       "matern05",      "matern15",       "matern25", "euclidean",
+                                       "cosine_kernel", "cosine_distance"};
+    static_assert(sizeof epis / sizeof epis[0] == CUDA_EPI_COSINE_DIST + 1, "a name per epilogue");
+    if (!s->log)
+        return;
+    if (f.rbf)
+        gk__cuda_log("%s: form %s (%zu x %zu x %zu; tiles of rbf_matrix, its planner's forms)", op,
+                     what, m, n, d);
+    else
+        gk__cuda_log("%s: form %s (%zu x %zu x %zu; sum %s, epilogue %s)", op, what, m, n, d,
+                     sums[f.acc], epis[f.epi]);
+}
+
 #define GK_FAMILY_INSTANTIATE(T)                                                                   \
     template gk_status gk__cuda_family_kernel<T>(gk_cuda_state *, const gk_kernel *, size_t,       \
                                                  size_t, size_t, const T *, const T *,             \
@@ -143,6 +162,8 @@ gk_status gk__cuda_family_tile(gk_cuda_state *s, const cuda_family<T> &f, size_t
     template gk_status gk__cuda_family_metric<T>(gk_cuda_state *, gk_metric, size_t, size_t,       \
                                                  size_t, const T *, const T *, cuda_family<T> *);  \
     template void gk__cuda_family_release<T>(gk_cuda_state *, cuda_family<T> *);                   \
+    template void gk__cuda_family_log<T>(const gk_cuda_state *, const char *, const char *,        \
+                                         const cuda_family<T> &, size_t, size_t, size_t);          \
     template gk_status gk__cuda_family_tile<T>(gk_cuda_state *, const cuda_family<T> &, size_t,    \
                                                size_t, size_t, size_t, size_t, T *, size_t, bool);
 GK_FAMILY_INSTANTIATE(float)

@@ -29,6 +29,12 @@ gk_status gk__cuda_family_metric(gk_cuda_state *s, gk_metric metric, size_t m, s
                                  const T *x, const T *y, cuda_family<T> *f);
 template <typename T> void gk__cuda_family_release(gk_cuda_state *s, cuda_family<T> *f);
 
+/* Prints "gpukern: <op>: form <what> (<m> x <n> x <d>; sum <sum>, epilogue <epilogue>)" when
+ * the context logs (GK_LOG=1); what names the op's own part (tiles, selection). */
+template <typename T>
+void gk__cuda_family_log(const gk_cuda_state *s, const char *op, const char *what,
+                         const cuda_family<T> &f, size_t m, size_t n, size_t d);
+
 /* out[i * ldo + j] for rows [i0, i0 + mb) of x and [j0, j0 + nb) of y, i and j counted from i0
  * and j0. stream: the output is not read again soon (its stores bypass L2). The Gaussian
  * kernel's tiles need ldo == nb (rbf_matrix writes a dense matrix). */

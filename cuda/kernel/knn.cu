@@ -50,7 +50,9 @@ static gk_status cuda_knn_run(gk_cuda_state *s, gk_metric metric, size_t m, size
     gk_status r = gk__cuda_family_metric<T>(s, metric, m, n, d, x, y, &f);
     if (r != GK_OK)
         return r;
-    if (k <= GK_KNN_SELECT_MAX)
+    const bool registers = k <= GK_KNN_SELECT_MAX;
+    gk__cuda_family_log(s, "knn", registers ? "cuda_knn_registers" : "cuda_knn_sort", f, m, n, d);
+    if (registers)
         r = cuda_knn_registers(s, f, m, n, d, k, dist, index);
     else
         r = gk__cuda_knn_sort(s, f, m, n, d, k, dist, index);

@@ -57,6 +57,7 @@ static gk_status cuda_kernel_matmul_run(gk_cuda_state *s, const gk_kernel *k, si
     gk_status st = gk__cuda_family_kernel<T>(s, k, m, n, d, x, y, &f);
     if (st != GK_OK)
         return st;
+    gk__cuda_family_log(s, "kernel_matmul", "cuda_matmul_tiles", f, m, n, d);
     st = cuda_kernel_matmul_tiles(s, f, m, n, d, r, w, out);
     gk__cuda_family_release(s, &f);
     return st;

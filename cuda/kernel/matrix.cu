@@ -4,11 +4,12 @@
 #include "family.h"
 
 template <typename T>
-static gk_status cuda_family_matrix(gk_cuda_state *s, cuda_family<T> &f, gk_status prepared,
-                                    size_t m, size_t n, size_t d, T *out)
+static gk_status cuda_family_matrix(gk_cuda_state *s, const char *op, cuda_family<T> &f,
+                                    gk_status prepared, size_t m, size_t n, size_t d, T *out)
 {
     if (prepared != GK_OK)
         return prepared;
+    gk__cuda_family_log(s, op, "cuda_pass", f, m, n, d);
     gk_status r = gk__cuda_family_tile<T>(s, f, 0, m, 0, n, d, out, n, true);
     gk__cuda_family_release(s, &f);
     return r;
@@ -19,8 +20,8 @@ static gk_status cuda_kernel_matrix_run(gk_cuda_state *s, const gk_kernel *k, si
                                         size_t d, const T *x, const T *y, T *out)
 {
     cuda_family<T> f;
-    return cuda_family_matrix(s, f, gk__cuda_family_kernel<T>(s, k, m, n, d, x, y, &f), m, n, d,
-                              out);
+    return cuda_family_matrix(s, "kernel_matrix", f,
+                              gk__cuda_family_kernel<T>(s, k, m, n, d, x, y, &f), m, n, d, out);
 }
 
 template <typename T>
@@ -28,8 +29,9 @@ static gk_status cuda_distance_matrix_run(gk_cuda_state *s, gk_metric metric, si
                                           size_t d, const T *x, const T *y, T *out)
 {
     cuda_family<T> f;
-    return cuda_family_matrix(s, f, gk__cuda_family_metric<T>(s, metric, m, n, d, x, y, &f), m, n,
-                              d, out);
+    return cuda_family_matrix(s, "distance_matrix", f,
+                              gk__cuda_family_metric<T>(s, metric, m, n, d, x, y, &f), m, n, d,
+                              out);
 }
 
 gk_status gk__cuda_kernel_matrix(void *st, gk_dtype t, const gk_kernel *k, size_t m, size_t n,
