@@ -23,7 +23,7 @@ enum cuda_epi {
     CUDA_EPI_MATERN25,
     CUDA_EPI_EUCLIDEAN,     /* sqrt(s) */
     CUDA_EPI_COSINE_KERNEL, /* s of unit rows; 0 where either row's norm is 0 */
-    CUDA_EPI_COSINE_DIST    /* s / 2 of unit rows; 1 where either row's norm is 0 */
+    CUDA_EPI_COSINE_DIST    /* s / 2 of unit rows, at most 2; 1 where either row's norm is 0 */
 };
 
 /* The epilogue's parameters (gamma already rounded to the dtype by the core). */
@@ -87,7 +87,9 @@ __device__ __forceinline__ T cuda_epi_apply(const cuda_epi_params<T> &p, T s, si
     const bool zero = p.nx[i] == T(0) || p.ny[j] == T(0);
     if (E == CUDA_EPI_COSINE_KERNEL)
         return zero ? T(0) : s;
-    return zero ? T(1) : T(0.5) * s;
+    /* Opposite rows may round to just above 2: the distance stays in [0, 2] (NaN stays NaN). */
+    const T h = T(0.5) * s;
+    return zero ? T(1) : h > T(2) ? T(2) : h;
 }
 
 #endif /* GK_CUDA_KERNEL_EPILOGUE_CUH */
