@@ -575,6 +575,61 @@ static void test_matmul_tiles(void **state)
     matmul_case(ctx, GK_FLOAT32, &k, 1030, 16400, 3, 2);
 }
 
+/* A gamma so small that ||x - y||^2 overflows float32 where gamma ||x - y||^2 does not: the
+ * Matern kernel, and the Gaussian kernel in kernel_matmul (whose tiles the core does not scale
+ * as it scales rbf_matrix), still give the kernel's value. */
+static void test_tiny_gamma(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    const size_t m = 5, n = 7, d = 40, r = 3;
+    const gk_dtype t = GK_FLOAT32;
+    void *hx = gk_test_random_array(t, m * d, 0.0, 0x1p63);
+    void *hy = gk_test_random_array(t, n * d, 0.0, 0x1p63);
+    void *hw = gk_test_random_array(t, n * r, -1.0, 1.0);
+    memcpy((float *)hy + 2 * d, hx, d * sizeof(float));
+    gk_buffer *x = gk_test_buffer_from(ctx, t, m * d, hx);
+    gk_buffer *y = gk_test_buffer_from(ctx, t, n * d, hy);
+    gk_buffer *w = gk_test_buffer_from(ctx, t, n * r, hw);
+    gk_buffer *out = gk_test_buffer_const(ctx, t, m * n, GK_TEST_SENTINEL);
+    gk_kernel k;
+    gk_kernel_init(&k, GK_KERNEL_MATERN);
+    k.gamma = 1e-38;
+    GK_CHECK_OK(gk_kernel_matrix(ctx, &k, m, n, d, x, y, out));
+    void *got = gk_test_read_all(out);
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++) {
+            sums sm = sums_of(t, hx, i, hy, j, d);
+            long double scale, ref = ref_kernel(&k, t, &sm, &scale);
+            check_value("matern, gamma 1e-38", i, j, gk_test_get(t, got, i * n + j), ref, 1e-5L);
+        }
+    free(got);
+    gk_kernel_init(&k, GK_KERNEL_RBF);
+    k.gamma = 1e-38;
+    GK_CHECK_OK(gk_kernel_matmul(ctx, &k, m, n, d, r, x, y, w, out));
+    got = gk_test_read_all(out);
+    for (size_t i = 0; i < m; i++)
+        for (size_t c = 0; c < r; c++) {
+            long double ref = 0, bound = 0;
+            for (size_t j = 0; j < n; j++) {
+                sums sm = sums_of(t, hx, i, hy, j, d);
+                long double scale, kv = ref_kernel(&k, t, &sm, &scale);
+                long double wv = gk_test_get(t, hw, j * r + c);
+                ref += kv * wv;
+                bound += fabsl(wv);
+            }
+            check_value("rbf kernel_matmul, gamma 1e-38", i, c, gk_test_get(t, got, i * r + c), ref,
+                        1e-5L * bound);
+        }
+    free(got);
+    free(hx);
+    free(hy);
+    free(hw);
+    gk_buffer_destroy(x);
+    gk_buffer_destroy(y);
+    gk_buffer_destroy(w);
+    gk_buffer_destroy(out);
+}
+
 int main(void)
 {
 #define GK_CUDA_ONLY(fn)                                                                           \
@@ -585,6 +640,7 @@ int main(void)
         GK_CUDA_ONLY(test_matrix_edges), GK_CUDA_ONLY(test_cosine_special),
         GK_CUDA_ONLY(test_knn_k_range),  GK_CUDA_ONLY(test_knn_metrics_offset),
         GK_CUDA_ONLY(test_knn_nan),      GK_CUDA_ONLY(test_matmul_tiles),
+        GK_CUDA_ONLY(test_tiny_gamma),
     };
 #undef GK_CUDA_ONLY
     return cmocka_run_group_tests_name("kernel_cuda", tests, gk_test_group_setup, NULL);

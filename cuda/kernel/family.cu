@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* family.cu - which pass and epilogue each kernel kind and metric takes, the unit-norm copies
- * the cosine forms read, and a tile of either. */
+/* family.cu - which pass and epilogue each kernel kind and metric takes, the copies of the rows
+ * some of them read (unit-norm, or scaled for a tiny gamma), and a tile of either. */
+#include <math.h>
 #include <stdio.h>
 
 #include "family.h"
@@ -35,6 +36,55 @@ static gk_status cuda_family_unit(gk_cuda_state *s, size_t m, size_t n, size_t d
     return GK_OK;
 }
 
+/* Below this gamma (as the dtype holds it) ||x - y||^2 can overflow where gamma ||x - y||^2 does
+ * not: the Gaussian and Matern kernels then read x and y scaled by 2^k with gamma scaled by
+ * 2^-2k, which changes no distance's ratio to 1 / gamma (the rule of src/ops_rbf.c, which the
+ * core applies to rbf_matrix and rbf_matvec but not to kernel_matmul's tiles). */
+#define GK_TINY_GAMMA_F32 0x1p-60
+#define GK_TINY_GAMMA_F64 0x1p-500
+
+/* k < 0 with gamma 2^-2k in [1, 4) where gamma is positive and below the dtype's limit, else 0.
+ * Scaling by 2^k is exact but for values that become subnormal, whose squares are then below
+ * 2^-200 of gamma's unit and change no kernel value by 1e-5. */
+template <typename T> static int cuda_tiny_gamma_scale(double gamma)
+{
+    if (!(gamma > 0.0) || gamma >= (sizeof(T) == 4 ? GK_TINY_GAMMA_F32 : GK_TINY_GAMMA_F64))
+        return 0;
+    int e;
+    (void)frexp(gamma, &e);
+    return (e - 1) >> 1;
+}
+
+/* x and y scaled by 2^k into one allocation (f->buf), read in their place. */
+template <typename T>
+static gk_status cuda_family_scaled(gk_cuda_state *s, size_t m, size_t n, size_t d, int k,
+                                    cuda_family<T> *f)
+{
+    const gk_dtype t = sizeof(T) == 4 ? GK_FLOAT32 : GK_FLOAT64;
+    const size_t count = (m + n) * d, bytes = count * sizeof(T);
+    void *p = NULL;
+    cudaError_t e = gk__cuda_malloc(s, bytes, &p);
+    if (e != cudaSuccess) {
+        char what[96];
+        snprintf(what, sizeof what, "scaled rows of %zu bytes", bytes);
+        return gk__cuda_check(e, what);
+    }
+    T *c = (T *)p;
+    f->buf = p;
+    gk_status r = gk__cuda_copy(s, t, m * d, f->x, c);
+    if (r == GK_OK)
+        r = gk__cuda_copy(s, t, n * d, f->y, c + m * d);
+    if (r == GK_OK)
+        r = gk__cuda_scale(s, t, count, ldexp(1.0, k), c);
+    if (r != GK_OK) {
+        gk__cuda_family_release(s, f);
+        return r;
+    }
+    f->x = c;
+    f->y = c + m * d;
+    return GK_OK;
+}
+
 template <typename T>
 static void cuda_family_init(cuda_family<T> *f, const T *x, const T *y, cuda_acc acc, cuda_epi epi)
 {
@@ -53,8 +103,7 @@ gk_status gk__cuda_family_kernel(gk_cuda_state *s, const gk_kernel *k, size_t m,
     case GK_KERNEL_RBF:
         cuda_family_init(f, x, y, CUDA_ACC_SQDIFF, CUDA_EPI_IDENTITY);
         f->rbf = true;
-        f->gamma = k->gamma;
-        return GK_OK;
+        break;
     case GK_KERNEL_LAPLACIAN:
         cuda_family_init(f, x, y, CUDA_ACC_ABSDIFF, CUDA_EPI_LAPLACIAN);
         break;
@@ -80,10 +129,13 @@ gk_status gk__cuda_family_kernel(gk_cuda_state *s, const gk_kernel *k, size_t m,
         return gk__cuda_error(GK_E_INTERNAL, "cuda: kernel kind %d reached the backend",
                               (int)k->kind);
     }
-    f->p.gamma = (T)k->gamma;
+    const int scale =
+        (f->rbf || f->acc == CUDA_ACC_SQDIFF) && d > 0 ? cuda_tiny_gamma_scale<T>(k->gamma) : 0;
+    f->gamma = ldexp(k->gamma, -2 * scale);
+    f->p.gamma = (T)f->gamma;
     f->p.coef0 = (T)k->coef0;
     f->p.degree = (int)k->degree;
-    return GK_OK;
+    return scale != 0 ? cuda_family_scaled(s, m, n, d, scale, f) : GK_OK;
 }
 
 template <typename T>

@@ -11,12 +11,13 @@
 /* A call's pass, epilogue and operands, from its kernel or metric (family.cu). */
 template <typename T> struct cuda_family {
     bool rbf;     /* the Gaussian kernel: tiles are rbf_matrix's (its planner and forms) */
-    double gamma; /* the Gaussian kernel's gamma */
+    double gamma; /* the kernel's gamma, scaled where the rows are (a tiny gamma) */
     cuda_acc acc;
     cuda_epi epi;
     cuda_epi_params<T> p;
-    /* The rows the pass reads: the caller's, or copies scaled to unit norm (cosine), whose
-     * norms are p.nx and p.ny; buf holds the copies and is freed by gk__cuda_family_release. */
+    /* The rows the pass reads: the caller's, or copies: scaled to unit norm (cosine; their
+     * norms are p.nx and p.ny), or by a power of 2 (a tiny gamma); buf holds the copies and is
+     * freed by gk__cuda_family_release. */
     const T *x, *y;
     void *buf;
 };
