@@ -630,6 +630,41 @@ static void test_tiny_gamma(void **state)
     gk_buffer_destroy(out);
 }
 
+/* Euclidean distances whose squares overflow the dtype while the distances do not (rows near
+ * 2^70 in float32, 2^600 in float64), in distance_matrix and knn. */
+static void test_euclidean_overflow(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    const size_t m = 3, n = 6, d = 5;
+    for (size_t ti = 0; ti < 2; ti++) {
+        gk_dtype t = dtypes[ti];
+        double big = t == GK_FLOAT32 ? 0x1p70 : 0x1p600;
+        void *hx = gk_test_random_array(t, m * d, -big, big);
+        void *hy = gk_test_random_array(t, n * d, -big, big);
+        memcpy((char *)hy + 4 * d * gk_test_esize(t), hx, d * gk_test_esize(t));
+        gk_buffer *x = gk_test_buffer_from(ctx, t, m * d, hx);
+        gk_buffer *y = gk_test_buffer_from(ctx, t, n * d, hy);
+        gk_buffer *out = gk_test_buffer_const(ctx, t, m * n, GK_TEST_SENTINEL);
+        GK_CHECK_OK(gk_distance_matrix(ctx, GK_METRIC_EUCLIDEAN, m, n, d, x, y, out));
+        void *got = gk_test_read_all(out);
+        char what[64];
+        snprintf(what, sizeof what, "euclidean near overflow %s", gk_test_dtype_name(t));
+        for (size_t i = 0; i < m; i++)
+            for (size_t j = 0; j < n; j++) {
+                sums sm = sums_of(t, hx, i, hy, j, d);
+                long double scale, ref = ref_distance(GK_METRIC_EUCLIDEAN, &sm, &scale);
+                check_value(what, i, j, gk_test_get(t, got, i * n + j), ref, tol_of(t) * scale);
+            }
+        free(got);
+        knn_case(ctx, t, GK_METRIC_EUCLIDEAN, m, n, d, 2, hx, hy, what);
+        free(hx);
+        free(hy);
+        gk_buffer_destroy(x);
+        gk_buffer_destroy(y);
+        gk_buffer_destroy(out);
+    }
+}
+
 int main(void)
 {
 #define GK_CUDA_ONLY(fn)                                                                           \
@@ -640,7 +675,7 @@ int main(void)
         GK_CUDA_ONLY(test_matrix_edges), GK_CUDA_ONLY(test_cosine_special),
         GK_CUDA_ONLY(test_knn_k_range),  GK_CUDA_ONLY(test_knn_metrics_offset),
         GK_CUDA_ONLY(test_knn_nan),      GK_CUDA_ONLY(test_matmul_tiles),
-        GK_CUDA_ONLY(test_tiny_gamma),
+        GK_CUDA_ONLY(test_tiny_gamma),   GK_CUDA_ONLY(test_euclidean_overflow),
     };
 #undef GK_CUDA_ONLY
     return cmocka_run_group_tests_name("kernel_cuda", tests, gk_test_group_setup, NULL);

@@ -32,7 +32,29 @@ template <typename T> struct cuda_epi_params {
     int degree;
     /* The rows' norms (the cosine epilogues only; else NULL). */
     const T *nx, *ny;
+    /* The pass's rows of x and y (the tile's first ones) and their features: what the
+     * Euclidean epilogue reads again where the sum of squares overflowed. */
+    const T *x, *y;
+    size_t d;
 };
+
+/* |x - y| where sum (x_l - y_l)^2 overflows but the distance need not: the rows scaled down by a
+ * power of 2 first (exact but for subnormal results, far below the distance's last bit), and
+ * the difference taken after the scaling, since x_l - y_l may overflow too. Out of line: the
+ * tile's registers need not survive it, and it runs only for such entries. */
+template <typename T>
+static __device__ __noinline__ T cuda_euclidean_scaled(const T *__restrict__ x,
+                                                       const T *__restrict__ y, size_t d)
+{
+    const T down = sizeof(T) == 4 ? T(0x1p-64) : T(0x1p-512);
+    const T up = sizeof(T) == 4 ? T(0x1p64) : T(0x1p512);
+    T s = T(0);
+    for (size_t l = 0; l < d; l++) {
+        const T u = x[l] * down - y[l] * down;
+        s = fma(u, u, s);
+    }
+    return sqrt(s) * up;
+}
 
 /* b^e for an integer e in 0..32 by squaring: exact powers of two and 1 for e = 0 (NaN^0 = 1,
  * as C's pow and NumPy's power give). */
@@ -81,7 +103,7 @@ __device__ __forceinline__ T cuda_epi_apply(const cuda_epi_params<T> &p, T s, si
         return s == T(0) ? (p.gamma == p.gamma ? T(1) : p.gamma)
                          : cuda_matern<E>(sqrt(p.gamma * s));
     if (E == CUDA_EPI_EUCLIDEAN)
-        return sqrt(s);
+        return isinf(s) ? cuda_euclidean_scaled(p.x + i * p.d, p.y + j * p.d, p.d) : sqrt(s);
     /* A zero row decides the cosine forms even where the other row holds a NaN or an
      * infinity (whose unit-norm copy is NaN). */
     const bool zero = p.nx[i] == T(0) || p.ny[j] == T(0);

@@ -185,6 +185,9 @@ gk_status gk__cuda_family_tile(gk_cuda_state *s, const cuda_family<T> &f, size_t
         p.nx += i0;
         p.ny += j0;
     }
+    p.x = x;
+    p.y = y;
+    p.d = d;
     return gk__cuda_pass<T>(s, f.acc, f.epi, p, mb, nb, d, x, y, out, ldo, stream);
 }
 
