@@ -85,18 +85,31 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
         }
         const T *trow = tile + r * nb;
         if (vec) {
-            /* 16-byte loads: a warp reads 512 bytes a step, a row in few dependent steps. */
+            /* 16-byte loads, four a lane in flight before any is used: a warp reads 2 KiB a
+             * step, so a row of the tile takes few dependent steps. */
             typedef gk_cuda_vec<T> V;
+            enum { U = 4 };
             const typename V::type *vrow = (const typename V::type *)trow;
-            for (size_t c = lane; c < nb / V::width; c += 32) {
-                T v[V::width];
-                V::unpack(vrow[c], v);
+            const size_t nvec = nb / V::width;
+            for (size_t c0 = lane; c0 < nvec; c0 += 32 * U) {
+                typename V::type q[U];
 #pragma unroll
-                for (int e = 0; e < V::width; e++) {
-                    const KT key = Key::of(v[e]);
-                    const int64_t j = (int64_t)(j0 + c * V::width + e);
-                    if (cuda_knn_less(key, j, tk, ti))
-                        list.insert(key, j);
+                for (int u = 0; u < U; u++)
+                    q[u] = vrow[c0 + 32 * u < nvec ? c0 + 32 * u : c0];
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+                    const size_t c = c0 + 32 * u;
+                    if (c >= nvec)
+                        break;
+                    T v[V::width];
+                    V::unpack(q[u], v);
+#pragma unroll
+                    for (int e = 0; e < V::width; e++) {
+                        const KT key = Key::of(v[e]);
+                        const int64_t j = (int64_t)(j0 + c * V::width + e);
+                        if (cuda_knn_less(key, j, tk, ti))
+                            list.insert(key, j);
+                    }
                 }
             }
         } else {
