@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* knn_sort.cu - k-NN for any k: per block of rows of x, each tile of distances is appended to
- * every row's k best so far and the rows are sorted as segments (CUB's stable segmented sort),
- * keeping their first k. Stable, with the k best (in order) ahead of the tile's columns (whose
- * indices are all larger, in increasing order), equal distances stay by smaller index. */
+/* knn_sort.cu - k-NN for any k: per block of rows of x, the columns of each tile of distances
+ * that may enter a row's k best so far are appended to them, and the rows are sorted as
+ * segments (CUB's stable segmented sort), keeping their first k. Stable, with the k best (in
+ * order) ahead of the tile's columns (whose indices are all larger, in increasing order), equal
+ * distances stay by smaller index. */
 #include <stdio.h>
 
 #include <cub/device/device_segmented_sort.cuh>
@@ -17,8 +18,11 @@
 /* Columns of y a tile takes, at least (k more where k is larger). */
 #define GK_KNN_SORT_COLS ((size_t)8192)
 
-/* The tile's keys and indices into each row's candidates after its k best (before them on the
- * first tile, whose segments start at k), and each row's segment. */
+/* The tile's keys and indices appended to each row's candidates, one warp a row, and each
+ * row's segment. On the first tile every column, after room for the k best (the segment starts
+ * at k); on later ones only the columns that precede the row's k-th best so far (the k best
+ * are at the head, sorted), kept in column order by a ballot and a prefix count per step: a
+ * segment is then the k best and the few columns that may displace them, not the whole tile. */
 template <typename T>
 __global__ void __launch_bounds__(GK_CUDA_THREADS)
     cuda_knn_append(size_t rows, size_t nb, size_t k, size_t stride, size_t j0,
@@ -26,15 +30,47 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
                     int64_t *__restrict__ vals, int64_t *__restrict__ begin,
                     int64_t *__restrict__ end, bool first)
 {
-    const size_t step = (size_t)gridDim.x * blockDim.x;
-    for (size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x; e < rows * nb; e += step) {
-        const size_t r = e / nb, c = e % nb, at = r * stride + k + c;
-        keys[at] = cuda_knn_key<T>::of(tile[e]);
-        vals[at] = (int64_t)(j0 + c);
-    }
-    for (size_t r = (size_t)blockIdx.x * blockDim.x + threadIdx.x; r < rows; r += step) {
-        begin[r] = (int64_t)(r * stride + (first ? k : 0));
-        end[r] = (int64_t)(r * stride + k + nb);
+    typedef cuda_knn_key<T> Key;
+    typedef typename Key::type KT;
+    enum { U = 4 };
+    const int lane = threadIdx.x % 32;
+    const unsigned int below = (1u << lane) - 1u;
+    const size_t warps = (size_t)gridDim.x * (GK_CUDA_THREADS / 32);
+    for (size_t r = (size_t)blockIdx.x * (GK_CUDA_THREADS / 32) + threadIdx.x / 32; r < rows;
+         r += warps) {
+        KT *krow = keys + r * stride;
+        int64_t *vrow = vals + r * stride;
+        const KT tk = first ? Key::nan : krow[k - 1];
+        const int64_t ti = first ? INT64_MAX : vrow[k - 1];
+        const T *trow = tile + r * nb;
+        size_t count = 0;
+        /* Four loads a lane in flight before any is used. */
+        for (size_t c0 = 0; c0 < nb; c0 += 32 * U) {
+            T q[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const size_t c = c0 + 32 * u + lane;
+                q[u] = c < nb ? trow[c] : T(0);
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const size_t c = c0 + 32 * u + lane;
+                const KT key = Key::of(q[u]);
+                const int64_t j = (int64_t)(j0 + c);
+                const bool take = c < nb && (first || cuda_knn_less(key, j, tk, ti));
+                const unsigned int ballot = __ballot_sync(0xffffffffu, take);
+                if (take) {
+                    const size_t at = k + count + (size_t)__popc(ballot & below);
+                    krow[at] = key;
+                    vrow[at] = j;
+                }
+                count += (size_t)__popc(ballot);
+            }
+        }
+        if (lane == 0) {
+            begin[r] = (int64_t)(r * stride + (first ? k : 0));
+            end[r] = (int64_t)(r * stride + k + count);
+        }
     }
 }
 
@@ -79,14 +115,15 @@ static gk_status cuda_knn_sort_tiles(gk_cuda_state *s, const cuda_family<T> &f,
 {
     typedef typename cuda_knn_key<T>::type KT;
     const size_t stride = k + nb;
-    const unsigned int blocks = gk__cuda_blocks(mq * nb, GK_CUDA_THREADS, (size_t)s->sm_count * 16);
+    const unsigned int rows_blocks =
+        gk__cuda_blocks(mq, GK_CUDA_THREADS / 32, (size_t)s->sm_count * 16);
     for (size_t j0 = 0; j0 < n; j0 += nb) {
         const size_t nc = n - j0 < nb ? n - j0 : nb;
         const bool first = j0 == 0, last = j0 + nc == n;
         gk_status r = gk__cuda_family_tile<T>(s, f, i0, mq, j0, nc, d, w.tile, nc, false);
         if (r != GK_OK)
             return r;
-        cuda_knn_append<T><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(
+        cuda_knn_append<T><<<rows_blocks, GK_CUDA_THREADS, 0, s->stream>>>(
             mq, nc, k, stride, j0, w.tile, w.keys[0], w.vals[0], w.begin, w.end, first);
         if ((r = gk__cuda_launched("cuda_knn_append")) != GK_OK)
             return r;
