@@ -39,6 +39,10 @@ static const gk_backend_ops gk_cuda_ops = {
     .set_stream = gk__cuda_set_stream,
     .stream = gk__cuda_stream,
     .div = gk__cuda_div,
+    .kernel_matrix = gk__cuda_kernel_matrix,
+    .kernel_matmul = gk__cuda_kernel_matmul,
+    .distance_matrix = gk__cuda_distance_matrix,
+    .knn = gk__cuda_knn,
 };
 
 __attribute__((visibility("default"))) gk_status

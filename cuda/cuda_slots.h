@@ -78,6 +78,17 @@ gk_status gk__cuda_rng_uniform(void *st, gk_dtype t, size_t n, uint64_t seed, ui
 gk_status gk__cuda_rng_normal(void *st, gk_dtype t, size_t n, uint64_t seed, uint64_t offset,
                               double mean, double stddev, void *x);
 
+/* The kernel family, distances and k-NN (cuda/kernel/). */
+gk_status gk__cuda_kernel_matrix(void *st, gk_dtype t, const gk_kernel *k, size_t m, size_t n,
+                                 size_t d, const void *x, const void *y, void *out);
+gk_status gk__cuda_kernel_matmul(void *st, gk_dtype t, const gk_kernel *k, size_t m, size_t n,
+                                 size_t d, size_t r, const void *x, const void *y, const void *w,
+                                 void *out);
+gk_status gk__cuda_distance_matrix(void *st, gk_dtype t, gk_metric metric, size_t m, size_t n,
+                                   size_t d, const void *x, const void *y, void *out);
+gk_status gk__cuda_knn(void *st, gk_dtype t, gk_metric metric, size_t m, size_t n, size_t d,
+                       size_t k, const void *x, const void *y, void *dist, int64_t *index);
+
 #ifdef __cplusplus
 }
 #endif
