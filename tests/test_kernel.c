@@ -252,8 +252,10 @@ static void matrix_case(gk_context *ctx, gk_dtype t, const gk_kernel *k, gk_metr
     gk_buffer_destroy(out);
 }
 
-/* Shapes across the tiles' edges: 1, 7, and 1000 x 1025 (rows of 256, columns of 1024). */
-static const size_t shapes[][3] = {{1, 1, 7}, {1, 7, 20}, {7, 1, 3}, {7, 7, 64}, {33, 1025, 5}};
+/* Shapes across the tiles' edges: 1, 7, and 1000 x 1025 (rows of 256, columns of 1024); 130
+ * features cross the float32 L1 sums' chunks of 64. */
+static const size_t shapes[][3] = {{1, 1, 7},  {1, 7, 20},   {7, 1, 3},
+                                   {7, 7, 64}, {7, 33, 130}, {33, 1025, 5}};
 
 static void test_kernel_matrix(void **state)
 {
@@ -342,11 +344,14 @@ static void test_special_values(void **state)
         gk_buffer *x = gk_test_buffer_from(ctx, t, m * d, hx);
         gk_buffer *y = gk_test_buffer_from(ctx, t, n * d, hy);
         gk_buffer *out = gk_test_buffer_const(ctx, t, m * n, 0.0);
-        for (size_t c = 0; c < 11; c++) {
+        /* cases: the seven kinds, the four metrics, Matérn's other two nu */
+        for (size_t c = 0; c < 13; c++) {
+            int metric = c >= 7 && c < 11;
             gk_kernel k;
-            gk_kernel_init(&k, c < 7 ? kinds[c] : GK_KERNEL_RBF);
+            gk_kernel_init(&k, c < 7 ? kinds[c] : GK_KERNEL_MATERN);
             k.gamma = 0.25;
-            if (c < 7)
+            k.nu = c == 11 ? 0.5 : c == 12 ? 2.5 : k.nu;
+            if (!metric)
                 GK_CHECK_OK(gk_kernel_matrix(ctx, &k, m, n, d, x, y, out));
             else
                 GK_CHECK_OK(gk_distance_matrix(ctx, metrics[c - 7], m, n, d, x, y, out));
@@ -354,8 +359,8 @@ static void test_special_values(void **state)
             for (size_t i = 0; i < m; i++)
                 for (size_t j = 0; j < n; j++) {
                     pair_sums s = sums_of(t, hx, i, hy, j, d);
-                    long double bound, ref = c < 7 ? ref_kernel(&k, t, &s, &bound)
-                                                   : ref_distance(metrics[c - 7], t, &s, &bound);
+                    long double bound, ref = !metric ? ref_kernel(&k, t, &s, &bound)
+                                                     : ref_distance(metrics[c - 7], t, &s, &bound);
                     char what[64];
                     snprintf(what, sizeof what, "special values, case %zu %s", c,
                              gk_test_dtype_name(t));

@@ -39,6 +39,10 @@ typedef struct gk_cpu_job {
     double gamma, coef0, nu;
     int degree;
     int norms; /* IP: nx and ny hold the rows' Euclidean norms (cosine) */
+    /* IP on float32 rows whose products the contract lets sgemm sum: the tile comes from an
+     * sgemm of the rows as given into vf (mb x nb floats), widened row by row */
+    int sgemm;
+    float *vf;
     /* SQDIST: an entry is kept where beta (|x_i - c|^2 + |y_j - c|^2) <= tol |x_i - y_j|^2 */
     double beta, tol;
     /* Tile sizes and scratch: rows of x (mb x d, prepared), rows of y (nb x d; L1: d x nb),
