@@ -74,6 +74,11 @@ void gk__cpu_job_rows(gk_cpu_job *j, size_t i0, size_t mb);
 gk_status gk__cpu_job_tile(void *st, gk_cpu_job *j, size_t i0, size_t mb, size_t j0, size_t nb,
                            gk_cpu_row_fn row, void *arg);
 
+/* A tile of a float32 kernel_matrix in the sgemm form: the inner products go straight into c
+ * (row length ldc, the output), each row then finished in place; no tile of doubles. */
+gk_status gk__cpu_job_tile_f32(void *st, gk_cpu_job *j, size_t i0, size_t mb, size_t j0, size_t nb,
+                               float *c, size_t ldc);
+
 /* |x_i - y_j|^2 for rows of d features, in double from the given values (differences of floats
  * are exact in double): the difference form, for entries the expanded one cannot give. */
 double gk__cpu_sqdist_direct(gk_dtype t, size_t d, const void *x, size_t i, const void *y,

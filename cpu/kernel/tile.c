@@ -106,9 +106,10 @@ static size_t sqdist_expand(size_t nb, double beta, double tol, double nxi, cons
     return redo;
 }
 
-/* L1 sums of one row xi against nb columns packed feature-major (row length nb), 32 columns at a
- * time in registers. */
+/* L1 sums of one row xi against nb columns packed feature-major (row length nb), 32 columns (64
+ * float32) at a time in registers: four AVX-512 accumulators, which hide the adds' latency. */
 #define GK_KERNEL_L1_COLS 32
+#define GK_KERNEL_L1_COLS_F32 64
 GK_CPU_CLONES
 static void l1_row_f64(size_t d, size_t nb, const double *xi, const double *yt, double *out)
 {
@@ -139,17 +140,17 @@ static void l1_row_f64(size_t d, size_t nb, const double *xi, const double *yt, 
 GK_CPU_CLONES
 static void l1_row_f32(size_t d, size_t nb, const float *xi, const float *yt, double *out)
 {
-    for (size_t j0 = 0; j0 < nb; j0 += GK_KERNEL_L1_COLS) {
-        size_t cols = nb - j0 < GK_KERNEL_L1_COLS ? nb - j0 : GK_KERNEL_L1_COLS;
-        double sum[GK_KERNEL_L1_COLS] = {0};
+    for (size_t j0 = 0; j0 < nb; j0 += GK_KERNEL_L1_COLS_F32) {
+        size_t cols = nb - j0 < GK_KERNEL_L1_COLS_F32 ? nb - j0 : GK_KERNEL_L1_COLS_F32;
+        double sum[GK_KERNEL_L1_COLS_F32] = {0};
         for (size_t f0 = 0; f0 < d; f0 += GK_KERNEL_L1_CHUNK) {
             size_t f1 = d - f0 < GK_KERNEL_L1_CHUNK ? d : f0 + GK_KERNEL_L1_CHUNK;
-            float acc[GK_KERNEL_L1_COLS] = {0};
-            if (cols == GK_KERNEL_L1_COLS) {
+            float acc[GK_KERNEL_L1_COLS_F32] = {0};
+            if (cols == GK_KERNEL_L1_COLS_F32) {
                 for (size_t f = f0; f < f1; f++) {
                     const float xv = xi[f], *yf = yt + f * nb + j0;
 #pragma omp simd
-                    for (size_t c = 0; c < GK_KERNEL_L1_COLS; c++)
+                    for (size_t c = 0; c < GK_KERNEL_L1_COLS_F32; c++)
                         acc[c] += fabsf(xv - yf[c]);
                 }
             } else {
@@ -157,7 +158,7 @@ static void l1_row_f32(size_t d, size_t nb, const float *xi, const float *yt, do
                     for (size_t c = 0; c < cols; c++)
                         acc[c] += fabsf(xi[f] - yt[f * nb + j0 + c]);
             }
-            for (size_t c = 0; c < GK_KERNEL_L1_COLS; c++)
+            for (size_t c = 0; c < GK_KERNEL_L1_COLS_F32; c++)
                 sum[c] += (double)acc[c];
         }
         for (size_t c = 0; c < cols; c++)
@@ -208,5 +209,39 @@ gk_status gk__cpu_job_tile(void *st, gk_cpu_job *j, size_t i0, size_t mb, size_t
                         v[jj] = gk__cpu_sqdist_direct(cj->t, d, cj->x, i0 + r, cj->y, j0 + jj);
             row(arg, cj, r, v);
         });
+    return GK_OK;
+}
+
+/* Finishes a float row in chunks widened to double on the stack, so the sgemm form shares the
+ * epilogues of the others. */
+#define GK_KERNEL_F32_CHUNK ((size_t)256)
+static void finish_row_f32(const gk_cpu_job *j, size_t nb, double nxi, const double *ny, float *v)
+{
+    double buf[GK_KERNEL_F32_CHUNK];
+    for (size_t j0 = 0; j0 < nb; j0 += GK_KERNEL_F32_CHUNK) {
+        size_t cnt = nb - j0 < GK_KERNEL_F32_CHUNK ? nb - j0 : GK_KERNEL_F32_CHUNK;
+        for (size_t c = 0; c < cnt; c++)
+            buf[c] = (double)v[j0 + c];
+        gk__cpu_finish_row(j, cnt, nxi, ny + j0, buf);
+        for (size_t c = 0; c < cnt; c++)
+            v[j0 + c] = (float)buf[c];
+    }
+}
+
+gk_status gk__cpu_job_tile_f32(void *st, gk_cpu_job *j, size_t i0, size_t mb, size_t j0, size_t nb,
+                               float *c, size_t ldc)
+{
+    const size_t d = j->d;
+    prepare(j, j->y, j0, nb, 1, j->ys, j->ny);
+    const float *x = (const float *)j->x + i0 * d, *y = (const float *)j->y + j0 * d;
+    gk_status s = gk__cpu_gemm(st, GK_FLOAT32, GK_NO_TRANS, GK_TRANS, mb, nb, d, 1.0, x,
+                               d > 0 ? d : 1, y, d > 0 ? d : 1, 0.0, c, ldc);
+    if (s != GK_OK || j->finish == GK_CPU_FINISH_NONE)
+        return s;
+    const gk_cpu_job *cj = j;
+    int team = mb * nb > GK_KERNEL_PAR_MIN && j->threads > 1 && mb > 1;
+    GK_CPU_PARALLEL_IF(team, "omp parallel for num_threads(cj->threads) schedule(static)",
+                       for (size_t r = 0; r < mb; r++)
+                           finish_row_f32(cj, nb, cj->nx[r], cj->ny, c + r * ldc););
     return GK_OK;
 }
