@@ -91,27 +91,34 @@ gk_status gk__cpu_job_begin(void *st, gk_cpu_job *j, gk_dtype t, size_t m, size_
     j->beta = gk__cpu_rbf_beta(d, u, gd);
     j->tol = t == GK_FLOAT32 ? GK_KERNEL_SQDIST_TOL_F32 : GK_KERNEL_SQDIST_TOL_F64;
     j->sgemm = t == GK_FLOAT32 && j->pass == GK_CPU_PASS_IP && sgemm_suffices(j, d);
-    /* d + 1 doubles per row: the cosine's norms need none, the rest is d > 0 slack; the float
-     * tile of an sgemm in as many doubles as it needs. */
-    size_t elems = (j->mb + j->nb) * (d + 1) + j->mb * j->nb + 2 * d + 2 +
-                   (j->sgemm ? (j->mb * j->nb + 1) / 2 : 0);
+    /* kernel_matrix's sgemm form writes into the output: wide blocks of y (few, large sgemm
+     * calls, as fast as one), and neither prepared rows nor a tile. */
+    const int direct = j->sgemm && j->direct;
+    if (direct) {
+        size_t wide = 4 * per;
+        j->nb = n < wide ? n : wide > j->nb ? wide : j->nb;
+    }
+    size_t rows = direct ? 0 : (j->mb + j->nb) * d, tile = direct ? 0 : j->mb * j->nb;
+    size_t ftile = j->sgemm && !direct ? (j->mb * j->nb + 1) / 2 : 0;
+    /* the norms, the centre and its rounded copy (d + 1 doubles each), a float tile */
+    size_t elems = rows + tile + j->mb + j->nb + 2 * d + 2 + ftile;
     size_t bytes = elems * sizeof(double);
     j->mem = NULL;
     if (gk__aligned_alloc(&j->mem, 64, bytes) != 0)
         return gk__error(GK_E_OUT_OF_MEMORY, "cannot allocate %zu bytes of scratch", bytes);
     double *p = j->mem;
     j->v = p;
-    p += j->mb * j->nb;
+    p += tile;
     j->xs = p;
-    p += j->mb * d;
+    p += direct ? 0 : j->mb * d;
     j->ys = p;
-    p += j->nb * d;
+    p += direct ? 0 : j->nb * d;
     j->nx = p;
     p += j->mb;
     j->ny = p;
     p += j->nb;
     j->c = p;
-    j->vf = j->sgemm ? (float *)(p + 2 * d + 2) : NULL;
+    j->vf = ftile > 0 ? (float *)(p + 2 * d + 2) : NULL;
     for (size_t f = 0; f < d; f++)
         j->c[f] = 0.0;
     if (j->pass == GK_CPU_PASS_SQDIST && d > 0) {

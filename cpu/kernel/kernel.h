@@ -43,6 +43,7 @@ typedef struct gk_cpu_job {
      * sgemm of the rows as given into vf (mb x nb floats), widened row by row */
     int sgemm;
     float *vf;
+    int direct; /* set before gk__cpu_job_begin: kernel_matrix, whose sgemm form writes out */
     /* SQDIST: an entry is kept where beta (|x_i - c|^2 + |y_j - c|^2) <= tol |x_i - y_j|^2 */
     double beta, tol;
     /* Tile sizes and scratch: rows of x (mb x d, prepared), rows of y (nb x d; L1: d x nb),

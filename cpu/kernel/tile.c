@@ -47,7 +47,14 @@ static void prepare(const gk_cpu_job *j, const void *src, size_t r0, size_t rows
         team, "omp parallel for num_threads(j->threads) schedule(static)",
         for (size_t r = 0; r < rows; r++) {
             norms[r] = 0.0;
-            if (l1 && f32) {
+            if (j->sgemm) {
+                /* the sgemm reads the rows as given: only the cosine's norms */
+                const float *p = (const float *)src + (r0 + r) * d;
+                double s = 0.0;
+                for (size_t f = 0; f < d; f++)
+                    s += (double)p[f] * (double)p[f];
+                norms[r] = sqrt(s);
+            } else if (l1 && f32) {
                 const float *p = (const float *)src + (r0 + r) * d;
                 float *o = (float *)dst;
                 for (size_t f = 0; f < d; f++)
