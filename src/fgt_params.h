@@ -164,4 +164,60 @@ GK_FGT_HD double gk__fgt_point_cost(int d, int p)
     return (double)gk__fgt_terms(d, p) + (double)(d * p);
 }
 
+/* ------------------------------------------------------------------------------------------
+ * The grid of one call: boxes of side `side` (units of h) over the data's bounds, and the
+ * degree and cut-off that keep the bound.
+ * ---------------------------------------------------------------------------------------- */
+
+typedef struct gk_fgt_grid {
+    int d, p;            /* p = 0: no degree meets the bound, every pair is summed directly */
+    double side;         /* box side, units of h */
+    double sg;           /* sqrt(gamma) */
+    double lo[4], hw;    /* grid origin and box side, in the data's units */
+    size_t nb[4], cells; /* boxes along each dimension, in all (0: more than max_cells) */
+    double rho[4];       /* half extents of the boxes' points about their centres, units of h */
+    double r2;           /* cut-off radius squared, units of h */
+    double slack;        /* rounding allowance of the offsets, units of h */
+    int reach[4];        /* boxes within the cut-off along each dimension */
+} gk_fgt_grid;
+
+/* The grid for box side `side` over the data's bounds [mn, mx] (d features): centred on the
+ * data, so that a dimension one box covers has rho = half the extent. */
+GK_FGT_HD void gk__fgt_grid_make(gk_fgt_grid *g, int d, int f64, double gamma, double side,
+                                 const double *mn, const double *mx, size_t max_cells)
+{
+    g->d = d;
+    g->side = side;
+    g->sg = sqrt(gamma);
+    g->hw = side / g->sg;
+    double cells = 1.0, big = 0.0;
+    for (int i = 0; i < d; i++) {
+        double ext = (mx[i] - mn[i]) * g->sg;
+        double nb = ext > side ? ceil(ext / side) : 1.0;
+        cells *= nb;
+        g->nb[i] = cells <= (double)max_cells ? (size_t)nb : 1;
+        g->lo[i] = 0.5 * (mn[i] + mx[i]) - 0.5 * nb * g->hw;
+        big = fmax(big, fmax(fabs(mn[i]), fabs(mx[i])) + nb * g->hw);
+        g->rho[i] = nb > 1.0 ? 0.5 * side : 0.5 * ext;
+    }
+    g->cells = cells <= (double)max_cells ? (size_t)cells : 0;
+    /* the centres and offsets are rounded a few times, each within an ulp of big */
+    g->slack = 16.0 * 0x1p-52 * big * g->sg;
+    for (int i = 0; i < d; i++)
+        g->rho[i] += g->slack;
+    double eps = gk__fgt_eps(f64);
+    g->r2 = gk__fgt_cutoff_r2(GK_FGT_CUT_SHARE * eps);
+    for (int i = 0; i < d; i++) {
+        double r = floor((sqrt(g->r2) + 2.0 * g->slack) / side) + 1.0;
+        g->reach[i] = (int)fmin(r, (double)g->nb[i] - 1.0);
+    }
+    g->p = gk__fgt_degree(d, g->rho, g->reach, side, GK_FGT_TRUNC_SHARE * eps);
+}
+
+/* The centre of box k along dimension i, in the data's units: offsets are taken from it. */
+GK_FGT_HD double gk__fgt_centre(const gk_fgt_grid *g, int i, size_t k)
+{
+    return g->lo[i] + ((double)k + 0.5) * g->hw;
+}
+
 #endif /* GK_FGT_PARAMS_H */

@@ -35,18 +35,6 @@ static const double fgt_sides[] = {0.25, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 3.0};
 /* Target boxes whose neighbourhoods the cost model visits (evenly spaced). */
 #define FGT_SAMPLE_BOXES ((size_t)256)
 
-typedef struct fgt_grid {
-    int d, p;
-    double side;      /* box side, units of h */
-    double sg;        /* sqrt(gamma) */
-    double lo[4], hw; /* grid origin and box side, in the data's units */
-    size_t nb[4], cells;
-    double rho[4]; /* half extents of the boxes' points about their centres, units of h */
-    double r2;     /* cut-off radius squared, units of h */
-    double slack;  /* rounding allowance of the offsets, units of h */
-    int reach[4];  /* cells within the cut-off along each dimension */
-} fgt_grid;
-
 /* One side of the transform: the points binned into the occupied boxes of the grid. */
 typedef struct fgt_side {
     size_t count, boxes;
@@ -66,45 +54,8 @@ static double fgt_at(const void *p, int f64, size_t i)
     return f64 ? ((const double *)p)[i] : (double)((const float *)p)[i];
 }
 
-static double fgt_centre(const fgt_grid *g, int i, size_t k)
-{
-    return g->lo[i] + ((double)k + 0.5) * g->hw;
-}
-
-/* The grid for box side `side` over the data's bounds [mn, mx] (cells 0 where it is too fine). */
-static void fgt_grid_make(fgt_grid *g, int d, int f64, double gamma, double side, const double *mn,
-                          const double *mx)
-{
-    g->d = d;
-    g->side = side;
-    g->sg = sqrt(gamma);
-    g->hw = side / g->sg;
-    double cells = 1.0, big = 0.0;
-    for (int i = 0; i < d; i++) {
-        double ext = (mx[i] - mn[i]) * g->sg;
-        double nb = ext > side ? ceil(ext / side) : 1.0;
-        cells *= nb;
-        g->nb[i] = cells <= (double)FGT_MAX_CELLS ? (size_t)nb : 1;
-        g->lo[i] = 0.5 * (mn[i] + mx[i]) - 0.5 * nb * g->hw;
-        big = fmax(big, fmax(fabs(mn[i]), fabs(mx[i])) + nb * g->hw);
-        g->rho[i] = nb > 1.0 ? 0.5 * side : 0.5 * ext;
-    }
-    g->cells = cells <= (double)FGT_MAX_CELLS ? (size_t)cells : 0;
-    /* the centres and offsets are rounded a few times, each within an ulp of big */
-    g->slack = 16.0 * 0x1p-52 * big * g->sg;
-    for (int i = 0; i < d; i++)
-        g->rho[i] += g->slack;
-    double eps = gk__fgt_eps(f64);
-    g->r2 = gk__fgt_cutoff_r2(GK_FGT_CUT_SHARE * eps);
-    for (int i = 0; i < d; i++) {
-        double r = floor((sqrt(g->r2) + 2.0 * g->slack) / side) + 1.0;
-        g->reach[i] = (int)fmin(r, (double)g->nb[i] - 1.0);
-    }
-    g->p = gk__fgt_degree(d, g->rho, g->reach, side, GK_FGT_TRUNC_SHARE * eps);
-}
-
 /* The cell of point row (d coordinates) and its per-dimension indices. */
-static uint32_t fgt_cell_of(const fgt_grid *g, const void *rows, int f64, size_t row, size_t *k)
+static uint32_t fgt_cell_of(const gk_fgt_grid *g, const void *rows, int f64, size_t row, size_t *k)
 {
     size_t c = 0;
     for (int i = 0; i < g->d; i++) {
@@ -116,7 +67,7 @@ static uint32_t fgt_cell_of(const fgt_grid *g, const void *rows, int f64, size_t
     return (uint32_t)c;
 }
 
-static void fgt_cell_coords(const fgt_grid *g, uint32_t cell, long *k)
+static void fgt_cell_coords(const gk_fgt_grid *g, uint32_t cell, long *k)
 {
     size_t c = cell;
     for (int i = g->d - 1; i >= 0; i--) {
@@ -126,7 +77,7 @@ static void fgt_cell_coords(const fgt_grid *g, uint32_t cell, long *k)
 }
 
 /* Squared gap between the cells (the boxes' points may stray by the slack), units of h. */
-static double fgt_gap2(const fgt_grid *g, const long *a, const int32_t *b)
+static double fgt_gap2(const gk_fgt_grid *g, const long *a, const int32_t *b)
 {
     double s = 0.0;
     for (int i = 0; i < g->d; i++) {
@@ -140,8 +91,8 @@ static double fgt_gap2(const fgt_grid *g, const long *a, const int32_t *b)
 /* Calls visit(ctx, box) for each occupied box of `src` within the cut-off of target cell kc,
  * in increasing cell order (through the neighbourhood, or the list of boxes where shorter). */
 typedef void (*fgt_visit)(void *ctx, size_t box);
-static void fgt_neighbours(const fgt_grid *g, const fgt_side *src, const long *kc, fgt_visit visit,
-                           void *ctx)
+static void fgt_neighbours(const gk_fgt_grid *g, const fgt_side *src, const long *kc,
+                           fgt_visit visit, void *ctx)
 {
     long lo[4], hi[4];
     int32_t k[4];
@@ -201,7 +152,7 @@ static int fgt_alloc(void *p, size_t count, size_t size)
 }
 
 /* Each point's cell and the occupied boxes (in cell order); 1 if out of memory. */
-static int fgt_bin(const fgt_grid *g, int team, const void *rows, int f64, size_t count,
+static int fgt_bin(const gk_fgt_grid *g, int team, const void *rows, int f64, size_t count,
                    fgt_side *s)
 {
     s->count = count;
@@ -252,7 +203,7 @@ static int fgt_bin(const fgt_grid *g, int team, const void *rows, int f64, size_
 
 /* The sorted order, the offsets from the box centres and (sources) the weights; 1 if out of
  * memory. */
-static int fgt_sort(const fgt_grid *g, int team, const void *rows, int f64, const void *w,
+static int fgt_sort(const gk_fgt_grid *g, int team, const void *rows, int f64, const void *w,
                     fgt_side *s)
 {
     size_t d = (size_t)g->d;
@@ -277,7 +228,7 @@ static int fgt_sort(const fgt_grid *g, int team, const void *rows, int f64, cons
                 size_t r = s->perm[q];
                 for (size_t i = 0; i < d; i++)
                     s->off[q * d + i] =
-                        (fgt_at(rows, f64, r * d + i) - fgt_centre(g, (int)i, (size_t)k[i])) *
+                        (fgt_at(rows, f64, r * d + i) - gk__fgt_centre(g, (int)i, (size_t)k[i])) *
                         g->sg;
                 if (w != NULL)
                     s->w[q] = fgt_at(w, f64, r);
@@ -309,7 +260,7 @@ static void fgt_estimate_pair(void *ctx, size_t b)
     }
 }
 
-static double fgt_cost(const fgt_grid *g, const fgt_side *src, const fgt_side *tgt)
+static double fgt_cost(const gk_fgt_grid *g, const fgt_side *src, const fgt_side *tgt)
 {
     fgt_estimate e = {src, tgt, 0.0, gk__fgt_h2l_cost(g->d, g->p), 0.0, g->d, g->p, 0};
     size_t step = tgt->boxes > FGT_SAMPLE_BOXES ? tgt->boxes / FGT_SAMPLE_BOXES : 1, seen = 0;
@@ -362,7 +313,7 @@ static void fgt_outer(int d, int p, double w, const double *pw, double *buf)
 
 /* The moments of source box b: A = sum_s w_s prod_i v_i^a_i / a_i!. */
 GK_CPU_CLONES
-static void fgt_moments(const fgt_grid *g, const fgt_side *s, size_t b, double *pw, double *buf,
+static void fgt_moments(const gk_fgt_grid *g, const fgt_side *s, size_t b, double *pw, double *buf,
                         double *a)
 {
     int d = g->d, p = g->p;
@@ -380,7 +331,7 @@ static void fgt_moments(const fgt_grid *g, const fgt_side *s, size_t b, double *
 
 /* Per thread: what one target box needs. */
 typedef struct fgt_work {
-    const fgt_grid *g;
+    const gk_fgt_grid *g;
     const fgt_side *src, *tgt;
     const double *mom;       /* moments of the boxes that have them */
     const int64_t *mom_slot; /* source box -> its moments' slot, -1 if none */
@@ -479,7 +430,7 @@ static void fgt_h2l_apply(int d, int p, const double *mat, const double *a, doub
 static void fgt_pair(void *ctx, size_t b)
 {
     fgt_work *wk = ctx;
-    const fgt_grid *g = wk->g;
+    const gk_fgt_grid *g = wk->g;
     const fgt_side *src = wk->src, *tgt = wk->tgt;
     int d = g->d, p = g->p;
     size_t dd = (size_t)d, t0 = tgt->start[wk->tb], t1 = tgt->start[wk->tb + 1];
@@ -487,7 +438,8 @@ static void fgt_pair(void *ctx, size_t b)
     const int32_t *kb = src->bk + 4 * b, *kc = tgt->bk + 4 * wk->tb;
     double delta[4];
     for (int i = 0; i < d; i++)
-        delta[i] = (fgt_centre(g, i, (size_t)kc[i]) - fgt_centre(g, i, (size_t)kb[i])) * g->sg;
+        delta[i] =
+            (gk__fgt_centre(g, i, (size_t)kc[i]) - gk__fgt_centre(g, i, (size_t)kb[i])) * g->sg;
     if (wk->mom_slot[b] < 0 ||
         gk__fgt_pair_direct((double)ns, (double)(t1 - t0), d, p, FGT_NEAR_PAIR)) {
         /* t - s = delta + u - v = u - (v - delta) */
@@ -614,12 +566,12 @@ int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, d
     }
 
     /* the grid: each side that fits, by its estimated cost */
-    fgt_grid g, best = {0};
+    gk_fgt_grid g, best = {0};
     fgt_side src = {0}, tgt = {0}, bsrc = {0}, btgt = {0};
     double best_cost = INFINITY;
     int oom = 0;
     for (size_t c = 0; c < FGT_SIDES && !oom; c++) {
-        fgt_grid_make(&g, (int)d, f64, gamma, fgt_sides[c], mn, mx);
+        gk__fgt_grid_make(&g, (int)d, f64, gamma, fgt_sides[c], mn, mx, FGT_MAX_CELLS);
         size_t terms = g.p > 0 ? gk__fgt_terms((int)d, g.p) : 0;
         if (g.cells == 0 || terms > FGT_MAX_MOMENT_BYTES / sizeof(double))
             continue;
