@@ -205,7 +205,7 @@ static gk_status fgt_run(gk_cuda_state *s, size_t m, size_t n, size_t d, double 
         const unsigned int stride =
             g.cells > GK_FGT_CUDA_SAMPLE ? (unsigned int)(g.cells / GK_FGT_CUDA_SAMPLE) : 1u;
         cuda_fgt_cost<<<gk__cuda_blocks(GK_FGT_CUDA_SAMPLE, GK_CUDA_THREADS, 64), GK_CUDA_THREADS,
-                        0, st>>>(a, stride, &stats[c].max_s, counts_t, counts_s, &stats[c].cost,
+                        0, st>>>(a, stride, &stats[c].max_t, counts_t, counts_s, &stats[c].cost,
                                  &stats[c].seen);
         FGT_TRY(gk__cuda_launched("cuda_fgt_cost"));
     }

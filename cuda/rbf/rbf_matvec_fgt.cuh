@@ -204,11 +204,11 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
  * expanded, cells looked at, its Taylor evaluations), summed in whole units into *cost (integer
  * adds: the same total whatever the order), and the number of cells sampled into *seen. */
 __global__ void __launch_bounds__(GK_CUDA_THREADS)
-    cuda_fgt_cost(cuda_fgt_args a, unsigned int stride, const unsigned int *max_source,
+    cuda_fgt_cost(cuda_fgt_args a, unsigned int stride, const unsigned int *max_target,
                   const unsigned int *counts_t, const unsigned int *counts_s,
                   unsigned long long *cost, unsigned long long *seen)
 {
-    const unsigned int cells = (unsigned int)a.g.cells, max_s = *max_source;
+    const unsigned int cells = (unsigned int)a.g.cells, max_t = *max_target;
     for (unsigned int c = (blockIdx.x * blockDim.x + threadIdx.x) * stride; c < cells;
          c += gridDim.x * blockDim.x * stride) {
         atomicAdd(seen, 1ull);
@@ -226,7 +226,7 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
             if (ns == 0 || cuda_fgt_gap2(a, kc, k) >= a.g.r2)
                 continue;
             bool moments =
-                a.g.p > 0 && !gk__fgt_pair_direct((double)ns, (double)max_s, a.g.d, a.g.p, a.near);
+                a.g.p > 0 && !gk__fgt_pair_direct((double)ns, (double)max_t, a.g.d, a.g.p, a.near);
             if (cuda_fgt_direct(a, (double)ns, (double)nt, moments))
                 sum += (double)ns * (double)nt * a.near;
             else {
