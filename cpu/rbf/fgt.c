@@ -398,32 +398,58 @@ static void fgt_near_flush(fgt_work *wk)
     wk->gathered = 0;
 }
 
-/* L += (M_0 x ... x M_{d-1}) A, one dimension at a time. */
+/* out += M applied along dimension i of the p^d tensor in (M: p x p, row-major). */
 GK_CPU_CLONES
+static void fgt_apply_dim(int d, int p, int i, const double *m, const double *in, double *out)
+{
+    size_t pp = (size_t)p, outer = 1, inner = 1;
+    for (int j = 0; j < i; j++)
+        outer *= pp;
+    for (int j = i + 1; j < d; j++)
+        inner *= pp;
+    for (size_t ob = 0; ob < outer; ob++)
+        for (size_t bk = 0; bk < pp; bk++) {
+            double *orow = out + (ob * pp + bk) * inner;
+            for (size_t aj = 0; aj < pp; aj++) {
+                double mv = m[bk * pp + aj];
+                const double *irow = in + (ob * pp + aj) * inner;
+                for (size_t q = 0; q < inner; q++)
+                    orow[q] += mv * irow[q];
+            }
+        }
+}
+
+/* L += (M_0 x ... x M_{d-1}) A, one dimension at a time. */
 static void fgt_h2l_apply(int d, int p, const double *mat, const double *a, double *s1, double *s2,
                           double *l)
 {
-    size_t pp = (size_t)p, outer = 1, inner = gk__fgt_terms(d, p) / pp;
+    size_t pp = (size_t)p, terms = gk__fgt_terms(d, p);
     const double *in = a;
     for (int i = 0; i < d; i++) {
         double *o = i == d - 1 ? l : i % 2 ? s2 : s1;
-        const double *m = mat + (size_t)i * pp * pp;
-        for (size_t ob = 0; ob < outer; ob++)
-            for (size_t bk = 0; bk < pp; bk++) {
-                double *orow = o + (ob * pp + bk) * inner;
-                if (i != d - 1)
-                    for (size_t q = 0; q < inner; q++)
-                        orow[q] = 0.0;
-                for (size_t aj = 0; aj < pp; aj++) {
-                    double mv = m[bk * pp + aj];
-                    const double *irow = in + (ob * pp + aj) * inner;
-                    for (size_t q = 0; q < inner; q++)
-                        orow[q] += mv * irow[q];
-                }
-            }
+        if (i != d - 1)
+            for (size_t q = 0; q < terms; q++)
+                o[q] = 0.0;
+        fgt_apply_dim(d, p, i, mat + (size_t)i * pp * pp, in, o);
         in = o;
-        outer *= pp;
-        inner /= pp;
+    }
+}
+
+/* M[k][j] = (-1)^k h_{k+j}(delta) / k!, the Hermite functions by their recurrence (herm: 2p
+ * doubles of scratch). */
+static void fgt_matrix(int p, double delta, double *herm, double *m)
+{
+    size_t pp = (size_t)p;
+    herm[0] = exp(-delta * delta);
+    herm[1] = 2.0 * delta * herm[0];
+    for (int k = 2; k < 2 * p - 1; k++)
+        herm[k] = 2.0 * delta * herm[k - 1] - 2.0 * (double)(k - 1) * herm[k - 2];
+    double f = 1.0;
+    for (size_t k = 0; k < pp; k++) {
+        if (k > 0)
+            f /= -(double)k;
+        for (size_t j = 0; j < pp; j++)
+            m[k * pp + j] = f * herm[k + j];
     }
 }
 
@@ -452,23 +478,9 @@ static void fgt_pair(void *ctx, size_t b)
         }
         return;
     }
-    /* M_i[k][j] = (-1)^k h_{k+j}(delta_i) / k! */
     size_t pp = (size_t)p;
-    for (int i = 0; i < d; i++) {
-        double x = delta[i], *h = wk->herm, *m = wk->mat + (size_t)i * pp * pp;
-        h[0] = exp(-x * x);
-        if (2 * p - 1 > 1)
-            h[1] = 2.0 * x * h[0];
-        for (int k = 2; k < 2 * p - 1; k++)
-            h[k] = 2.0 * x * h[k - 1] - 2.0 * (double)(k - 1) * h[k - 2];
-        double f = 1.0;
-        for (size_t k = 0; k < pp; k++) {
-            if (k > 0)
-                f /= -(double)k;
-            for (size_t j = 0; j < pp; j++)
-                m[k * pp + j] = f * h[k + j];
-        }
-    }
+    for (int i = 0; i < d; i++)
+        fgt_matrix(p, delta[i], wk->herm, wk->mat + (size_t)i * pp * pp);
     fgt_h2l_apply(d, p, wk->mat, wk->mom + (size_t)wk->mom_slot[b] * gk__fgt_terms(d, p), wk->s1,
                   wk->s2, wk->l);
     wk->expands = 1;
@@ -496,6 +508,135 @@ static double fgt_taylor(int d, int p, const double *l, const double *u, double 
         in = o;
     }
     return in[0];
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The grid strategy: every pair of boxes within reach along each dimension is expanded, as d
+ * passes over the whole grid, pass i turning dimension i of each cell from source box to target
+ * box (a separable convolution of the moments with the p x p matrices of the 2 reach + 1
+ * offsets): d cells (2 reach + 1) p^(d+1) multiply-adds where the pairs cost
+ * cells (2 reach + 1)^d d p^(d+1). No pair is summed directly; the bound holds for every offset
+ * up to reach, and pairs beyond it are beyond the cut-off.
+ * ---------------------------------------------------------------------------------------- */
+
+/* Bytes the grid strategy's two arrays of cells x terms doubles may take. */
+#define FGT_MAX_GRID_BYTES ((size_t)1 << 30)
+
+static double fgt_grid_cost(const gk_fgt_grid *g, size_t m, size_t n)
+{
+    if (g->p == 0)
+        return INFINITY;
+    double terms = (double)gk__fgt_terms(g->d, g->p);
+    if ((double)g->cells * terms * 2.0 * sizeof(double) > (double)FGT_MAX_GRID_BYTES)
+        return INFINITY;
+    double c = (double)(m + n) * (gk__fgt_point_cost(g->d, g->p) + 4.0 * g->d);
+    for (int i = 0; i < g->d; i++)
+        c += (double)g->cells * fmin((double)(2 * g->reach[i] + 1), (double)g->nb[i]) * terms *
+             (double)g->p;
+    return c;
+}
+
+static gk_status fgt_grid_sum(const gk_fgt_grid *g, int team, const fgt_side *src,
+                              const fgt_side *tgt, int f64, void *out)
+{
+    int d = g->d, p = g->p, rmax = 0;
+    size_t pp = (size_t)p, terms = gk__fgt_terms(d, p), cells = g->cells;
+    for (int i = 0; i < d; i++)
+        rmax = g->reach[i] > rmax ? g->reach[i] : rmax;
+    size_t span = 2 * (size_t)rmax + 1, per = 3 * terms + (size_t)d * pp;
+    int nt = gk__cpu_region(team, cells);
+    double *a = NULL, *b = NULL, *mats = NULL, *scratch = NULL;
+    unsigned char *live = NULL, *live2 = NULL;
+    if (fgt_alloc(&a, cells, terms * sizeof *a) || fgt_alloc(&b, cells, terms * sizeof *b) ||
+        fgt_alloc(&mats, (size_t)d * span, pp * pp * sizeof *mats) ||
+        fgt_alloc(&scratch, (size_t)nt, per * sizeof *scratch) ||
+        fgt_alloc(&live, cells, sizeof *live) || fgt_alloc(&live2, cells, sizeof *live2)) {
+        gk__free(a);
+        gk__free(b);
+        gk__free(mats);
+        gk__free(scratch);
+        gk__free(live);
+        gk__free(live2);
+        return gk__error(GK_E_OUT_OF_MEMORY,
+                         "rbf_matvec (fgt): cannot allocate 2 x %zu x %zu doubles of its grid",
+                         cells, terms);
+    }
+    /* M_i(dk) for the offsets dk = -reach .. reach: delta = dk h_w sqrt(gamma) */
+    double herm[2 * GK_FGT_MAX_P];
+    for (int i = 0; i < d; i++)
+        for (int dk = -g->reach[i]; dk <= g->reach[i]; dk++)
+            fgt_matrix(p, (double)dk * g->hw * g->sg, herm,
+                       mats + ((size_t)i * span + (size_t)(dk + rmax)) * pp * pp);
+#pragma omp parallel num_threads(nt)
+    {
+        double *sc = scratch + (size_t)omp_get_thread_num() * per;
+        double *s1 = sc, *s2 = s1 + terms, *buf = s2 + terms, *pw = buf + terms;
+#pragma omp for schedule(static)
+        for (size_t c = 0; c < cells; c++)
+            live[c] = src->box_of[c] >= 0;
+#pragma omp for schedule(dynamic, 4)
+        for (size_t bx = 0; bx < src->boxes; bx++)
+            fgt_moments(g, src, bx, pw, buf, a + (size_t)src->bcell[bx] * terms);
+        size_t stride = cells;
+        for (int i = 0; i < d; i++) {
+            stride /= g->nb[i];
+            const int last = i == d - 1;
+#pragma omp for schedule(dynamic, 16)
+            for (size_t c = 0; c < cells; c++) {
+                long k[4];
+                fgt_cell_coords(g, (uint32_t)c, k);
+                live2[c] = 0;
+                if (last && tgt->box_of[c] < 0)
+                    continue;
+                double *o = b + c * terms;
+                long lo = k[i] - g->reach[i] > 0 ? k[i] - g->reach[i] : 0;
+                long hi = k[i] + g->reach[i] < (long)g->nb[i] - 1 ? k[i] + g->reach[i]
+                                                                  : (long)g->nb[i] - 1;
+                for (long kb = lo; kb <= hi; kb++) {
+                    size_t cin = (size_t)((long)c + (kb - k[i]) * (long)stride);
+                    if (!live[cin])
+                        continue;
+                    if (!live2[c])
+                        for (size_t q = 0; q < terms; q++)
+                            o[q] = 0.0;
+                    live2[c] = 1;
+                    fgt_apply_dim(d, p, i,
+                                  mats + ((size_t)i * span + (size_t)(k[i] - kb + rmax)) * pp * pp,
+                                  a + cin * terms, o);
+                }
+            }
+#pragma omp single
+            {
+                double *t = a;
+                a = b;
+                b = t;
+                unsigned char *l = live;
+                live = live2;
+                live2 = l;
+            }
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (size_t tb = 0; tb < tgt->boxes; tb++) {
+            size_t c = tgt->bcell[tb];
+            for (size_t q = tgt->start[tb]; q < tgt->start[tb + 1]; q++) {
+                double v =
+                    live[c] ? fgt_taylor(d, p, a + c * terms, tgt->off + q * (size_t)d, pw, s1, s2)
+                            : 0.0;
+                size_t row = tgt->perm[q];
+                if (f64)
+                    ((double *)out)[row] = v;
+                else
+                    ((float *)out)[row] = (float)v;
+            }
+        }
+    }
+    gk__free(a);
+    gk__free(b);
+    gk__free(mats);
+    gk__free(scratch);
+    gk__free(live);
+    gk__free(live2);
+    return GK_OK;
 }
 
 /* The rows' least and greatest values per feature (d <= 4); 1 where any is NaN or infinite.
@@ -569,7 +710,7 @@ int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, d
     gk_fgt_grid g, best = {0};
     fgt_side src = {0}, tgt = {0}, bsrc = {0}, btgt = {0};
     double best_cost = INFINITY;
-    int oom = 0;
+    int oom = 0, best_grid = 0;
     for (size_t c = 0; c < FGT_SIDES && !oom; c++) {
         gk__fgt_grid_make(&g, (int)d, f64, gamma, fgt_sides[c], mn, mx, FGT_MAX_CELLS);
         size_t terms = g.p > 0 ? gk__fgt_terms((int)d, g.p) : 0;
@@ -578,9 +719,11 @@ int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, d
         if (fgt_bin(&g, team, y, f64, n, &src) || fgt_bin(&g, team, x, f64, m, &tgt)) {
             oom = 1;
         } else if (src.boxes * terms <= FGT_MAX_MOMENT_BYTES / sizeof(double)) {
-            double cost = fgt_cost(&g, &src, &tgt);
+            double pair_cost = fgt_cost(&g, &src, &tgt), grid_cost = fgt_grid_cost(&g, m, n);
+            double cost = fmin(pair_cost, grid_cost);
             if (cost < best_cost) {
                 best_cost = cost;
+                best_grid = grid_cost < pair_cost;
                 best = g;
                 fgt_side_free(&bsrc);
                 fgt_side_free(&btgt);
@@ -605,6 +748,19 @@ int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, d
         return 0;
     }
     g = best;
+    if (!oom && best_grid) {
+        if (fgt_sort(&g, team, y, f64, w, &bsrc) || fgt_sort(&g, team, x, f64, NULL, &btgt))
+            *r = gk__error(GK_E_OUT_OF_MEMORY, "rbf_matvec (fgt): cannot allocate its boxes");
+        else
+            *r = fgt_grid_sum(&g, team, &bsrc, &btgt, f64, out);
+        snprintf(why, why_size,
+                 "box side %.2f/sqrt(gamma), degree %d, the grid's %zu cells (%zu source and %zu "
+                 "target boxes) all expanded, estimated cost %.3g against %.3g direct",
+                 g.side, g.p, g.cells, bsrc.boxes, btgt.boxes, best_cost, direct);
+        fgt_side_free(&bsrc);
+        fgt_side_free(&btgt);
+        return 1;
+    }
     int dd = (int)d, p = g.p;
     size_t terms = oom ? 0 : gk__fgt_terms(dd, p), pp = (size_t)p;
     double *mom = NULL, *scratch = NULL;
