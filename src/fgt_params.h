@@ -164,6 +164,37 @@ GK_FGT_HD double gk__fgt_point_cost(int d, int p)
     return (double)gk__fgt_terms(d, p) + (double)(d * p);
 }
 
+/* M[k][j] = (-1)^k h_{k+j}(delta) / k! (p x p, row-major): the Hermite moments of a source box
+ * to the Taylor coefficients of a target box delta away, along one dimension; herm: 2p doubles
+ * of scratch for the Hermite functions, by their recurrence. */
+GK_FGT_HD void gk__fgt_matrix(int p, double delta, double *herm, double *m)
+{
+    herm[0] = exp(-delta * delta);
+    herm[1] = 2.0 * delta * herm[0];
+    for (int k = 2; k < 2 * p - 1; k++)
+        herm[k] = 2.0 * delta * herm[k - 1] - 2.0 * (double)(k - 1) * herm[k - 2];
+    double f = 1.0;
+    for (int k = 0; k < p; k++) {
+        if (k > 0)
+            f /= -(double)k;
+        for (int j = 0; j < p; j++)
+            m[k * p + j] = f * herm[k + j];
+    }
+}
+
+/* The grid strategy (every pair within reach expanded, as d passes over all cells, each pass
+ * 2 reach + 1 offsets, at most the boxes along that dimension, of p x p matrices): its cost for
+ * `cells` cells with reach[i] and nb[i] per dimension, and m + n points. */
+GK_FGT_HD double gk__fgt_grid_cost(int d, int p, size_t cells, const int *reach, const size_t *nb,
+                                   size_t m, size_t n)
+{
+    double terms = (double)gk__fgt_terms(d, p);
+    double c = (double)(m + n) * (gk__fgt_point_cost(d, p) + 4.0 * d);
+    for (int i = 0; i < d; i++)
+        c += (double)cells * fmin((double)(2 * reach[i] + 1), (double)nb[i]) * terms * (double)p;
+    return c;
+}
+
 /* ------------------------------------------------------------------------------------------
  * The grid of one call: boxes of side `side` (units of h) over the data's bounds, and the
  * degree and cut-off that keep the bound.

@@ -435,24 +435,6 @@ static void fgt_h2l_apply(int d, int p, const double *mat, const double *a, doub
     }
 }
 
-/* M[k][j] = (-1)^k h_{k+j}(delta) / k!, the Hermite functions by their recurrence (herm: 2p
- * doubles of scratch). */
-static void fgt_matrix(int p, double delta, double *herm, double *m)
-{
-    size_t pp = (size_t)p;
-    herm[0] = exp(-delta * delta);
-    herm[1] = 2.0 * delta * herm[0];
-    for (int k = 2; k < 2 * p - 1; k++)
-        herm[k] = 2.0 * delta * herm[k - 1] - 2.0 * (double)(k - 1) * herm[k - 2];
-    double f = 1.0;
-    for (size_t k = 0; k < pp; k++) {
-        if (k > 0)
-            f /= -(double)k;
-        for (size_t j = 0; j < pp; j++)
-            m[k * pp + j] = f * herm[k + j];
-    }
-}
-
 static void fgt_pair(void *ctx, size_t b)
 {
     fgt_work *wk = ctx;
@@ -480,7 +462,7 @@ static void fgt_pair(void *ctx, size_t b)
     }
     size_t pp = (size_t)p;
     for (int i = 0; i < d; i++)
-        fgt_matrix(p, delta[i], wk->herm, wk->mat + (size_t)i * pp * pp);
+        gk__fgt_matrix(p, delta[i], wk->herm, wk->mat + (size_t)i * pp * pp);
     fgt_h2l_apply(d, p, wk->mat, wk->mom + (size_t)wk->mom_slot[b] * gk__fgt_terms(d, p), wk->s1,
                   wk->s2, wk->l);
     wk->expands = 1;
@@ -529,11 +511,7 @@ static double fgt_grid_cost(const gk_fgt_grid *g, size_t m, size_t n)
     double terms = (double)gk__fgt_terms(g->d, g->p);
     if ((double)g->cells * terms * 2.0 * sizeof(double) > (double)FGT_MAX_GRID_BYTES)
         return INFINITY;
-    double c = (double)(m + n) * (gk__fgt_point_cost(g->d, g->p) + 4.0 * g->d);
-    for (int i = 0; i < g->d; i++)
-        c += (double)g->cells * fmin((double)(2 * g->reach[i] + 1), (double)g->nb[i]) * terms *
-             (double)g->p;
-    return c;
+    return gk__fgt_grid_cost(g->d, g->p, g->cells, g->reach, g->nb, m, n);
 }
 
 static gk_status fgt_grid_sum(const gk_fgt_grid *g, int team, const fgt_side *src,
@@ -565,8 +543,8 @@ static gk_status fgt_grid_sum(const gk_fgt_grid *g, int team, const fgt_side *sr
     double herm[2 * GK_FGT_MAX_P];
     for (int i = 0; i < d; i++)
         for (int dk = -g->reach[i]; dk <= g->reach[i]; dk++)
-            fgt_matrix(p, (double)dk * g->hw * g->sg, herm,
-                       mats + ((size_t)i * span + (size_t)(dk + rmax)) * pp * pp);
+            gk__fgt_matrix(p, (double)dk * g->hw * g->sg, herm,
+                           mats + ((size_t)i * span + (size_t)(dk + rmax)) * pp * pp);
 #pragma omp parallel num_threads(nt)
     {
         double *sc = scratch + (size_t)omp_get_thread_num() * per;

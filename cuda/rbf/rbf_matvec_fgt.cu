@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
 #include "rbf/rbf_matvec_fgt.cuh"
 
@@ -17,8 +18,9 @@ static const double fgt_sides[] = {0.35, 0.5, 0.7, 1.0, 2.0, 3.0};
 #define FGT_DIRECT_F32 6.0
 #define FGT_DIRECT_F64 30.0
 #define FGT_FIXED 2e7
-/* Moments in bytes at most. */
+/* Moments in bytes at most; the grid strategy's two arrays of cells x terms doubles, at most. */
 #define FGT_MAX_MOMENT_BYTES ((size_t)1 << 30)
+#define FGT_MAX_GRID_BYTES ((size_t)1 << 31)
 
 /* Frees what it holds when the call returns (stream-ordered, so queued work still sees it). */
 struct fgt_buffers {
@@ -150,6 +152,76 @@ struct fgt_stats {
     unsigned long long cost, seen;
 };
 
+/* The grid strategy: moments at their cells, d passes over the grid, each target's cell
+ * evaluated. */
+template <typename T>
+static gk_status fgt_grid_run(gk_cuda_state *s, fgt_buffers &b, const cuda_fgt_args &a, size_t m,
+                              const fgt_binned &bs, const fgt_binned &bt, const fgt_stats &h,
+                              T *out)
+{
+    cudaStream_t st = s->stream;
+    const gk_fgt_grid &g = a.g;
+    const int d = g.d, p = g.p;
+    int rmax = 0;
+    for (int i = 0; i < d; i++)
+        rmax = g.reach[i] > rmax ? g.reach[i] : rmax;
+    const unsigned int span = 2u * (unsigned int)rmax + 1u;
+    std::vector<double> mats((size_t)d * span * (size_t)(p * p)), herm(2 * (size_t)p + 2);
+    for (int i = 0; i < d; i++)
+        for (int dk = -rmax; dk <= rmax; dk++)
+            gk__fgt_matrix(p, (double)dk * g.hw * g.sg, herm.data(),
+                           mats.data() +
+                               ((size_t)i * span + (size_t)(dk + rmax)) * (size_t)(p * p));
+    double *dmats, *bufs[2];
+    int *run_of_t;
+    const size_t cells = g.cells, bytes = cells * a.terms * sizeof(double);
+    FGT_TRY(b.get(&dmats, mats.size() * sizeof(double)));
+    FGT_TRY(b.get(&bufs[0], bytes));
+    FGT_TRY(b.get(&bufs[1], bytes));
+    FGT_TRY(b.get(&run_of_t, cells * sizeof(int)));
+    FGT_TRY(gk__cuda_check(cudaMemcpyAsync(dmats, mats.data(), mats.size() * sizeof(double),
+                                           cudaMemcpyHostToDevice, st),
+                           "cudaMemcpyAsync (fgt matrices)"));
+    FGT_TRY(gk__cuda_check(cudaMemsetAsync(bufs[0], 0, bytes, st), "cudaMemsetAsync (fgt)"));
+    FGT_TRY(gk__cuda_check(cudaMemsetAsync(run_of_t, 0xff, cells * sizeof(int), st),
+                           "cudaMemsetAsync (fgt)"));
+    cuda_fgt_run_of<<<gk__cuda_blocks(h.occ_t, GK_CUDA_THREADS, (size_t)s->sm_count * 8),
+                      GK_CUDA_THREADS, 0, st>>>(h.occ_t, bt.cells, run_of_t);
+    FGT_TRY(gk__cuda_launched("cuda_fgt_run_of"));
+    cuda_fgt_moments<<<h.occ_s, GK_CUDA_THREADS, 0, st>>>(a, h.max_t, bs.start, bs.count, bs.off,
+                                                          bs.w, bs.cells, bufs[0], NULL);
+    FGT_TRY(gk__cuda_launched("cuda_fgt_moments"));
+    unsigned int stride = (unsigned int)cells;
+    for (int i = 0; i < d; i++) {
+        stride /= (unsigned int)g.nb[i];
+        cuda_fgt_pass<<<gk__cuda_blocks(cells, 1, (size_t)s->sm_count * 64), GK_CUDA_THREADS, 0,
+                        st>>>(a, i, stride, span, dmats, i == d - 1 ? run_of_t : NULL, bufs[i % 2],
+                              bufs[(i + 1) % 2]);
+        FGT_TRY(gk__cuda_launched("cuda_fgt_pass"));
+    }
+    const double *l = bufs[d % 2];
+    const unsigned int grid = gk__cuda_blocks(m, GK_CUDA_THREADS, (size_t)s->sm_count * 8);
+    switch (d) {
+    case 1:
+        cuda_fgt_grid_eval<T, 1>
+            <<<grid, GK_CUDA_THREADS, 0, st>>>(a, m, bt.keys, bt.index, bt.off, l, out);
+        break;
+    case 2:
+        cuda_fgt_grid_eval<T, 2>
+            <<<grid, GK_CUDA_THREADS, 0, st>>>(a, m, bt.keys, bt.index, bt.off, l, out);
+        break;
+    case 3:
+        cuda_fgt_grid_eval<T, 3>
+            <<<grid, GK_CUDA_THREADS, 0, st>>>(a, m, bt.keys, bt.index, bt.off, l, out);
+        break;
+    default:
+        cuda_fgt_grid_eval<T, 4>
+            <<<grid, GK_CUDA_THREADS, 0, st>>>(a, m, bt.keys, bt.index, bt.off, l, out);
+        break;
+    }
+    return gk__cuda_launched("cuda_fgt_grid_eval");
+}
+
 template <typename T>
 static gk_status fgt_run(gk_cuda_state *s, size_t m, size_t n, size_t d, double gamma, const T *x,
                          const T *y, const T *w, T *out, bool forced, bool *ran, char *why,
@@ -213,20 +285,32 @@ static gk_status fgt_run(gk_cuda_state *s, size_t m, size_t n, size_t d, double 
                            "cudaMemcpyAsync (fgt stats)"));
     FGT_TRY(gk__cuda_check(cudaStreamSynchronize(st), "cudaStreamSynchronize (fgt stats)"));
     int best = -1;
+    bool best_grid = false;
     double best_cost = INFINITY;
     for (size_t c = 0; c < FGT_SIDES; c++) {
         if (!ok[c] || hs[c].seen == 0)
             continue;
         const gk_fgt_grid &g = grids[c];
         const size_t terms = g.p > 0 ? gk__fgt_terms(g.d, g.p) : 0;
-        if ((size_t)hs[c].occ_s * terms > FGT_MAX_MOMENT_BYTES / sizeof(double))
-            continue;
         const double pc = g.p > 0 ? gk__fgt_point_cost(g.d, g.p) : 0.0;
-        const double cost = (double)hs[c].cost * ((double)g.cells / (double)hs[c].seen) +
-                            (double)n * pc + FGT_FIXED;
-        if (cost < best_cost) {
-            best_cost = cost;
-            best = (int)c;
+        if ((size_t)hs[c].occ_s * terms <= FGT_MAX_MOMENT_BYTES / sizeof(double)) {
+            const double cost = (double)hs[c].cost * ((double)g.cells / (double)hs[c].seen) +
+                                (double)n * pc + FGT_FIXED;
+            if (cost < best_cost) {
+                best_cost = cost;
+                best = (int)c;
+                best_grid = false;
+            }
+        }
+        if (g.p > 0 &&
+            (double)g.cells * (double)terms * 2.0 * sizeof(double) <= (double)FGT_MAX_GRID_BYTES) {
+            const double cost =
+                gk__fgt_grid_cost(g.d, g.p, g.cells, g.reach, g.nb, m, n) + FGT_FIXED;
+            if (cost < best_cost) {
+                best_cost = cost;
+                best = (int)c;
+                best_grid = true;
+            }
         }
     }
     const double direct = (double)m * (double)n * (f32 ? FGT_DIRECT_F32 : FGT_DIRECT_F64);
@@ -245,6 +329,13 @@ static gk_status fgt_run(gk_cuda_state *s, size_t m, size_t n, size_t d, double 
     fgt_binned bs, bt;
     FGT_TRY(fgt_bin<T>(s, b, a, n, y, w, &bs));
     FGT_TRY(fgt_bin<T>(s, b, a, m, x, NULL, &bt));
+    if (best_grid) {
+        FGT_TRY(fgt_grid_run<T>(s, b, a, m, bs, bt, h, out));
+        *ran = true;
+        snprintf(why, why_size, "side %.2f h, p %d, grid of %zu cells, cost %.3g vs %.3g direct",
+                 g.side, g.p, g.cells, best_cost, direct);
+        return GK_OK;
+    }
     int *run_of_s, *has;
     double *mom;
     FGT_TRY(b.get(&run_of_s, g.cells * sizeof(int)));
@@ -256,7 +347,7 @@ static gk_status fgt_run(gk_cuda_state *s, size_t m, size_t n, size_t d, double 
                       GK_CUDA_THREADS, 0, st>>>(h.occ_s, bs.cells, run_of_s);
     FGT_TRY(gk__cuda_launched("cuda_fgt_run_of"));
     cuda_fgt_moments<<<h.occ_s, GK_CUDA_THREADS, 0, st>>>(a, h.max_t, bs.start, bs.count, bs.off,
-                                                          bs.w, mom, has);
+                                                          bs.w, NULL, mom, has);
     FGT_TRY(gk__cuda_launched("cuda_fgt_moments"));
     const unsigned int segs = (h.max_t + GK_FGT_CUDA_SEG - 1) / GK_FGT_CUDA_SEG;
     if (segs > GK_CUDA_GRID_Y_MAX) {

@@ -284,22 +284,24 @@ __global__ void cuda_fgt_run_of(unsigned int runs, const unsigned int *cells, in
 }
 
 /* One block per source box: its moments A_alpha = sum w v^alpha / alpha! where some target box
- * may expand it (has[r] says), each thread a set of terms, the sources in order. */
+ * may expand it (has[r] says), each thread a set of terms, the sources in order. For the grid
+ * strategy (cells not NULL) every box's, at its cell's place. */
 __global__ void __launch_bounds__(GK_CUDA_THREADS)
     cuda_fgt_moments(cuda_fgt_args a, unsigned int max_t, const unsigned int *start,
-                     const unsigned int *count, const double *off, const double *ws, double *mom,
-                     int *has)
+                     const unsigned int *count, const double *off, const double *ws,
+                     const unsigned int *cells, double *mom, int *has)
 {
     __shared__ double pw[GK_FGT_CUDA_CHUNK][4][GK_FGT_MAX_P];
     __shared__ double wq[GK_FGT_CUDA_CHUNK];
     const unsigned int r = blockIdx.x, s0 = start[r], ns = count[r];
     const int d = a.g.d, p = a.g.p;
-    const bool need = p > 0 && !gk__fgt_pair_direct((double)ns, (double)max_t, d, p, a.near);
-    if (threadIdx.x == 0)
+    const bool need =
+        p > 0 && (cells != NULL || !gk__fgt_pair_direct((double)ns, (double)max_t, d, p, a.near));
+    if (threadIdx.x == 0 && has != NULL)
         has[r] = need;
     if (!need)
         return;
-    double *out = mom + (size_t)r * a.terms;
+    double *out = mom + (size_t)(cells != NULL ? cells[r] : r) * a.terms;
     for (unsigned int e0 = 0; e0 < a.terms; e0 += blockDim.x) {
         unsigned int e = e0 + threadIdx.x;
         int alpha[4] = {0, 0, 0, 0};
@@ -503,6 +505,62 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
         if (expands)
             val += cuda_fgt_horner<D>::run(L, u[j], p, (int)(terms / (unsigned int)p));
         out[index_t[q]] = (T)val;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The grid strategy (docs/fgt.md): pass i turns dimension i of every cell from source box to
+ * target box, out[c] = sum over the offsets dk of M_i(dk) applied along term index i to
+ * in[c - dk stride]; the last pass only where a cell has targets (run_of_t >= 0). mats holds
+ * M_i(dk) for dk = -span/2 .. span/2 at [(i span + dk + span/2) p^2]. One block per cell.
+ * ---------------------------------------------------------------------------------------- */
+__global__ void __launch_bounds__(GK_CUDA_THREADS)
+    cuda_fgt_pass(cuda_fgt_args a, int i, unsigned int stride, unsigned int span,
+                  const double *mats, const int *run_of_t, const double *in, double *out)
+{
+    for (unsigned int c = blockIdx.x; c < (unsigned int)a.g.cells; c += gridDim.x) {
+        if (run_of_t != NULL && run_of_t[c] < 0)
+            continue;
+        int k[4];
+        cuda_fgt_coords(a, c, k);
+        const int p = a.g.p, r = a.g.reach[i], half = (int)span / 2;
+        const int lo = k[i] - r > 0 ? k[i] - r : 0;
+        const int hi = k[i] + r < (int)a.nb[i] - 1 ? k[i] + r : (int)a.nb[i] - 1;
+        unsigned int inner = 1;
+        for (int j = i + 1; j < a.g.d; j++)
+            inner *= (unsigned int)p;
+        for (unsigned int e = threadIdx.x; e < a.terms; e += blockDim.x) {
+            const unsigned int q = e % inner, bk = e / inner % (unsigned int)p,
+                               ob = e / (inner * (unsigned int)p);
+            double val = 0.0;
+            for (int kb = lo; kb <= hi; kb++) {
+                const double *m =
+                    mats + ((size_t)i * span + (size_t)(k[i] - kb + half)) * (size_t)(p * p) +
+                    (size_t)bk * (size_t)p;
+                const double *src =
+                    in + (size_t)((long long)c + (long long)(kb - k[i]) * stride) * a.terms;
+                for (int aj = 0; aj < p; aj++)
+                    val += m[aj] * src[(ob * (unsigned int)p + (unsigned int)aj) * inner + q];
+            }
+            out[(size_t)c * a.terms + e] = val;
+        }
+    }
+}
+
+/* Each sorted target: its cell's Taylor polynomial at its offsets. */
+template <typename T, int D>
+__global__ void __launch_bounds__(GK_CUDA_THREADS)
+    cuda_fgt_grid_eval(cuda_fgt_args a, size_t rows, const unsigned int *keys,
+                       const unsigned int *index, const double *off, const double *l, T *out)
+{
+    for (size_t q = blockIdx.x * (size_t)blockDim.x + threadIdx.x; q < rows;
+         q += (size_t)gridDim.x * blockDim.x) {
+        double u[D];
+        for (int i = 0; i < D; i++)
+            u[i] = off[q * D + i];
+        const double v = cuda_fgt_horner<D>::run(l + (size_t)keys[q] * a.terms, u, a.g.p,
+                                                 (int)(a.terms / (unsigned int)a.g.p));
+        out[index[q]] = (T)v;
     }
 }
 
