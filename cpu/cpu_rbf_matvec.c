@@ -177,8 +177,17 @@ gk_status gk__cpu_rbf_matvec(void *st, gk_dtype t, size_t m, size_t n, size_t d,
     gk__cpu_rbf_plan(s, GK_CPU_RBF_MATVEC_OP, t, m, n, d, gamma, &p);
     gk_status r = GK_OK;
     const char *declined = NULL;
+    char said[256];
     int ran = p.form == GK_CPU_RBF_GEMM &&
               gk__cpu_rbf_matvec_gemm(st, t, m, n, d, gamma, x, y, w, out, &r, &declined);
+    if (p.form == GK_CPU_RBF_FGT) {
+        ran = gk__cpu_rbf_matvec_fgt(st, t, m, n, d, gamma, s->rbf_form == GK_CPU_RBF_FGT, x, y, w,
+                                     out, &r, said, sizeof said);
+        if (ran)
+            gk__cpu_rbf_plan_note(&p, said);
+        else
+            declined = said;
+    }
     if (declined != NULL)
         gk__cpu_rbf_plan_decline(&p, t, d, declined);
     gk__cpu_rbf_plan_log(s, &p);

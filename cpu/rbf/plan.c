@@ -13,8 +13,9 @@
 #include "cpu_rbf.h"
 #include "env.h"
 #include "error.h"
+#include "fgt_params.h"
 
-static const char *const form_names[GK_CPU_RBF_FORMS] = {"fused", "gemm", "diff", "wide"};
+static const char *const form_names[GK_CPU_RBF_FORMS] = {"fused", "gemm", "diff", "wide", "fgt"};
 static const char *const op_names[] = {"rbf_rows", "rbf_matrix", "rbf_matvec"};
 
 /* Every threshold the planner decides by, in one table. "fits" limits are what a form needs to
@@ -31,6 +32,8 @@ static const struct {
     /* pays: float32 rbf_matvec through GEMM where the ISA's difference blocks exist (they
      * measured four times faster at 4096^2 x 64) */
     int gemm_matvec_with_isa;
+    size_t fgt_max_d;       /* fits: the transform's tensors are written for d <= 4 */
+    size_t fgt_min_entries; /* pays: below, binning costs about what direct summation does */
 } limits = {
     .ip_min_entries = (size_t)1 << 16,
     .fused_min_d = 8,
@@ -40,6 +43,8 @@ static const struct {
     .gemm_matvec_max_d = 4096,
     .gemm_max_du = 1e-3,
     .gemm_matvec_with_isa = 0,
+    .fgt_max_d = GK_FGT_MAX_D,
+    .fgt_min_entries = (size_t)1 << 20,
 };
 
 const char *gk__cpu_rbf_form_name(gk_cpu_rbf_form f)
@@ -63,9 +68,10 @@ gk_status gk__cpu_rbf_form_parse(const char *name, int *form)
     char shown[200];
     gk__printable(name, 40, shown, sizeof shown);
     return gk__error(GK_E_INVALID_ARGUMENT,
-                     "GK_RBF_FORM=%s is not a form: the CPU backend's are %s, %s, %s, %s; the "
+                     "GK_RBF_FORM=%s is not a form: the CPU backend's are %s, %s, %s, %s, %s; the "
                      "CUDA backend's start with cuda_",
-                     shown, form_names[0], form_names[1], form_names[2], form_names[3]);
+                     shown, form_names[0], form_names[1], form_names[2], form_names[3],
+                     form_names[4]);
 }
 
 /* Appends to p->why (cut short where it is full). */
@@ -138,6 +144,16 @@ static int fits(const gk_cpu_state *s, gk_cpu_rbf_form f, gk_dtype t, size_t m, 
             return 0;
         }
         return 1;
+    case GK_CPU_RBF_FGT:
+        if (p->op != GK_CPU_RBF_MATVEC_OP)
+            say(p, "%s: rbf_matvec only", name);
+        else if (d == 0 || d > limits.fgt_max_d)
+            say(p, "%s: d %zu not in [1, %zu]", name, d, limits.fgt_max_d);
+        else if (!(gamma > 0.0) || !isfinite(gamma))
+            say(p, "%s: gamma %g not positive and finite", name, gamma);
+        else
+            return 1;
+        return 0;
     case GK_CPU_RBF_WIDE:
     case GK_CPU_RBF_FORMS:
         break;
@@ -170,6 +186,13 @@ static int pays(const gk_cpu_state *s, gk_cpu_rbf_form f, gk_dtype t, size_t m, 
         }
         return 0;
     }
+    case GK_CPU_RBF_FGT:
+        if (e < limits.fgt_min_entries) {
+            say(p, "fgt: %zu entries < %zu", e, limits.fgt_min_entries);
+            return 0;
+        }
+        say(p, "fgt: %zu entries >= %zu, its cost model decides", e, limits.fgt_min_entries);
+        return 1;
     case GK_CPU_RBF_DIFF:
     case GK_CPU_RBF_WIDE:
     case GK_CPU_RBF_FORMS:
@@ -178,10 +201,16 @@ static int pays(const gk_cpu_state *s, gk_cpu_rbf_form f, gk_dtype t, size_t m, 
     return 1;
 }
 
-/* The planner's own choice: the inner-product forms where they fit and pay, else differences. */
+/* The planner's own choice: the fast Gauss transform or the inner-product forms where they fit
+ * and pay, else differences. */
 static gk_cpu_rbf_form choose(const gk_cpu_state *s, gk_dtype t, size_t m, size_t n, size_t d,
                               double gamma, gk_cpu_rbf_plan *p)
 {
+    if (p->op == GK_CPU_RBF_MATVEC_OP && d <= limits.fgt_max_d) {
+        if (fits(s, GK_CPU_RBF_FGT, t, m, n, d, gamma, p) && pays(s, GK_CPU_RBF_FGT, t, m, n, d, p))
+            return GK_CPU_RBF_FGT;
+        say(p, "; ");
+    }
     for (int f = GK_CPU_RBF_FUSED; f <= GK_CPU_RBF_GEMM; f++) {
         if (p->op == GK_CPU_RBF_ROWS_OP || (f == GK_CPU_RBF_FUSED && p->op != GK_CPU_RBF_MATRIX_OP))
             continue;
@@ -222,6 +251,11 @@ void gk__cpu_rbf_plan_decline(gk_cpu_rbf_plan *p, gk_dtype t, size_t d, const ch
     size_t es = t == GK_FLOAT32 ? sizeof(float) : sizeof(double);
     say(p, "; %s declined: %s", form_names[p->form], reason);
     p->form = gk__cpu_rbf_packs(d, es) ? GK_CPU_RBF_DIFF : GK_CPU_RBF_WIDE;
+}
+
+void gk__cpu_rbf_plan_note(gk_cpu_rbf_plan *p, const char *text)
+{
+    say(p, "; %s", text);
 }
 
 void gk__cpu_rbf_plan_log(const gk_cpu_state *s, const gk_cpu_rbf_plan *p)

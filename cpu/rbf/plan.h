@@ -23,6 +23,9 @@ typedef enum gk_cpu_rbf_form {
     GK_CPU_RBF_DIFF,
     /* rbf_matrix, rbf_matvec: rows too wide to pack, each pair read in place (no scratch). */
     GK_CPU_RBF_WIDE,
+    /* rbf_matvec, 1 <= d <= 4: the fast Gauss transform (cpu/rbf/fgt.c, docs/fgt.md), where its
+     * cost model, from the data's boxes, says it beats the difference form. */
+    GK_CPU_RBF_FGT,
     GK_CPU_RBF_FORMS
 } gk_cpu_rbf_form;
 
@@ -36,7 +39,7 @@ typedef enum gk_cpu_rbf_op {
 typedef struct gk_cpu_rbf_plan {
     gk_cpu_rbf_op op;
     gk_cpu_rbf_form form;
-    char why[256];
+    char why[512];
 } gk_cpu_rbf_plan;
 
 const char *gk__cpu_rbf_form_name(gk_cpu_rbf_form f);
@@ -53,6 +56,9 @@ void gk__cpu_rbf_plan(const struct gk_cpu_state *s, gk_cpu_rbf_op op, gk_dtype t
 /* The planned inner-product form declined the data (reason): the difference form (or wide rows)
  * runs instead, and why says so. */
 void gk__cpu_rbf_plan_decline(gk_cpu_rbf_plan *p, gk_dtype t, size_t d, const char *reason);
+
+/* Appends "; <text>" to why (what the form that ran says of its parameters). */
+void gk__cpu_rbf_plan_note(gk_cpu_rbf_plan *p, const char *text);
 
 /* Prints "gpukern: <op>: form <name> (<why>)" where the context logs (GK_LOG=1). */
 void gk__cpu_rbf_plan_log(const struct gk_cpu_state *s, const gk_cpu_rbf_plan *p);

@@ -26,12 +26,14 @@ static const struct {
     double taylor_min_pairs; /* matvec_taylor: where its bound fails, its box pass and plan
                                 (some tens of microseconds) are lost; from here that is a
                                 few percent of the direct sum */
-} limits = {64, 128, 0x1p24, 0x1p26, 128, 0x1p20, 0x1p20, 0x1p30};
+    double fgt_min_pairs;    /* matvec_fgt: its grid choice waits for the device twice (some tens
+                                of microseconds), a few percent of direct summation from here */
+} limits = {64, 128, 0x1p24, 0x1p26, 128, 0x1p20, 0x1p20, 0x1p30, 0x1p30};
 
 static const char *const form_names[CUDA_RBF_FORM_COUNT] = {
-    "cuda_rows",          "cuda_matrix_tiled", "cuda_matrix_dot",
-    "cuda_matrix_tc",     "cuda_matvec_small", "cuda_matvec_fact",
-    "cuda_matvec_taylor", "cuda_matvec_tiled", "cuda_matvec_dot"};
+    "cuda_rows",         "cuda_matrix_tiled", "cuda_matrix_dot",    "cuda_matrix_tc",
+    "cuda_matvec_small", "cuda_matvec_fact",  "cuda_matvec_taylor", "cuda_matvec_tiled",
+    "cuda_matvec_dot",   "cuda_matvec_fgt"};
 
 const char *gk__cuda_rbf_form_name(cuda_rbf_form f)
 {
@@ -158,8 +160,39 @@ static bool matvec_dot_can_run(size_t m, size_t n, size_t d, double gamma)
            gk__cuda_matvec_center_floats(m, n, d) <= GK_MATVEC_DOT_MAX_FLOATS;
 }
 
+static cuda_rbf_plan matvec_plan(const gk_cuda_state *s, gk_dtype t, size_t m, size_t n, size_t d,
+                                 double gamma);
+
 cuda_rbf_plan gk__cuda_rbf_plan_matvec(const gk_cuda_state *s, gk_dtype t, size_t m, size_t n,
                                        size_t d, double gamma)
+{
+    const double pairs = (double)m * (double)n;
+    const bool fgt = d >= 1 && d <= 4 && gamma > 0.0 && std::isfinite(gamma);
+    if (s->rbf_form == (int)CUDA_RBF_MATVEC_FGT && fgt)
+        return make(CUDA_RBF_MATVEC_FGT, true, "GK_RBF_FORM");
+    if (fgt && s->rbf_form < 0 && pairs >= limits.fgt_min_pairs)
+        return make(CUDA_RBF_MATVEC_FGT, false, "%.3g pairs", pairs);
+    return gk__cuda_rbf_plan_matvec_after_fgt(s, t, m, n, d, gamma, NULL);
+}
+
+cuda_rbf_plan gk__cuda_rbf_plan_matvec_after_fgt(const gk_cuda_state *s, gk_dtype t, size_t m,
+                                                 size_t n, size_t d, double gamma,
+                                                 const char *declined)
+{
+    cuda_rbf_plan p = matvec_plan(s, t, m, n, d, gamma);
+    if (declined != NULL) { /* "<declined>; <the form's why>", cut short where full */
+        char why[sizeof p.why];
+        size_t k = strnlen(declined, sizeof why - 3);
+        memcpy(why, declined, k);
+        memcpy(why + k, "; ", 3);
+        strncat(why, p.why, sizeof why - k - 3);
+        memcpy(p.why, why, sizeof why);
+    }
+    return p;
+}
+
+static cuda_rbf_plan matvec_plan(const gk_cuda_state *s, gk_dtype t, size_t m, size_t n, size_t d,
+                                 double gamma)
 {
     const double pairs = (double)m * (double)n;
     const bool f32 = t == GK_FLOAT32, fact = f32 && d >= 1 && d <= 4 && finite_positive(gamma);

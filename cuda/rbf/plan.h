@@ -27,6 +27,8 @@ typedef enum cuda_rbf_form {
     CUDA_RBF_MATVEC_TAYLOR, /* float32, 1 <= d <= 4: one Taylor expansion, else fact */
     CUDA_RBF_MATVEC_TILED,  /* d > 4: differences on register tiles */
     CUDA_RBF_MATVEC_DOT,    /* float32, d > 4: centred inner products (tensor cores to d 64) */
+    CUDA_RBF_MATVEC_FGT,    /* 1 <= d <= 4: the fast Gauss transform where its cost model,
+                               from the data's boxes, beats the others (rbf_matvec_fgt.h) */
     CUDA_RBF_FORM_COUNT
 } cuda_rbf_form;
 
@@ -48,6 +50,10 @@ cuda_rbf_plan gk__cuda_rbf_plan_matrix(const gk_cuda_state *s, gk_dtype t, size_
                                        size_t d, double gamma);
 cuda_rbf_plan gk__cuda_rbf_plan_matvec(const gk_cuda_state *s, gk_dtype t, size_t m, size_t n,
                                        size_t d, double gamma);
+/* The form where matvec_fgt declined the data (declined: its reason, kept in why). */
+cuda_rbf_plan gk__cuda_rbf_plan_matvec_after_fgt(const gk_cuda_state *s, gk_dtype t, size_t m,
+                                                 size_t n, size_t d, double gamma,
+                                                 const char *declined);
 
 /* Prints "gpukern: <op>: form <name> (<m> x <n> x <d>; <why>)" when the context logs (GK_LOG=1). */
 void gk__cuda_rbf_log(const gk_cuda_state *s, const char *op, size_t m, size_t n, size_t d,

@@ -6,6 +6,7 @@
 #include "plan.h"
 #include "rbf_matvec_dot.cuh"
 #include "rbf_matvec_fact.cuh"
+#include "rbf_matvec_fgt.h"
 #include "rbf_matvec_small.cuh"
 #include "rbf_matvec_taylor.h"
 #include "rbf_matvec_tc.h"
@@ -211,8 +212,22 @@ static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_
     if ((m + rows - 1) / rows * p.splits > GK_CUDA_GRID_X_MAX)
         return gk__cuda_error(GK_E_UNSUPPORTED, "m (%zu) exceeds the grid's limit", m);
     T c = cuda_rbf_constant(gamma, T(0));
-    const cuda_rbf_plan plan =
-        gk__cuda_rbf_plan_matvec(s, sizeof(T) == 4 ? GK_FLOAT32 : GK_FLOAT64, m, n, d, gamma);
+    const gk_dtype t = sizeof(T) == 4 ? GK_FLOAT32 : GK_FLOAT64;
+    cuda_rbf_plan plan = gk__cuda_rbf_plan_matvec(s, t, m, n, d, gamma);
+    if (plan.form == CUDA_RBF_MATVEC_FGT) {
+        bool ran = false;
+        char why[sizeof plan.why];
+        r = gk__cuda_matvec_fgt(s, t, m, n, d, gamma, x, y, w, out, plan.forced, &ran, why,
+                                sizeof why);
+        if (r != GK_OK)
+            return r;
+        if (ran) {
+            memcpy(plan.why, why, sizeof why);
+            gk__cuda_rbf_log(s, "rbf_matvec", m, n, d, plan);
+            return GK_OK;
+        }
+        plan = gk__cuda_rbf_plan_matvec_after_fgt(s, t, m, n, d, gamma, why);
+    }
     gk__cuda_rbf_log(s, "rbf_matvec", m, n, d, plan);
     const bool dot = plan.form == CUDA_RBF_MATVEC_DOT;
     /* The tensor-core form and the inner-product kernel each fill p.splits partial slots. */

@@ -1,0 +1,827 @@
+/* SPDX-License-Identifier: MIT */
+/* fgt.c - the CPU's rbf_matvec at 1 <= d <= 4 by the fast Gauss transform (docs/fgt.md). */
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "cpu_internal.h"
+#include "cpu_rbf.h"
+#include "cpu_vmath.h"
+#include "error.h"
+#include "fgt_params.h"
+
+/* Box sides tried, in units of h = 1 / sqrt(gamma): smaller boxes need fewer terms (p) but
+ * have more neighbours within the cut-off; the widest have no degree that meets the bound and
+ * sum every pair within the cut-off directly (sparse data, large gamma). The cost model picks
+ * one per call. */
+static const double fgt_sides[] = {0.25, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 3.0};
+#define FGT_SIDES (sizeof fgt_sides / sizeof fgt_sides[0])
+
+/* The cost model's constants, in multiply-adds of the expansions (fgt_params.h): a pair summed
+ * by the difference form (float32 and float64), and a pair summed directly inside the transform
+ * (exponents in double through the vector exp). */
+#define FGT_DIFF_PAIR_F32 1.0
+#define FGT_DIFF_PAIR_F64 2.0
+#define FGT_NEAR_PAIR 2.0
+/* ... a cell of a target box's neighbourhood looked at, a near source gathered */
+#define FGT_VISIT 7.0
+#define FGT_GATHER_COST 11.0
+/* Cells of the dense grid and bytes of moments a call may take. */
+#define FGT_MAX_CELLS ((size_t)1 << 24)
+#define FGT_MAX_MOMENT_BYTES ((size_t)1 << 30)
+/* Target boxes whose neighbourhoods the cost model visits (evenly spaced). */
+#define FGT_SAMPLE_BOXES ((size_t)256)
+
+/* One side of the transform: the points binned into the occupied boxes of the grid. */
+typedef struct fgt_side {
+    size_t count, boxes;
+    uint32_t *cell;  /* each point's cell */
+    int32_t *box_of; /* cells -> box, -1 where empty */
+    size_t *start;   /* boxes + 1: where each box's points begin in the sorted order */
+    uint32_t *bcell; /* each box's cell */
+    int32_t *bk;     /* each box's cell coordinates, 4 a box */
+    size_t *perm;    /* sorted position -> the row's index */
+    double *off;     /* sorted offsets from the box centres, count x d, units of h */
+    double *w;       /* sources: the sorted weights */
+    size_t largest;  /* points of the largest box */
+} fgt_side;
+
+static double fgt_at(const void *p, int f64, size_t i)
+{
+    return f64 ? ((const double *)p)[i] : (double)((const float *)p)[i];
+}
+
+/* The cell of point row (d coordinates) and its per-dimension indices. */
+static uint32_t fgt_cell_of(const gk_fgt_grid *g, const void *rows, int f64, size_t row, size_t *k)
+{
+    size_t c = 0;
+    for (int i = 0; i < g->d; i++) {
+        double q = floor((fgt_at(rows, f64, row * (size_t)g->d + (size_t)i) - g->lo[i]) / g->hw);
+        size_t ki = q <= 0.0 ? 0 : q >= (double)(g->nb[i] - 1) ? g->nb[i] - 1 : (size_t)q;
+        k[i] = ki;
+        c = c * g->nb[i] + ki;
+    }
+    return (uint32_t)c;
+}
+
+static void fgt_cell_coords(const gk_fgt_grid *g, uint32_t cell, long *k)
+{
+    size_t c = cell;
+    for (int i = g->d - 1; i >= 0; i--) {
+        k[i] = (long)(c % g->nb[i]);
+        c /= g->nb[i];
+    }
+}
+
+/* Squared gap between the cells (the boxes' points may stray by the slack), units of h. */
+static double fgt_gap2(const gk_fgt_grid *g, const long *a, const int32_t *b)
+{
+    double s = 0.0;
+    for (int i = 0; i < g->d; i++) {
+        long dk = labs(a[i] - (long)b[i]);
+        double gap = dk > 1 ? (double)(dk - 1) * g->side - 2.0 * g->slack : 0.0;
+        s += gap > 0.0 ? gap * gap : 0.0;
+    }
+    return s;
+}
+
+/* Calls visit(ctx, box) for each occupied box of `src` within the cut-off of target cell kc,
+ * in increasing cell order (through the neighbourhood, or the list of boxes where shorter). */
+typedef void (*fgt_visit)(void *ctx, size_t box);
+static void fgt_neighbours(const gk_fgt_grid *g, const fgt_side *src, const long *kc,
+                           fgt_visit visit, void *ctx)
+{
+    long lo[4], hi[4];
+    int32_t k[4];
+    double volume = 1.0;
+    for (int i = 0; i < g->d; i++) {
+        lo[i] = kc[i] - g->reach[i] > 0 ? kc[i] - g->reach[i] : 0;
+        hi[i] = kc[i] + g->reach[i] < (long)g->nb[i] - 1 ? kc[i] + g->reach[i] : (long)g->nb[i] - 1;
+        volume *= (double)(hi[i] - lo[i] + 1);
+    }
+    if (volume > (double)src->boxes) {
+        for (size_t b = 0; b < src->boxes; b++)
+            if (fgt_gap2(g, kc, src->bk + 4 * b) < g->r2)
+                visit(ctx, b);
+        return;
+    }
+    for (int i = 0; i < g->d; i++)
+        k[i] = (int32_t)lo[i];
+    for (;;) {
+        size_t c = 0;
+        for (int i = 0; i < g->d; i++)
+            c = c * g->nb[i] + (size_t)k[i];
+        if (src->box_of[c] >= 0 && fgt_gap2(g, kc, k) < g->r2)
+            visit(ctx, (size_t)src->box_of[c]);
+        int i = g->d - 1;
+        while (i >= 0 && k[i] == hi[i]) {
+            k[i] = (int32_t)lo[i];
+            i--;
+        }
+        if (i < 0)
+            return;
+        k[i]++;
+    }
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Binning.
+ * ---------------------------------------------------------------------------------------- */
+
+static void fgt_side_free(fgt_side *s)
+{
+    gk__free(s->cell);
+    gk__free(s->box_of);
+    gk__free(s->start);
+    gk__free(s->bcell);
+    gk__free(s->bk);
+    gk__free(s->perm);
+    gk__free(s->off);
+    gk__free(s->w);
+    memset(s, 0, sizeof *s);
+}
+
+static int fgt_alloc(void *p, size_t count, size_t size)
+{
+    void **pp = p;
+    *pp = NULL;
+    return count > SIZE_MAX / size || gk__aligned_alloc(pp, 64, count * size + (count == 0)) != 0;
+}
+
+/* Each point's cell and the occupied boxes (in cell order); 1 if out of memory. */
+static int fgt_bin(const gk_fgt_grid *g, int team, const void *rows, int f64, size_t count,
+                   fgt_side *s)
+{
+    s->count = count;
+    if (fgt_alloc(&s->cell, count, sizeof *s->cell) ||
+        fgt_alloc(&s->box_of, g->cells, sizeof *s->box_of))
+        return 1;
+    int nt = gk__cpu_region(team, count / 4096);
+    GK_CPU_PARALLEL_IF(
+        nt > 1, "omp parallel for num_threads(nt) schedule(static)",
+        for (size_t r = 0; r < count; r++) {
+            size_t k[4];
+            s->cell[r] = fgt_cell_of(g, rows, f64, r, k);
+        });
+    for (size_t c = 0; c < g->cells; c++)
+        s->box_of[c] = 0;
+    for (size_t r = 0; r < count; r++)
+        s->box_of[s->cell[r]]++; /* counts for now */
+    size_t boxes = 0;
+    for (size_t c = 0; c < g->cells; c++)
+        boxes += s->box_of[c] > 0;
+    s->boxes = boxes;
+    if (fgt_alloc(&s->start, boxes + 1, sizeof *s->start) ||
+        fgt_alloc(&s->bcell, boxes, sizeof *s->bcell) ||
+        fgt_alloc(&s->bk, 4 * boxes, sizeof *s->bk))
+        return 1;
+    size_t b = 0, at = 0;
+    s->largest = 0;
+    for (size_t c = 0; c < g->cells; c++) {
+        size_t n = (size_t)s->box_of[c];
+        if (n == 0) {
+            s->box_of[c] = -1;
+            continue;
+        }
+        s->start[b] = at;
+        s->bcell[b] = (uint32_t)c;
+        s->box_of[c] = (int32_t)b;
+        long k[4];
+        fgt_cell_coords(g, (uint32_t)c, k);
+        for (int i = 0; i < 4; i++)
+            s->bk[4 * b + (size_t)i] = i < g->d ? (int32_t)k[i] : 0;
+        s->largest = n > s->largest ? n : s->largest;
+        at += n;
+        b++;
+    }
+    s->start[boxes] = at;
+    return 0;
+}
+
+/* The sorted order, the offsets from the box centres and (sources) the weights; 1 if out of
+ * memory. */
+static int fgt_sort(const gk_fgt_grid *g, int team, const void *rows, int f64, const void *w,
+                    fgt_side *s)
+{
+    size_t d = (size_t)g->d;
+    if (fgt_alloc(&s->perm, s->count, sizeof *s->perm) ||
+        fgt_alloc(&s->off, s->count * d, sizeof *s->off) ||
+        (w != NULL && fgt_alloc(&s->w, s->count, sizeof *s->w)))
+        return 1;
+    size_t *cursor;
+    if (fgt_alloc(&cursor, s->boxes, sizeof *cursor))
+        return 1;
+    memcpy(cursor, s->start, s->boxes * sizeof *cursor);
+    for (size_t r = 0; r < s->count; r++)
+        s->perm[cursor[s->box_of[s->cell[r]]]++] = r;
+    gk__free(cursor);
+    int nt = gk__cpu_region(team, s->boxes);
+    GK_CPU_PARALLEL_IF(
+        nt > 1, "omp parallel for num_threads(nt) schedule(dynamic, 16)",
+        for (size_t b = 0; b < s->boxes; b++) {
+            long k[4];
+            fgt_cell_coords(g, s->bcell[b], k);
+            for (size_t q = s->start[b]; q < s->start[b + 1]; q++) {
+                size_t r = s->perm[q];
+                for (size_t i = 0; i < d; i++)
+                    s->off[q * d + i] =
+                        (fgt_at(rows, f64, r * d + i) - gk__fgt_centre(g, (int)i, (size_t)k[i])) *
+                        g->sg;
+                if (w != NULL)
+                    s->w[q] = fgt_at(w, f64, r);
+            }
+        });
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The cost model: the call's cost by this grid, from the boxes' occupancy and a sample of the
+ * target boxes' neighbourhoods.
+ * ---------------------------------------------------------------------------------------- */
+
+typedef struct fgt_estimate {
+    const fgt_side *src, *tgt;
+    double nt, h2l, cost;
+    int d, p, expands;
+} fgt_estimate;
+
+static void fgt_estimate_pair(void *ctx, size_t b)
+{
+    fgt_estimate *e = ctx;
+    double ns = (double)(e->src->start[b + 1] - e->src->start[b]);
+    if (gk__fgt_pair_direct(ns, e->nt, e->d, e->p, FGT_NEAR_PAIR)) {
+        e->cost += ns * (e->nt * FGT_NEAR_PAIR + FGT_GATHER_COST);
+    } else {
+        e->cost += e->h2l;
+        e->expands = 1;
+    }
+}
+
+static double fgt_cost(const gk_fgt_grid *g, const fgt_side *src, const fgt_side *tgt)
+{
+    fgt_estimate e = {src, tgt, 0.0, gk__fgt_h2l_cost(g->d, g->p), 0.0, g->d, g->p, 0};
+    size_t step = tgt->boxes > FGT_SAMPLE_BOXES ? tgt->boxes / FGT_SAMPLE_BOXES : 1, seen = 0;
+    double pairs = 0.0, pc = g->p > 0 ? gk__fgt_point_cost(g->d, g->p) : 0.0;
+    for (size_t b = 0; b < tgt->boxes; b += step) {
+        long kc[4];
+        fgt_cell_coords(g, tgt->bcell[b], kc);
+        e.nt = (double)(tgt->start[b + 1] - tgt->start[b]);
+        e.expands = 0;
+        double volume = 1.0;
+        for (int i = 0; i < g->d; i++)
+            volume *= (double)(2 * g->reach[i] + 1);
+        e.cost += fmin(volume, (double)src->boxes) * FGT_VISIT;
+        fgt_neighbours(g, src, kc, fgt_estimate_pair, &e);
+        pairs += e.expands ? e.nt * pc : 0.0;
+        seen++;
+    }
+    double scale = (double)tgt->boxes / (double)seen;
+    return (e.cost + pairs) * scale + (double)src->count * pc +
+           4.0 * (double)g->d * (double)(src->count + tgt->count);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The transform.
+ * ---------------------------------------------------------------------------------------- */
+
+/* pw[k] = v^k / k! (fact) or v^k, k < p. */
+static void fgt_powers(int p, double v, int fact, double *pw)
+{
+    pw[0] = 1.0;
+    for (int k = 1; k < p; k++)
+        pw[k] = pw[k - 1] * v / (fact ? (double)k : 1.0);
+}
+
+/* buf[0 .. p^d) = w prod_i pw[i][a_i] (tensor order, a_0 slowest). */
+static void fgt_outer(int d, int p, double w, const double *pw, double *buf)
+{
+    size_t len = 1;
+    buf[0] = w;
+    for (int i = 0; i < d; i++) {
+        const double *pi = pw + (size_t)i * (size_t)p;
+        for (size_t idx = len; idx-- > 0;) {
+            double v = buf[idx];
+            for (int a = p; a-- > 0;)
+                buf[idx * (size_t)p + (size_t)a] = v * pi[a];
+        }
+        len *= (size_t)p;
+    }
+}
+
+/* The moments of source box b: A = sum_s w_s prod_i v_i^a_i / a_i!. */
+GK_CPU_CLONES
+static void fgt_moments(const gk_fgt_grid *g, const fgt_side *s, size_t b, double *pw, double *buf,
+                        double *a)
+{
+    int d = g->d, p = g->p;
+    size_t terms = gk__fgt_terms(d, p);
+    for (size_t t = 0; t < terms; t++)
+        a[t] = 0.0;
+    for (size_t q = s->start[b]; q < s->start[b + 1]; q++) {
+        for (int i = 0; i < d; i++)
+            fgt_powers(p, s->off[q * (size_t)d + (size_t)i], 1, pw + (size_t)i * (size_t)p);
+        fgt_outer(d, p, s->w[q], pw, buf);
+        for (size_t t = 0; t < terms; t++)
+            a[t] += buf[t];
+    }
+}
+
+/* Per thread: what one target box needs. */
+typedef struct fgt_work {
+    const gk_fgt_grid *g;
+    const fgt_side *src, *tgt;
+    const double *mom;       /* moments of the boxes that have them */
+    const int64_t *mom_slot; /* source box -> its moments' slot, -1 if none */
+    const gk_cpu_vmath *vm;
+    size_t tb;   /* the target box */
+    double *acc; /* the targets' direct sums */
+    double *l, *s1, *s2, *mat, *herm, *ex;
+    /* the near sources gathered so far, offsets from the target box's centre (d rows of
+     * FGT_GATHER), and their weights */
+    double *gx, *gw;
+    size_t gathered;
+    int expands;
+} fgt_work;
+
+/* Near sources summed directly, FGT_GATHER at a time: the target box's targets against them
+ * as one vector of exponents for the vector exp. */
+#define FGT_GATHER ((size_t)1024)
+
+GK_CPU_CLONES
+static void fgt_near_flush(fgt_work *wk)
+{
+    const fgt_side *tgt = wk->tgt;
+    size_t d = (size_t)wk->g->d, cnt = wk->gathered;
+    size_t t0 = tgt->start[wk->tb], t1 = tgt->start[wk->tb + 1];
+    const double *restrict g0 = wk->gx, *restrict g1 = g0 + FGT_GATHER,
+                           *restrict g2 = g1 + FGT_GATHER, *restrict g3 = g2 + FGT_GATHER;
+    const double *restrict gw = wk->gw;
+    double *restrict e = wk->ex;
+    for (size_t t = t0; t < t1; t++) {
+        const double *u = tgt->off + t * d;
+        double u0 = u[0], u1 = d > 1 ? u[1] : 0.0, u2 = d > 2 ? u[2] : 0.0, u3 = d > 3 ? u[3] : 0.0;
+        switch (d) {
+        case 1:
+            for (size_t q = 0; q < cnt; q++)
+                e[q] = -(u0 - g0[q]) * (u0 - g0[q]);
+            break;
+        case 2:
+            for (size_t q = 0; q < cnt; q++)
+                e[q] = -((u0 - g0[q]) * (u0 - g0[q]) + (u1 - g1[q]) * (u1 - g1[q]));
+            break;
+        case 3:
+            for (size_t q = 0; q < cnt; q++)
+                e[q] = -((u0 - g0[q]) * (u0 - g0[q]) + (u1 - g1[q]) * (u1 - g1[q]) +
+                         (u2 - g2[q]) * (u2 - g2[q]));
+            break;
+        default:
+            for (size_t q = 0; q < cnt; q++)
+                e[q] = -((u0 - g0[q]) * (u0 - g0[q]) + (u1 - g1[q]) * (u1 - g1[q]) +
+                         (u2 - g2[q]) * (u2 - g2[q]) + (u3 - g3[q]) * (u3 - g3[q]));
+            break;
+        }
+        wk->vm->exp_f64(cnt, e, e, 0);
+        /* eight partial sums, so the loop vectorizes without reassociation by the compiler */
+        double part[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+        size_t q = 0;
+        for (; q + 8 <= cnt; q += 8)
+            for (size_t l = 0; l < 8; l++)
+                part[l] += e[q + l] * gw[q + l];
+        for (; q < cnt; q++)
+            part[q % 8] += e[q] * gw[q];
+        wk->acc[t - t0] += ((part[0] + part[1]) + (part[2] + part[3])) +
+                           ((part[4] + part[5]) + (part[6] + part[7]));
+    }
+    wk->gathered = 0;
+}
+
+/* out += M applied along dimension i of the p^d tensor in (M: p x p, row-major). */
+GK_CPU_CLONES
+static void fgt_apply_dim(int d, int p, int i, const double *m, const double *in, double *out)
+{
+    size_t pp = (size_t)p, outer = 1, inner = 1;
+    for (int j = 0; j < i; j++)
+        outer *= pp;
+    for (int j = i + 1; j < d; j++)
+        inner *= pp;
+    for (size_t ob = 0; ob < outer; ob++)
+        for (size_t bk = 0; bk < pp; bk++) {
+            double *orow = out + (ob * pp + bk) * inner;
+            for (size_t aj = 0; aj < pp; aj++) {
+                double mv = m[bk * pp + aj];
+                const double *irow = in + (ob * pp + aj) * inner;
+                for (size_t q = 0; q < inner; q++)
+                    orow[q] += mv * irow[q];
+            }
+        }
+}
+
+/* L += (M_0 x ... x M_{d-1}) A, one dimension at a time. */
+static void fgt_h2l_apply(int d, int p, const double *mat, const double *a, double *s1, double *s2,
+                          double *l)
+{
+    size_t pp = (size_t)p, terms = gk__fgt_terms(d, p);
+    const double *in = a;
+    for (int i = 0; i < d; i++) {
+        double *o = i == d - 1 ? l : i % 2 ? s2 : s1;
+        if (i != d - 1)
+            for (size_t q = 0; q < terms; q++)
+                o[q] = 0.0;
+        fgt_apply_dim(d, p, i, mat + (size_t)i * pp * pp, in, o);
+        in = o;
+    }
+}
+
+static void fgt_pair(void *ctx, size_t b)
+{
+    fgt_work *wk = ctx;
+    const gk_fgt_grid *g = wk->g;
+    const fgt_side *src = wk->src, *tgt = wk->tgt;
+    int d = g->d, p = g->p;
+    size_t dd = (size_t)d, t0 = tgt->start[wk->tb], t1 = tgt->start[wk->tb + 1];
+    size_t s0 = src->start[b], s1 = src->start[b + 1], ns = s1 - s0;
+    const int32_t *kb = src->bk + 4 * b, *kc = tgt->bk + 4 * wk->tb;
+    double delta[4];
+    for (int i = 0; i < d; i++)
+        delta[i] =
+            (gk__fgt_centre(g, i, (size_t)kc[i]) - gk__fgt_centre(g, i, (size_t)kb[i])) * g->sg;
+    if (wk->mom_slot[b] < 0 ||
+        gk__fgt_pair_direct((double)ns, (double)(t1 - t0), d, p, FGT_NEAR_PAIR)) {
+        /* t - s = delta + u - v = u - (v - delta) */
+        for (size_t q = s0; q < s1; q++) {
+            if (wk->gathered == FGT_GATHER)
+                fgt_near_flush(wk);
+            for (size_t i = 0; i < dd; i++)
+                wk->gx[i * FGT_GATHER + wk->gathered] = src->off[q * dd + i] - delta[i];
+            wk->gw[wk->gathered++] = src->w[q];
+        }
+        return;
+    }
+    size_t pp = (size_t)p;
+    for (int i = 0; i < d; i++)
+        gk__fgt_matrix(p, delta[i], wk->herm, wk->mat + (size_t)i * pp * pp);
+    fgt_h2l_apply(d, p, wk->mat, wk->mom + (size_t)wk->mom_slot[b] * gk__fgt_terms(d, p), wk->s1,
+                  wk->s2, wk->l);
+    wk->expands = 1;
+}
+
+/* sum_k L_k prod_i u_i^k_i for the target at offsets u, contracting the last dimension first. */
+GK_CPU_CLONES
+static double fgt_taylor(int d, int p, const double *l, const double *u, double *pw, double *s1,
+                         double *s2)
+{
+    size_t pp = (size_t)p, len = gk__fgt_terms(d, p);
+    for (int i = 0; i < d; i++)
+        fgt_powers(p, u[i], 0, pw + (size_t)i * pp);
+    const double *in = l;
+    for (int i = d - 1; i >= 0; i--) {
+        double *o = (d - 1 - i) % 2 ? s2 : s1;
+        const double *pi = pw + (size_t)i * pp;
+        len /= pp;
+        for (size_t r = 0; r < len; r++) {
+            double v = 0.0;
+            for (size_t k = 0; k < pp; k++)
+                v += in[r * pp + k] * pi[k];
+            o[r] = v;
+        }
+        in = o;
+    }
+    return in[0];
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The grid strategy: every pair of boxes within reach along each dimension is expanded, as d
+ * passes over the whole grid, pass i turning dimension i of each cell from source box to target
+ * box (a separable convolution of the moments with the p x p matrices of the 2 reach + 1
+ * offsets): d cells (2 reach + 1) p^(d+1) multiply-adds where the pairs cost
+ * cells (2 reach + 1)^d d p^(d+1). No pair is summed directly; the bound holds for every offset
+ * up to reach, and pairs beyond it are beyond the cut-off.
+ * ---------------------------------------------------------------------------------------- */
+
+/* Bytes the grid strategy's two arrays of cells x terms doubles may take. */
+#define FGT_MAX_GRID_BYTES ((size_t)1 << 30)
+
+static double fgt_grid_cost(const gk_fgt_grid *g, size_t m, size_t n)
+{
+    if (g->p == 0)
+        return INFINITY;
+    double terms = (double)gk__fgt_terms(g->d, g->p);
+    if ((double)g->cells * terms * 2.0 * sizeof(double) > (double)FGT_MAX_GRID_BYTES)
+        return INFINITY;
+    return gk__fgt_grid_cost(g->d, g->p, g->cells, g->reach, g->nb, m, n);
+}
+
+static gk_status fgt_grid_sum(const gk_fgt_grid *g, int team, const fgt_side *src,
+                              const fgt_side *tgt, int f64, void *out)
+{
+    int d = g->d, p = g->p, rmax = 0;
+    size_t pp = (size_t)p, terms = gk__fgt_terms(d, p), cells = g->cells;
+    for (int i = 0; i < d; i++)
+        rmax = g->reach[i] > rmax ? g->reach[i] : rmax;
+    size_t span = 2 * (size_t)rmax + 1, per = 3 * terms + (size_t)d * pp;
+    int nt = gk__cpu_region(team, cells);
+    double *a = NULL, *b = NULL, *mats = NULL, *scratch = NULL;
+    unsigned char *live = NULL, *live2 = NULL;
+    if (fgt_alloc(&a, cells, terms * sizeof *a) || fgt_alloc(&b, cells, terms * sizeof *b) ||
+        fgt_alloc(&mats, (size_t)d * span, pp * pp * sizeof *mats) ||
+        fgt_alloc(&scratch, (size_t)nt, per * sizeof *scratch) ||
+        fgt_alloc(&live, cells, sizeof *live) || fgt_alloc(&live2, cells, sizeof *live2)) {
+        gk__free(a);
+        gk__free(b);
+        gk__free(mats);
+        gk__free(scratch);
+        gk__free(live);
+        gk__free(live2);
+        return gk__error(GK_E_OUT_OF_MEMORY,
+                         "rbf_matvec (fgt): cannot allocate 2 x %zu x %zu doubles of its grid",
+                         cells, terms);
+    }
+    /* M_i(dk) for the offsets dk = -reach .. reach: delta = dk h_w sqrt(gamma) */
+    double herm[2 * GK_FGT_MAX_P];
+    for (int i = 0; i < d; i++)
+        for (int dk = -g->reach[i]; dk <= g->reach[i]; dk++)
+            gk__fgt_matrix(p, (double)dk * g->hw * g->sg, herm,
+                           mats + ((size_t)i * span + (size_t)(dk + rmax)) * pp * pp);
+#pragma omp parallel num_threads(nt)
+    {
+        double *sc = scratch + (size_t)omp_get_thread_num() * per;
+        double *s1 = sc, *s2 = s1 + terms, *buf = s2 + terms, *pw = buf + terms;
+#pragma omp for schedule(static)
+        for (size_t c = 0; c < cells; c++)
+            live[c] = src->box_of[c] >= 0;
+#pragma omp for schedule(dynamic, 4)
+        for (size_t bx = 0; bx < src->boxes; bx++)
+            fgt_moments(g, src, bx, pw, buf, a + (size_t)src->bcell[bx] * terms);
+        size_t stride = cells;
+        for (int i = 0; i < d; i++) {
+            stride /= g->nb[i];
+            const int last = i == d - 1;
+#pragma omp for schedule(dynamic, 16)
+            for (size_t c = 0; c < cells; c++) {
+                long k[4];
+                fgt_cell_coords(g, (uint32_t)c, k);
+                live2[c] = 0;
+                if (last && tgt->box_of[c] < 0)
+                    continue;
+                double *o = b + c * terms;
+                long lo = k[i] - g->reach[i] > 0 ? k[i] - g->reach[i] : 0;
+                long hi = k[i] + g->reach[i] < (long)g->nb[i] - 1 ? k[i] + g->reach[i]
+                                                                  : (long)g->nb[i] - 1;
+                for (long kb = lo; kb <= hi; kb++) {
+                    size_t cin = (size_t)((long)c + (kb - k[i]) * (long)stride);
+                    if (!live[cin])
+                        continue;
+                    if (!live2[c])
+                        for (size_t q = 0; q < terms; q++)
+                            o[q] = 0.0;
+                    live2[c] = 1;
+                    fgt_apply_dim(d, p, i,
+                                  mats + ((size_t)i * span + (size_t)(k[i] - kb + rmax)) * pp * pp,
+                                  a + cin * terms, o);
+                }
+            }
+#pragma omp single
+            {
+                double *t = a;
+                a = b;
+                b = t;
+                unsigned char *l = live;
+                live = live2;
+                live2 = l;
+            }
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (size_t tb = 0; tb < tgt->boxes; tb++) {
+            size_t c = tgt->bcell[tb];
+            for (size_t q = tgt->start[tb]; q < tgt->start[tb + 1]; q++) {
+                double v =
+                    live[c] ? fgt_taylor(d, p, a + c * terms, tgt->off + q * (size_t)d, pw, s1, s2)
+                            : 0.0;
+                size_t row = tgt->perm[q];
+                if (f64)
+                    ((double *)out)[row] = v;
+                else
+                    ((float *)out)[row] = (float)v;
+            }
+        }
+    }
+    gk__free(a);
+    gk__free(b);
+    gk__free(mats);
+    gk__free(scratch);
+    gk__free(live);
+    gk__free(live2);
+    return GK_OK;
+}
+
+/* The rows' least and greatest values per feature (d <= 4); 1 where any is NaN or infinite.
+ * Chunks of rows in parallel, joined in order. */
+#define FGT_BOUND_CHUNKS 64
+static int fgt_bounds(int team, int f64, size_t d, size_t count, const void *rows, double *mn,
+                      double *mx)
+{
+    double lo[FGT_BOUND_CHUNKS][4], hi[FGT_BOUND_CHUNKS][4];
+    int bad[FGT_BOUND_CHUNKS];
+    int nt = gk__cpu_region(team, count / 65536);
+    GK_CPU_PARALLEL_IF(
+        nt > 1, "omp parallel for num_threads(nt) schedule(static)",
+        for (size_t c = 0; c < FGT_BOUND_CHUNKS; c++) {
+            size_t q0 = c * count / FGT_BOUND_CHUNKS, q1 = (c + 1) * count / FGT_BOUND_CHUNKS;
+            bad[c] = 0;
+            for (size_t i = 0; i < d; i++) {
+                double l = INFINITY, h = -INFINITY;
+                for (size_t q = q0; q < q1; q++) {
+                    double v = fgt_at(rows, f64, q * d + i);
+                    l = v < l ? v : l;
+                    h = v > h ? v : h;
+                    bad[c] |= !isfinite(v);
+                }
+                lo[c][i] = l;
+                hi[c][i] = h;
+            }
+        });
+    int any = 0;
+    for (size_t i = 0; i < d; i++) {
+        mn[i] = INFINITY;
+        mx[i] = -INFINITY;
+        for (size_t c = 0; c < FGT_BOUND_CHUNKS; c++) {
+            mn[i] = fmin(mn[i], lo[c][i]);
+            mx[i] = fmax(mx[i], hi[c][i]);
+        }
+    }
+    for (size_t c = 0; c < FGT_BOUND_CHUNKS; c++)
+        any |= bad[c];
+    return any;
+}
+
+int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
+                           int forced, const void *x, const void *y, const void *w, void *out,
+                           gk_status *r, char *why, size_t why_size)
+{
+    int f64 = t == GK_FLOAT64, team = gk__cpu_threads(st);
+    *r = GK_OK;
+    gamma = f64 ? gamma : (double)(float)gamma;
+    if (m == 0 || n == 0 || d == 0 || d > GK_FGT_MAX_D || !(gamma > 0.0) || !isfinite(gamma)) {
+        snprintf(why, why_size, "d %zu, gamma %g, %zu x %zu rows", d, gamma, m, n);
+        return 0;
+    }
+    /* the data's bounds; non-finite values go to the difference form, which defines them */
+    double mn[4], mx[4];
+    int bad = fgt_bounds(team, f64, d, m, x, mn, mx);
+    double ymn[4], ymx[4];
+    bad |= fgt_bounds(team, f64, d, n, y, ymn, ymx);
+    for (size_t i = 0; i < d; i++) {
+        mn[i] = fmin(mn[i], ymn[i]);
+        mx[i] = fmax(mx[i], ymx[i]);
+    }
+    for (size_t q = 0; q < n; q++)
+        bad |= !isfinite(fgt_at(w, f64, q));
+    if (bad) {
+        snprintf(why, why_size, "NaN or infinity in x, y or w");
+        return 0;
+    }
+
+    /* the grid: each side that fits, by its estimated cost */
+    gk_fgt_grid g, best = {0};
+    fgt_side src = {0}, tgt = {0}, bsrc = {0}, btgt = {0};
+    double best_cost = INFINITY;
+    int oom = 0, best_grid = 0;
+    for (size_t c = 0; c < FGT_SIDES && !oom; c++) {
+        gk__fgt_grid_make(&g, (int)d, f64, gamma, fgt_sides[c], mn, mx, FGT_MAX_CELLS);
+        size_t terms = g.p > 0 ? gk__fgt_terms((int)d, g.p) : 0;
+        if (g.cells == 0 || terms > FGT_MAX_MOMENT_BYTES / sizeof(double))
+            continue;
+        if (fgt_bin(&g, team, y, f64, n, &src) || fgt_bin(&g, team, x, f64, m, &tgt)) {
+            oom = 1;
+        } else if (src.boxes * terms <= FGT_MAX_MOMENT_BYTES / sizeof(double)) {
+            double pair_cost = fgt_cost(&g, &src, &tgt), grid_cost = fgt_grid_cost(&g, m, n);
+            double cost = fmin(pair_cost, grid_cost);
+            if (cost < best_cost) {
+                best_cost = cost;
+                best_grid = grid_cost < pair_cost;
+                best = g;
+                fgt_side_free(&bsrc);
+                fgt_side_free(&btgt);
+                bsrc = src;
+                btgt = tgt;
+                memset(&src, 0, sizeof src);
+                memset(&tgt, 0, sizeof tgt);
+            }
+        }
+        fgt_side_free(&src);
+        fgt_side_free(&tgt);
+    }
+    double direct = (double)m * (double)n * (f64 ? FGT_DIFF_PAIR_F64 : FGT_DIFF_PAIR_F32);
+    if (!oom && (best_cost == INFINITY || (!forced && best_cost >= direct))) {
+        if (best_cost == INFINITY)
+            snprintf(why, why_size, "no grid of at most %zu cells fits the data", FGT_MAX_CELLS);
+        else
+            snprintf(why, why_size, "estimated cost %.3g >= %.3g of direct summation", best_cost,
+                     direct);
+        fgt_side_free(&bsrc);
+        fgt_side_free(&btgt);
+        return 0;
+    }
+    g = best;
+    if (!oom && best_grid) {
+        if (fgt_sort(&g, team, y, f64, w, &bsrc) || fgt_sort(&g, team, x, f64, NULL, &btgt))
+            *r = gk__error(GK_E_OUT_OF_MEMORY, "rbf_matvec (fgt): cannot allocate its boxes");
+        else
+            *r = fgt_grid_sum(&g, team, &bsrc, &btgt, f64, out);
+        snprintf(why, why_size,
+                 "box side %.2f/sqrt(gamma), degree %d, the grid's %zu cells (%zu source and %zu "
+                 "target boxes) all expanded, estimated cost %.3g against %.3g direct",
+                 g.side, g.p, g.cells, bsrc.boxes, btgt.boxes, best_cost, direct);
+        fgt_side_free(&bsrc);
+        fgt_side_free(&btgt);
+        return 1;
+    }
+    int dd = (int)d, p = g.p;
+    size_t terms = oom ? 0 : gk__fgt_terms(dd, p), pp = (size_t)p;
+    double *mom = NULL, *scratch = NULL;
+    int64_t *slot = NULL;
+    int nt = gk__cpu_region(team, btgt.boxes);
+    size_t per = 3 * terms + d * pp * pp + 2 * pp + d * pp + btgt.largest + (d + 2) * FGT_GATHER;
+    per = (per + 7) / 8 * 8;
+    if (oom || fgt_sort(&g, team, y, f64, w, &bsrc) || fgt_sort(&g, team, x, f64, NULL, &btgt) ||
+        fgt_alloc(&slot, bsrc.boxes, sizeof *slot) ||
+        fgt_alloc(&scratch, (size_t)nt, per * sizeof *scratch)) {
+        *r = gk__error(GK_E_OUT_OF_MEMORY, "rbf_matvec (fgt): cannot allocate its boxes");
+        goto done;
+    }
+    /* moments for the source boxes that some target box may expand */
+    size_t slots = 0;
+    for (size_t b = 0; b < bsrc.boxes; b++) {
+        double ns = (double)(bsrc.start[b + 1] - bsrc.start[b]);
+        slot[b] = gk__fgt_pair_direct(ns, (double)btgt.largest, dd, p, FGT_NEAR_PAIR)
+                      ? -1
+                      : (int64_t)slots++;
+    }
+    if (fgt_alloc(&mom, slots * terms, sizeof *mom)) {
+        *r = gk__error(GK_E_OUT_OF_MEMORY, "rbf_matvec (fgt): cannot allocate %zu x %zu moments",
+                       slots, terms);
+        goto done;
+    }
+    const gk_cpu_vmath *vm = gk__cpu_vmath();
+    size_t expanded = 0;
+#pragma omp parallel num_threads(nt) reduction(+ : expanded)
+    {
+        double *sc = scratch + (size_t)omp_get_thread_num() * per;
+        fgt_work wk = {&g,   &bsrc, &btgt, mom,  slot, vm,   0,    NULL, NULL,
+                       NULL, NULL,  NULL,  NULL, NULL, NULL, NULL, 0,    0};
+        wk.l = sc;
+        wk.s1 = wk.l + terms;
+        wk.s2 = wk.s1 + terms;
+        wk.mat = wk.s2 + terms;
+        wk.herm = wk.mat + d * pp * pp;
+        double *pw = wk.herm + 2 * pp;
+        wk.acc = pw + d * pp;
+        wk.ex = wk.acc + btgt.largest;
+        wk.gw = wk.ex + FGT_GATHER;
+        wk.gx = wk.gw + FGT_GATHER;
+#pragma omp for schedule(dynamic, 4)
+        for (size_t b = 0; b < bsrc.boxes; b++)
+            if (slot[b] >= 0)
+                fgt_moments(&g, &bsrc, b, pw, wk.s1, mom + (size_t)slot[b] * terms);
+#pragma omp for schedule(dynamic, 1)
+        for (size_t b = 0; b < btgt.boxes; b++) {
+            size_t t0 = btgt.start[b], t1 = btgt.start[b + 1];
+            long kc[4];
+            fgt_cell_coords(&g, btgt.bcell[b], kc);
+            wk.tb = b;
+            wk.expands = 0;
+            for (size_t q = 0; q < terms; q++)
+                wk.l[q] = 0.0;
+            for (size_t q = t0; q < t1; q++)
+                wk.acc[q - t0] = 0.0;
+            fgt_neighbours(&g, &bsrc, kc, fgt_pair, &wk);
+            if (wk.gathered > 0)
+                fgt_near_flush(&wk);
+            expanded += (size_t)wk.expands;
+            for (size_t q = t0; q < t1; q++) {
+                double v = wk.acc[q - t0];
+                if (wk.expands)
+                    v += fgt_taylor(dd, p, wk.l, btgt.off + q * d, pw, wk.s1, wk.s2);
+                size_t i = btgt.perm[q];
+                if (f64)
+                    ((double *)out)[i] = v;
+                else
+                    ((float *)out)[i] = (float)v;
+            }
+        }
+    }
+    snprintf(why, why_size,
+             "box side %.2f/sqrt(gamma), degree %d, %zu source and %zu target boxes (%zu "
+             "expanded), estimated cost %.3g against %.3g direct",
+             g.side, p, bsrc.boxes, btgt.boxes, expanded, best_cost, direct);
+done:
+    gk__free(mom);
+    gk__free(slot);
+    gk__free(scratch);
+    fgt_side_free(&bsrc);
+    fgt_side_free(&btgt);
+    return 1;
+}
