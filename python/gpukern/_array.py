@@ -134,7 +134,8 @@ def _operator(fn, op):
 
 
 class Array:
-    """An n-dimensional float32/float64 array in the memory of a Context's backend.
+    """An n-dimensional float32/float64 array in the memory of a Context's backend (or int64:
+    Context.kneighbors' indices, which can be read, copied and shared but not computed with).
 
     Made by Context.asarray, Context.empty, gpukern.from_dlpack and operations. It keeps its
     Context alive; get() (or numpy.asarray) copies it to a new ndarray, and on a CPU context
@@ -663,8 +664,8 @@ class Array:
         return int(self._item())
 
     def item(self):
-        """The one element as a Python float."""
-        return float(self._item())
+        """The one element as a Python float (an int for k-NN's int64 indices)."""
+        return self._item().item()
 
     def tolist(self):
         return self.get().tolist()
@@ -880,8 +881,9 @@ class Array:
         elif stream is not None:
             raise BufferError("__dlpack__(stream=%r) on a CPU Array: CPU memory has no streams" % (stream,))
         versioned = max_version is not None and max_version[0] >= 1
+        code = _dlpack.KDL_INT if src._dtype.kind == "i" else _dlpack.KDL_FLOAT
         return _dlpack.export(src, src._data(), device, src._dtype.itemsize * 8, src._shape,
-                              src._element_strides(), versioned)
+                              src._element_strides(), versioned, code)
 
     # -- printing and lifetime -------------------------------------------------------------------
 

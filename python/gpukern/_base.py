@@ -57,12 +57,19 @@ def _lacking(name, release):
 
 # 1.2, element-wise division; with an older library every / of an Array raises as above.
 _gk_div = getattr(LIB, "gk_div", None) or _lacking("gk_div", "1.2")
+# 1.3, the kernel family, distances and k-NN; with an older library each call raises as above.
+_gk_kernel_matrix = getattr(LIB, "gk_kernel_matrix", None) or _lacking("gk_kernel_matrix", "1.3")
+_gk_kernel_matmul = getattr(LIB, "gk_kernel_matmul", None) or _lacking("gk_kernel_matmul", "1.3")
+_gk_distance_matrix = getattr(LIB, "gk_distance_matrix", None) or _lacking("gk_distance_matrix", "1.3")
+_gk_knn = getattr(LIB, "gk_knn", None) or _lacking("gk_knn", "1.3")
 
 _BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2}
 _BACKEND_NAMES = {1: "cpu", 2: "cuda"}
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
-_GK_DTYPE = {_F32: 1, _F64: 2}
+# int64 (GK_INT64) is the dtype of k-NN's index output only: every other op refuses it.
+_I64 = np.dtype(np.int64)
+_GK_DTYPE = {_F32: 1, _F64: 2, _I64: 3}
 _U64_MAX = 2**64 - 1
 
 
