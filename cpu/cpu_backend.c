@@ -154,6 +154,10 @@ static const gk_backend_ops cpu_ops = {
     .rng_uniform = gk__cpu_rng_uniform,
     .rng_normal = gk__cpu_rng_normal,
     .div = gk__cpu_div,
+    .kernel_matrix = gk__cpu_kernel_matrix,
+    .kernel_matmul = gk__cpu_kernel_matmul,
+    .distance_matrix = gk__cpu_distance_matrix,
+    .knn = gk__cpu_knn,
 };
 
 const gk_backend_ops *gk__cpu_backend(void)

@@ -134,6 +134,17 @@ gk_status gk__cpu_rbf_matrix(void *st, gk_dtype t, size_t m, size_t n, size_t d,
 gk_status gk__cpu_rbf_matvec(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
                              const void *x, const void *y, const void *w, void *out);
 
+/* kernel/matrix.c, kernel/matmul.c, kernel/knn.c: the kernel family, distances and k-NN */
+gk_status gk__cpu_kernel_matrix(void *st, gk_dtype t, const gk_kernel *k, size_t m, size_t n,
+                                size_t d, const void *x, const void *y, void *out);
+gk_status gk__cpu_kernel_matmul(void *st, gk_dtype t, const gk_kernel *k, size_t m, size_t n,
+                                size_t d, size_t r, const void *x, const void *y, const void *w,
+                                void *out);
+gk_status gk__cpu_distance_matrix(void *st, gk_dtype t, gk_metric metric, size_t m, size_t n,
+                                  size_t d, const void *x, const void *y, void *out);
+gk_status gk__cpu_knn(void *st, gk_dtype t, gk_metric metric, size_t m, size_t n, size_t d,
+                      size_t k, const void *x, const void *y, void *dist, int64_t *index);
+
 /* cpu_rng.c */
 gk_status gk__cpu_rng_uniform(void *st, gk_dtype t, size_t n, uint64_t seed, uint64_t offset,
                               void *x);

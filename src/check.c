@@ -6,7 +6,10 @@
 
 static const char *dtype_name(gk_dtype t)
 {
-    return t == GK_FLOAT32 ? "float32" : t == GK_FLOAT64 ? "float64" : "unknown";
+    return t == GK_FLOAT32   ? "float32"
+           : t == GK_FLOAT64 ? "float64"
+           : t == GK_INT64   ? "int64"
+                             : "unknown";
 }
 
 gk_status gk__check_context(const char *fn, const gk_context *c)
@@ -42,8 +45,20 @@ gk_status gk__check_pointer(const char *fn, const char *arg, const void *p)
 
 gk_status gk__check_dtype(const char *fn, const char *arg, int t)
 {
-    GK_CHECK(t == GK_FLOAT32 || t == GK_FLOAT64, GK_E_INVALID_ARGUMENT,
-             "%s: %s (%d) is not a gk_dtype (GK_FLOAT32 = 1, GK_FLOAT64 = 2)", fn, arg, t);
+    GK_CHECK(t == GK_FLOAT32 || t == GK_FLOAT64 || t == GK_INT64, GK_E_INVALID_ARGUMENT,
+             "%s: %s (%d) is not a gk_dtype (GK_FLOAT32 = 1, GK_FLOAT64 = 2, GK_INT64 = 3)", fn,
+             arg, t);
+    return GK_OK;
+}
+
+gk_status gk__check_operand(const char *fn, const char *arg, const gk_context *c,
+                            const gk_buffer *b)
+{
+    GK_FORWARD(gk__check_buffer(fn, arg, c, b));
+    GK_CHECK(b->dtype != GK_INT64, GK_E_INVALID_ARGUMENT,
+             "%s: %s is an int64 buffer; only the buffer calls, gk_copy and gk_knn's index take "
+             "int64, the operations compute in float32 or float64",
+             fn, arg);
     return GK_OK;
 }
 
@@ -65,8 +80,8 @@ gk_status gk__check_count(const char *fn, const char *arg, const gk_buffer *b, c
 
 gk_status gk__check_holds(const char *fn, const char *arg, const gk_buffer *b, size_t need)
 {
-    GK_CHECK(b->count >= need, GK_E_SHAPE, "%s: %s has %zu elements but the sizes address %zu",
-             fn, arg, b->count, need);
+    GK_CHECK(b->count >= need, GK_E_SHAPE, "%s: %s has %zu elements but the sizes address %zu", fn,
+             arg, b->count, need);
     return GK_OK;
 }
 
@@ -81,8 +96,8 @@ gk_status gk__mul_size(const char *fn, const char *what, size_t a, size_t b, siz
 gk_status gk__matrix_extent(const char *fn, const char *arg, size_t rows, size_t cols, size_t ld,
                             const char *ld_arg, size_t *need)
 {
-    GK_CHECK(ld >= cols, GK_E_INVALID_ARGUMENT, "%s: %s (%zu) is smaller than the %zu columns of %s",
-             fn, ld_arg, ld, cols, arg);
+    GK_CHECK(ld >= cols, GK_E_INVALID_ARGUMENT,
+             "%s: %s (%zu) is smaller than the %zu columns of %s", fn, ld_arg, ld, cols, arg);
     if (rows == 0 || cols == 0) {
         *need = 0;
         return GK_OK;

@@ -8,11 +8,16 @@
 /* c is a live context handle. */
 gk_status gk__check_context(const char *fn, const gk_context *c);
 /* b is a live buffer handle of context c (c NULL: any context). */
-gk_status gk__check_buffer(const char *fn, const char *arg, const gk_context *c, const gk_buffer *b);
+gk_status gk__check_buffer(const char *fn, const char *arg, const gk_context *c,
+                           const gk_buffer *b);
 /* A pointer argument is not NULL. */
 gk_status gk__check_pointer(const char *fn, const char *arg, const void *p);
-/* t is GK_FLOAT32 or GK_FLOAT64. */
+/* t is a gk_dtype a buffer can have: GK_FLOAT32, GK_FLOAT64 or GK_INT64. */
 gk_status gk__check_dtype(const char *fn, const char *arg, int t);
+/* b is a live buffer of context c that an operation computes on: not GK_INT64, which only the
+ * buffer calls, gk_copy and gk_knn's index take (GK_E_INVALID_ARGUMENT naming the dtype). */
+gk_status gk__check_operand(const char *fn, const char *arg, const gk_context *c,
+                            const gk_buffer *b);
 /* b has the dtype of ref. */
 gk_status gk__check_same_dtype(const char *fn, const char *arg, const gk_buffer *b,
                                const char *ref_arg, const gk_buffer *ref);

@@ -126,7 +126,7 @@ void gk__retire(gk_handle_kind kind, void *handle);
  * call's thousand instructions (callgrind, add 100 on a CPU context). */
 static inline size_t gk__dtype_size(gk_dtype t)
 {
-    return t == GK_FLOAT64 ? 8 : 4;
+    return t == GK_FLOAT32 ? 4 : 8; /* float64 and int64 */
 }
 /* Address of the buffer's element 0 in its storage's memory (NULL for empty storage). */
 static inline void *gk__buffer_data(const gk_buffer *b)

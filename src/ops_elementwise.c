@@ -5,13 +5,15 @@
 
 static const char *const names[] = {"x", "y", "z"};
 
-/* Checks the context and that every operand is a buffer of it with x's dtype and count. */
-static gk_status check_operands(const char *fn, const gk_context *c, const gk_buffer *const *bufs,
-                                int n)
+/* Checks the context and that every operand is a buffer of it with x's dtype and count; int64
+ * buffers only where int64_ok (gk_copy). */
+static gk_status check_typed(const char *fn, const gk_context *c, const gk_buffer *const *bufs,
+                             int n, int int64_ok)
 {
     GK_FORWARD(gk__check_context(fn, c));
     for (int i = 0; i < n; i++)
-        GK_FORWARD(gk__check_buffer(fn, names[i], c, bufs[i]));
+        GK_FORWARD(int64_ok ? gk__check_buffer(fn, names[i], c, bufs[i])
+                            : gk__check_operand(fn, names[i], c, bufs[i]));
     for (int i = 1; i < n; i++) {
         GK_FORWARD(gk__check_same_dtype(fn, names[i], bufs[i], names[0], bufs[0]));
         GK_FORWARD(gk__check_count(fn, names[i], bufs[i], names[0], bufs[0]->count));
@@ -20,6 +22,12 @@ static gk_status check_operands(const char *fn, const gk_context *c, const gk_bu
     for (int i = 0; i < n - 1; i++)
         GK_FORWARD(gk__check_same_or_disjoint(fn, names[n - 1], bufs[n - 1], names[i], bufs[i]));
     return GK_OK;
+}
+
+static gk_status check_operands(const char *fn, const gk_context *c, const gk_buffer *const *bufs,
+                                int n)
+{
+    return check_typed(fn, c, bufs, n, 0);
 }
 
 /* Begins the call over the n checked operands, the last one written with role last (the
@@ -56,12 +64,15 @@ GK_API gk_status gk_copy(gk_context *c, const gk_buffer *x, gk_buffer *y)
 {
     static const char fn[] = "gk_copy";
     const gk_buffer *bufs[] = {x, y};
-    GK_FORWARD(check_operands(fn, c, bufs, 2));
+    GK_FORWARD(check_typed(fn, c, bufs, 2, 1));
     if (x->count == 0)
         return GK_OK;
     gk_call call;
     GK_FORWARD(begin(&call, c, fn, bufs, 2, GK_ROLE_OUT, GK_WORK_STREAM));
-    return gk__call_end(&call, GK_CALL(&call, copy, x->dtype, x->count, call.ptr[0], call.ptr[1]));
+    /* The slots know the float dtypes only; a copy moves bits, and int64 elements are as wide
+     * as float64 ones, which every backend copies exactly. */
+    gk_dtype t = x->dtype == GK_INT64 ? GK_FLOAT64 : x->dtype;
+    return gk__call_end(&call, GK_CALL(&call, copy, t, x->count, call.ptr[0], call.ptr[1]));
 }
 
 /* The binary operations share everything but their slot. */

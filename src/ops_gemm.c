@@ -18,9 +18,9 @@ GK_API gk_status gk_gemm(gk_context *c, gk_transpose ta, gk_transpose tb, size_t
     GK_FORWARD(gk__check_context(fn, c));
     GK_FORWARD(check_transpose(fn, "ta", ta));
     GK_FORWARD(check_transpose(fn, "tb", tb));
-    GK_FORWARD(gk__check_buffer(fn, "a", c, a));
-    GK_FORWARD(gk__check_buffer(fn, "b", c, b));
-    GK_FORWARD(gk__check_buffer(fn, "c", c, cc));
+    GK_FORWARD(gk__check_operand(fn, "a", c, a));
+    GK_FORWARD(gk__check_operand(fn, "b", c, b));
+    GK_FORWARD(gk__check_operand(fn, "c", c, cc));
     GK_FORWARD(gk__check_same_dtype(fn, "b", b, "a", a));
     GK_FORWARD(gk__check_same_dtype(fn, "c", cc, "a", a));
 

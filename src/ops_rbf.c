@@ -4,6 +4,7 @@
 
 #include "check.h"
 #include "dispatch.h"
+#include "ops_rbf.h"
 
 /* The buffer operands of one rbf call: inputs first, the output last. */
 typedef struct rbf_operands {
@@ -18,7 +19,7 @@ static gk_status check(const char *fn, const gk_context *c, const rbf_operands *
 {
     GK_FORWARD(gk__check_context(fn, c));
     for (int i = 0; i < o->n; i++)
-        GK_FORWARD(gk__check_buffer(fn, o->name[i], c, o->buf[i]));
+        GK_FORWARD(gk__check_operand(fn, o->name[i], c, o->buf[i]));
     for (int i = 1; i < o->n; i++)
         GK_FORWARD(gk__check_same_dtype(fn, o->name[i], o->buf[i], o->name[0], o->buf[0]));
     for (int i = 0; i < o->n; i++)
@@ -108,6 +109,18 @@ static gk_status call_scaled(gk_call *call, gk_dtype t, int k, size_t m, size_t 
     return st;
 }
 
+gk_status gk__rbf_slot(gk_call *call, gk_dtype t, size_t m, size_t n, size_t d, double gamma)
+{
+    const int scale = d > 0 ? tiny_gamma_scale(t, gamma) : 0;
+    if (scale != 0)
+        return call_scaled(call, t, scale, m, n, d, gamma);
+    if (call->n == 3)
+        return GK_CALL(call, rbf_matrix, t, m, n, d, gamma, call->ptr[0], call->ptr[1],
+                       call->ptr[2]);
+    return GK_CALL(call, rbf_matvec, t, m, n, d, gamma, call->ptr[0], call->ptr[1], call->ptr[2],
+                   call->ptr[3]);
+}
+
 GK_API gk_status gk_rbf_rows(gk_context *c, size_t n, size_t d, double gamma, const gk_buffer *a,
                              const gk_buffer *b, gk_buffer *k)
 {
@@ -144,12 +157,7 @@ GK_API gk_status gk_rbf_matrix(gk_context *c, size_t m, size_t n, size_t d, doub
     gk_workload w = pairs(t, m, n, d);
     gk_call call;
     GK_FORWARD(begin(&call, c, fn, &o, &w));
-    const double g = gk__round_scalar(t, gamma);
-    const int scale = d > 0 ? tiny_gamma_scale(t, g) : 0;
-    if (scale != 0)
-        return gk__call_end(&call, call_scaled(&call, t, scale, m, n, d, g));
-    return gk__call_end(
-        &call, GK_CALL(&call, rbf_matrix, t, m, n, d, g, call.ptr[0], call.ptr[1], call.ptr[2]));
+    return gk__call_end(&call, gk__rbf_slot(&call, t, m, n, d, gk__round_scalar(t, gamma)));
 }
 
 GK_API gk_status gk_rbf_matvec(gk_context *c, size_t m, size_t n, size_t d, double gamma,
@@ -175,10 +183,5 @@ GK_API gk_status gk_rbf_matvec(gk_context *c, size_t m, size_t n, size_t d, doub
     }
     gk_workload work = pairs(t, m, n, d);
     GK_FORWARD(begin(&call, c, fn, &o, &work));
-    const double g = gk__round_scalar(t, gamma);
-    const int scale = d > 0 ? tiny_gamma_scale(t, g) : 0;
-    if (scale != 0)
-        return gk__call_end(&call, call_scaled(&call, t, scale, m, n, d, g));
-    return gk__call_end(&call, GK_CALL(&call, rbf_matvec, t, m, n, d, g, call.ptr[0], call.ptr[1],
-                                       call.ptr[2], call.ptr[3]));
+    return gk__call_end(&call, gk__rbf_slot(&call, t, m, n, d, gk__round_scalar(t, gamma)));
 }

@@ -8,9 +8,9 @@ static gk_status check(const char *fn, const gk_context *c, const gk_buffer *x, 
                        const gk_buffer *y, const double *result)
 {
     GK_FORWARD(gk__check_context(fn, c));
-    GK_FORWARD(gk__check_buffer(fn, "x", c, x));
+    GK_FORWARD(gk__check_operand(fn, "x", c, x));
     if (dot) {
-        GK_FORWARD(gk__check_buffer(fn, "y", c, y));
+        GK_FORWARD(gk__check_operand(fn, "y", c, y));
         GK_FORWARD(gk__check_same_dtype(fn, "y", y, "x", x));
         GK_FORWARD(gk__check_count(fn, "y", y, "x", x->count));
     }

@@ -10,7 +10,7 @@
 static gk_status check(const char *fn, const gk_context *c, const gk_buffer *x, uint64_t offset)
 {
     GK_FORWARD(gk__check_context(fn, c));
-    GK_FORWARD(gk__check_buffer(fn, "x", c, x));
+    GK_FORWARD(gk__check_operand(fn, "x", c, x));
     GK_CHECK(x->count <= UINT64_MAX - offset, GK_E_OVERFLOW,
              "%s: offset (%llu) + count (%zu) overflows the 64-bit element counter", fn,
              (unsigned long long)offset, x->count);

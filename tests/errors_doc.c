@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* errors_doc.c - provokes each documented error and writes docs/errors.md, or checks it. */
+#include <math.h>
 #include <regex.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -298,7 +299,7 @@ static void generate(void)
 
     section("Buffers");
     row("gk_buffer_create", "context NULL", gk_buffer_create(NULL, GK_FLOAT32, 4, &b));
-    row("gk_buffer_create", "`t` = 3", gk_buffer_create(c, (gk_dtype)3, 4, &b));
+    row("gk_buffer_create", "`t` = 4", gk_buffer_create(c, (gk_dtype)4, 4, &b));
     row("gk_buffer_create", "`out` NULL", gk_buffer_create(c, GK_FLOAT32, 4, NULL));
     row("gk_buffer_create", "`count` SIZE_MAX", gk_buffer_create(c, GK_FLOAT32, SIZE_MAX, &b));
     row("gk_buffer_create", "`count` 2^61 float32 (8 EiB)",
@@ -391,7 +392,7 @@ static void generate(void)
                    gk_device_count(GK_BACKEND_CUDA) > 0 ? GK_OK : GK_E_BACKEND_UNAVAILABLE);
     row("gk_buffer_wrap_device", "context NULL",
         gk_buffer_wrap_device(NULL, GK_FLOAT32, 4, host, &b));
-    row("gk_buffer_wrap_device", "`t` = 3", gk_buffer_wrap_device(c, (gk_dtype)3, 4, host, &b));
+    row("gk_buffer_wrap_device", "`t` = 4", gk_buffer_wrap_device(c, (gk_dtype)4, 4, host, &b));
     row("gk_buffer_wrap_device", "`out` NULL", gk_buffer_wrap_device(c, GK_FLOAT32, 4, host, NULL));
     row("gk_buffer_wrap_device", "`count` SIZE_MAX",
         gk_buffer_wrap_device(c, GK_FLOAT64, SIZE_MAX, host, &b));
@@ -401,6 +402,58 @@ static void generate(void)
         gk_buffer_wrap_device(c, GK_FLOAT32, 4, host, &b));
     row("gk_context_set_stream", "context NULL", gk_context_set_stream(NULL, NULL));
     row("gk_context_set_stream", "a CPU context", gk_context_set_stream(c, NULL));
+
+    section("The kernel family, distances and k-NN (since 1.3; `n64` holds 10 int64)");
+    gk_buffer *n64 = NULL;
+    gk_kernel kr, bad;
+    gk_kernel_init(&kr, GK_KERNEL_POLYNOMIAL);
+    if (gk_buffer_create(c, GK_INT64, 10, &n64) != GK_OK)
+        exit(2);
+    row("gk_add", "`x` = `n64`", gk_add(c, n64, y, z));
+    row("gk_copy", "`x` = `n64`, `y` = `d` (float64)", gk_copy(c, n64, d));
+    row("gk_kernel_matrix", "`k` NULL", gk_kernel_matrix(c, NULL, 2, 2, 1, x, y, z));
+    bad = kr;
+    bad.struct_size = 4;
+    row("gk_kernel_matrix", "`k->struct_size` 4", gk_kernel_matrix(c, &bad, 2, 2, 1, x, y, z));
+    bad = kr;
+    bad.kind = 9;
+    row("gk_kernel_matrix", "`k->kind` 9", gk_kernel_matrix(c, &bad, 2, 2, 1, x, y, z));
+    bad = kr;
+    bad.gamma = NAN;
+    row("gk_kernel_matrix", "polynomial, `k->gamma` NaN",
+        gk_kernel_matrix(c, &bad, 2, 2, 1, x, y, z));
+    bad.gamma = 1e300;
+    row("gk_kernel_matrix", "polynomial, `k->gamma` 1e300 on float32",
+        gk_kernel_matrix(c, &bad, 2, 2, 1, x, y, z));
+    bad = kr;
+    bad.coef0 = INFINITY;
+    row("gk_kernel_matrix", "polynomial, `k->coef0` inf",
+        gk_kernel_matrix(c, &bad, 2, 2, 1, x, y, z));
+    bad = kr;
+    bad.degree = 2.5;
+    row("gk_kernel_matrix", "polynomial, `k->degree` 2.5",
+        gk_kernel_matrix(c, &bad, 2, 2, 1, x, y, z));
+    gk_kernel_init(&bad, GK_KERNEL_MATERN);
+    bad.nu = 2.0;
+    row("gk_kernel_matrix", "matern, `k->nu` 2", gk_kernel_matrix(c, &bad, 2, 2, 1, x, y, z));
+    gk_kernel_init(&bad, GK_KERNEL_MATERN);
+    bad.gamma = -1.0;
+    row("gk_kernel_matrix", "matern, `k->gamma` -1", gk_kernel_matrix(c, &bad, 2, 2, 1, x, y, z));
+    row("gk_kernel_matrix", "`out` = `n64`", gk_kernel_matrix(c, &kr, 2, 2, 1, x, y, n64));
+    row("gk_kernel_matrix", "`out` 10 for 4 x 3", gk_kernel_matrix(c, &kr, 4, 3, 1, x, y, z));
+    row("gk_kernel_matmul", "`w` = `s` for `n` 3, `r` 2",
+        gk_kernel_matmul(c, &kr, 2, 3, 1, 2, x, y, s, z));
+    row("gk_kernel_matmul", "`out` = `v`", gk_kernel_matmul(c, &kr, 2, 2, 1, 1, x, y, z, v));
+    row("gk_distance_matrix", "`metric` 5", gk_distance_matrix(c, (gk_metric)5, 2, 2, 1, x, y, z));
+    row("gk_distance_matrix", "`y` = `d`",
+        gk_distance_matrix(c, GK_METRIC_EUCLIDEAN, 2, 2, 1, x, d, z));
+    row("gk_knn", "`k` 0", gk_knn(c, GK_METRIC_EUCLIDEAN, 2, 3, 1, 0, x, y, z, n64));
+    row("gk_knn", "`k` 4 > `n` 3", gk_knn(c, GK_METRIC_EUCLIDEAN, 2, 3, 1, 4, x, y, z, n64));
+    row("gk_knn", "`index` = `s`", gk_knn(c, GK_METRIC_EUCLIDEAN, 2, 3, 1, 2, x, y, z, s));
+    row("gk_knn", "`dist` = `n64`", gk_knn(c, GK_METRIC_EUCLIDEAN, 2, 3, 1, 2, x, y, n64, n64));
+    row("gk_knn", "`m` * `k` wraps",
+        gk_knn(c, GK_METRIC_EUCLIDEAN, (size_t)1 << 62, 8, 0, 8, x, y, z, n64));
+    gk_buffer_destroy(n64);
 
     section("The CUDA module loader (each candidate path, here named by GK_CUDA_PLUGIN)");
     if (mkdtemp(workdir) == NULL)

@@ -68,7 +68,7 @@ static void test_create_errors(void **state)
     GK_EXPECT(gk_buffer_create(ctx, GK_FLOAT32, 4, NULL), GK_E_INVALID_ARGUMENT,
               "gk_buffer_create");
     GK_EXPECT(gk_buffer_create(ctx, (gk_dtype)0, 4, &b), GK_E_INVALID_ARGUMENT, "gk_buffer_create");
-    GK_EXPECT(gk_buffer_create(ctx, (gk_dtype)3, 4, &b), GK_E_INVALID_ARGUMENT, "gk_buffer_create");
+    GK_EXPECT(gk_buffer_create(ctx, (gk_dtype)4, 4, &b), GK_E_INVALID_ARGUMENT, "gk_buffer_create");
     assert_ptr_equal(b, BUF_SENTINEL);
     GK_EXPECT(gk_buffer_create(ctx, GK_FLOAT32, SIZE_MAX / 2, &b), GK_E_OVERFLOW,
               "gk_buffer_create");

@@ -4,14 +4,15 @@
 # linked against a stand-in libgpukern.so.1 that exports exactly what that release exported
 # (abi/GPUKERN_1.0.txt ... abi/GPUKERN_<release>.txt, each in its own version node), then run
 # against the real library. Release 1.0 uses only 1.0 functions; 1.1 also calls
-# gk_context_calibrate.
-# usage: compat.sh <release: 1.0|1.1> <real libgpukern.so.1> <abi dir> <include dirs (colon
+# gk_context_calibrate; 1.2 also gk_div and gk_device_count.
+# usage: compat.sh <release: 1.0|1.1|1.2> <real libgpukern.so.1> <abi dir> <include dirs (colon
 #        separated)> <cc> <work dir>
 set -eu
 release=$1 lib=$2 abi=$3 includes=$4 cc=$5 work=$6
 case $release in
   1.0) nodes="1.0" ;;
   1.1) nodes="1.0 1.1" ;;
+  1.2) nodes="1.0 1.1 1.2" ;;
   *) echo "compat.sh: no program for release $release"; exit 1 ;;
 esac
 rm -rf "$work" && mkdir -p "$work/stub"
@@ -57,6 +58,17 @@ int main(void)
         return 1;
     }
 #endif
+#if RELEASE_1_2
+    float q[3];
+    gk_buffer *z = NULL;
+    if (gk_device_count(GK_BACKEND_CPU) != 1 ||
+        gk_buffer_wrap_host(ctx, GK_FLOAT32, 3, q, &z) != GK_OK || gk_div(ctx, x, x, z) != GK_OK ||
+        q[0] != 1.0f || q[2] != 1.0f) {
+        printf("gk_div or gk_device_count failed: %s\n", gk_last_error());
+        return 1;
+    }
+    gk_buffer_destroy(z);
+#endif
     printf("library %s, sum %g\n", gk_version_string(), sum);
     gk_buffer_destroy(x);
     gk_context_destroy(ctx);
@@ -64,8 +76,9 @@ int main(void)
 }
 C
 incflags=$(echo "$includes" | tr ':' '\n' | sed 's/^/-I/' | tr '\n' ' ')
-define=-DRELEASE_1_1=0
-[ "$release" = 1.0 ] || define=-DRELEASE_1_1=1
+define="-DRELEASE_1_1=0 -DRELEASE_1_2=0"
+[ "$release" = 1.0 ] || define="-DRELEASE_1_1=1 -DRELEASE_1_2=0"
+[ "$release" != 1.2 ] || define="-DRELEASE_1_1=1 -DRELEASE_1_2=1"
 # shellcheck disable=SC2086
 "$cc" $incflags $define -o "$work/app" "$work/app.c" -L"$work/stub" -lgpukern
 
@@ -77,8 +90,12 @@ if echo "$refs" | grep -v "(GPUKERN_\($pattern\))" | grep -q gk_; then
   echo "FAIL: the $release program references a symbol outside the nodes $nodes"
   exit 1
 fi
-if [ "$release" = 1.1 ] && ! echo "$refs" | grep -q '(GPUKERN_1\.1) gk_context_calibrate'; then
-  echo "FAIL: the 1.1 program does not reference gk_context_calibrate@GPUKERN_1.1"
+if [ "$release" != 1.0 ] && ! echo "$refs" | grep -q '(GPUKERN_1\.1) gk_context_calibrate'; then
+  echo "FAIL: the $release program does not reference gk_context_calibrate@GPUKERN_1.1"
+  exit 1
+fi
+if [ "$release" = 1.2 ] && ! echo "$refs" | grep -q '(GPUKERN_1\.2) gk_div'; then
+  echo "FAIL: the 1.2 program does not reference gk_div@GPUKERN_1.2"
   exit 1
 fi
 

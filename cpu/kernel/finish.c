@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/* finish.c - the epilogue of each kernel and metric on a row of the pass's values, in double. */
+#include <math.h>
+
+#include "cpu_internal.h"
+#include "cpu_vexp.h"
+#include "kernel/kernel.h"
+
+/* tanh(a) = (1 - e) / (1 + e) with e = exp(-2|a|), sign of a: the vectorizable exp; its absolute
+ * error stays within a few units of 2^-53 (the relative error near 0 does not matter: the
+ * contract is absolute). */
+static inline double sigmoid_value(double a)
+{
+    double e = gk__vexp_f64(-2.0 * fabs(a));
+    return copysign((1.0 - e) / (1.0 + e), a);
+}
+
+/* The polynomial's power by squaring, one bit of the degree per pass over the row, so that the
+ * loops vectorize; the value of pow for integer degrees up to a few units of 2^-53. */
+#define GK_KERNEL_POLY_CHUNK 256
+GK_CPU_CLONES
+static void poly_row(size_t nb, double gamma, double coef0, int degree, double *v)
+{
+    for (size_t j0 = 0; j0 < nb; j0 += GK_KERNEL_POLY_CHUNK) {
+        size_t cnt = nb - j0 < GK_KERNEL_POLY_CHUNK ? nb - j0 : GK_KERNEL_POLY_CHUNK;
+        double p[GK_KERNEL_POLY_CHUNK], *r = v + j0;
+        for (size_t c = 0; c < cnt; c++) {
+            p[c] = gamma * r[c] + coef0;
+            r[c] = 1.0;
+        }
+        for (int b = degree; b != 0; b >>= 1) {
+            if (b & 1)
+                for (size_t c = 0; c < cnt; c++)
+                    r[c] *= p[c];
+            if (b > 1)
+                for (size_t c = 0; c < cnt; c++)
+                    p[c] *= p[c];
+        }
+    }
+}
+
+GK_CPU_CLONES
+static void matern_row(size_t nb, double gamma, double nu, double *v)
+{
+    const double s3 = 1.7320508075688772, s5 = 2.23606797749979;
+    if (nu == 0.5) {
+        for (size_t jj = 0; jj < nb; jj++)
+            v[jj] = gk__vexp_f64(-sqrt(gamma * v[jj]));
+    } else if (nu == 1.5) {
+        for (size_t jj = 0; jj < nb; jj++) {
+            double a = s3 * sqrt(gamma * v[jj]);
+            v[jj] = (1.0 + a) * gk__vexp_f64(-a);
+        }
+    } else {
+        for (size_t jj = 0; jj < nb; jj++) {
+            double a = s5 * sqrt(gamma * v[jj]);
+            v[jj] = (1.0 + a + a * a / 3.0) * gk__vexp_f64(-a);
+        }
+    }
+}
+
+GK_CPU_CLONES
+static void cosine_row(size_t nb, double nxi, const double *ny, int distance, double *v)
+{
+    for (size_t jj = 0; jj < nb; jj++) {
+        int zero = nxi == 0.0 || ny[jj] == 0.0;
+        double s = zero ? 0.0 : v[jj] / (nxi * ny[jj]);
+        if (distance) {
+            double dv = 1.0 - s;
+            v[jj] = dv < 0.0 ? 0.0 : dv > 2.0 ? 2.0 : dv;
+        } else {
+            v[jj] = s;
+        }
+    }
+}
+
+GK_CPU_CLONES
+static void exp_row(size_t nb, double gamma, double *v)
+{
+    for (size_t jj = 0; jj < nb; jj++)
+        v[jj] = gk__vexp_f64(-gamma * v[jj]);
+}
+
+GK_CPU_CLONES
+static void sigmoid_row(size_t nb, double gamma, double coef0, double *v)
+{
+    for (size_t jj = 0; jj < nb; jj++)
+        v[jj] = sigmoid_value(gamma * v[jj] + coef0);
+}
+
+GK_CPU_CLONES
+static void sqrt_row(size_t nb, double *v)
+{
+    for (size_t jj = 0; jj < nb; jj++)
+        v[jj] = sqrt(v[jj]);
+}
+
+void gk__cpu_finish_row(const gk_cpu_job *j, size_t nb, double nxi, const double *ny, double *v)
+{
+    switch (j->finish) {
+    case GK_CPU_FINISH_NONE:
+        return;
+    case GK_CPU_FINISH_SQRT:
+        sqrt_row(nb, v);
+        return;
+    case GK_CPU_FINISH_EXP:
+        exp_row(nb, j->gamma, v);
+        return;
+    case GK_CPU_FINISH_MATERN:
+        matern_row(nb, j->gamma, j->nu, v);
+        return;
+    case GK_CPU_FINISH_POLY:
+        poly_row(nb, j->gamma, j->coef0, j->degree, v);
+        return;
+    case GK_CPU_FINISH_SIGMOID:
+        sigmoid_row(nb, j->gamma, j->coef0, v);
+        return;
+    case GK_CPU_FINISH_COS_SIM:
+    case GK_CPU_FINISH_COS_DIST:
+        cosine_row(nb, nxi, ny, j->finish == GK_CPU_FINISH_COS_DIST, v);
+        return;
+    }
+}

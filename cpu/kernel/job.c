@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/* job.c - which pass and epilogue each kernel and metric takes; a call's scratch and centre. */
+#include <math.h>
+
+#include "alloc.h"
+#include "cpu_internal.h"
+#include "cpu_rbf.h"
+#include "error.h"
+#include "kernel/kernel.h"
+
+void gk__cpu_job_kernel(gk_cpu_job *j, const gk_kernel *k)
+{
+    static const gk_cpu_pass pass[] = {GK_CPU_PASS_SQDIST, GK_CPU_PASS_L1, GK_CPU_PASS_IP,
+                                       GK_CPU_PASS_IP,     GK_CPU_PASS_IP, GK_CPU_PASS_IP,
+                                       GK_CPU_PASS_SQDIST};
+    static const gk_cpu_finish finish[] = {
+        GK_CPU_FINISH_EXP,  GK_CPU_FINISH_EXP,     GK_CPU_FINISH_POLY,  GK_CPU_FINISH_SIGMOID,
+        GK_CPU_FINISH_NONE, GK_CPU_FINISH_COS_SIM, GK_CPU_FINISH_MATERN};
+    j->pass = pass[k->kind - GK_KERNEL_RBF];
+    j->finish = finish[k->kind - GK_KERNEL_RBF];
+    j->gamma = k->gamma;
+    j->coef0 = k->coef0;
+    j->degree = (int)k->degree;
+    j->nu = k->nu;
+    j->norms = k->kind == GK_KERNEL_COSINE;
+}
+
+void gk__cpu_job_metric(gk_cpu_job *j, gk_metric metric)
+{
+    j->pass = metric == GK_METRIC_MANHATTAN ? GK_CPU_PASS_L1
+              : metric == GK_METRIC_COSINE  ? GK_CPU_PASS_IP
+                                            : GK_CPU_PASS_SQDIST;
+    j->finish = metric == GK_METRIC_EUCLIDEAN ? GK_CPU_FINISH_SQRT
+                : metric == GK_METRIC_COSINE  ? GK_CPU_FINISH_COS_DIST
+                                              : GK_CPU_FINISH_NONE;
+    j->norms = metric == GK_METRIC_COSINE;
+}
+
+/* Tiles: at most GK_KERNEL_TILE_ROWS rows of x against GK_KERNEL_TILE_COLS rows of y, fewer
+ * where d is large, so that the prepared rows stay near GK_KERNEL_TILE_ELEMS doubles. A tile of
+ * 256 x 1024 doubles (2 MiB) keeps a dgemm at its speed and the epilogue's rows in cache; the y
+ * block is prepared again for every 256 rows of x, 1/512 of the dgemm's work. */
+#define GK_KERNEL_TILE_ROWS ((size_t)256)
+#define GK_KERNEL_TILE_COLS ((size_t)1024)
+#define GK_KERNEL_TILE_ELEMS ((size_t)1 << 20)
+
+static size_t clamp_size(size_t v, size_t lo, size_t hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* Distances: the expanded form's bound (cpu_rbf_gemm.c derives it) for rows centred and held in
+ * double, with double's dgemm; entries are kept within this share of the contract's relative
+ * error (1e-5, 1e-12), the final rounding having the rest. */
+#define GK_KERNEL_SQDIST_TOL_F32 5e-6
+#define GK_KERNEL_SQDIST_TOL_F64 5e-13
+
+gk_status gk__cpu_job_begin(void *st, gk_cpu_job *j, gk_dtype t, size_t m, size_t n, size_t d,
+                            const void *x, const void *y, size_t mb_max)
+{
+    j->t = t;
+    j->m = m;
+    j->n = n;
+    j->d = d;
+    j->x = gk__cpu_rbf_rows_of(x);
+    j->y = gk__cpu_rbf_rows_of(y);
+    j->threads = gk__cpu_threads(st);
+    size_t per = GK_KERNEL_TILE_ELEMS / (d > 0 ? d : 1);
+    j->mb = clamp_size(per / 4, 8, mb_max < GK_KERNEL_TILE_ROWS ? mb_max : GK_KERNEL_TILE_ROWS);
+    j->nb = clamp_size(per, 8, GK_KERNEL_TILE_COLS);
+    if (j->mb > m)
+        j->mb = m;
+    if (j->nb > n)
+        j->nb = n;
+    const double u = 0x1p-53, gd = (double)d * u / (1.0 - (double)d * u);
+    j->beta = gk__cpu_rbf_beta(d, u, gd);
+    j->tol = t == GK_FLOAT32 ? GK_KERNEL_SQDIST_TOL_F32 : GK_KERNEL_SQDIST_TOL_F64;
+    /* d + 1 doubles per row: the cosine's norms need none, the rest is d > 0 slack. */
+    size_t elems = (j->mb + j->nb) * (d + 1) + j->mb * j->nb + 2 * d + 2;
+    size_t bytes = elems * sizeof(double);
+    j->mem = NULL;
+    if (gk__aligned_alloc(&j->mem, 64, bytes) != 0)
+        return gk__error(GK_E_OUT_OF_MEMORY, "cannot allocate %zu bytes of scratch", bytes);
+    double *p = j->mem;
+    j->v = p;
+    p += j->mb * j->nb;
+    j->xs = p;
+    p += j->mb * d;
+    j->ys = p;
+    p += j->nb * d;
+    j->nx = p;
+    p += j->mb;
+    j->ny = p;
+    p += j->nb;
+    j->c = p;
+    for (size_t f = 0; f < d; f++)
+        j->c[f] = 0.0;
+    if (j->pass == GK_CPU_PASS_SQDIST && d > 0) {
+        /* The rbf forms' centre, about the mean of sampled rows; any centre keeps the bound, a
+         * good one keeps the distances' cancellation to the data's spread. A feature whose mean
+         * is not finite is not centred: the other rows stay accurate. */
+        gk__cpu_rbf_mean(t, m, n, d, j->x, j->y, j->c, p + d);
+        for (size_t f = 0; f < d; f++)
+            if (!isfinite(j->c[f]))
+                j->c[f] = 0.0;
+    }
+    return GK_OK;
+}
+
+void gk__cpu_job_end(gk_cpu_job *j)
+{
+    gk__free(j->mem);
+    j->mem = NULL;
+}

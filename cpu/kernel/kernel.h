@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/* kernel.h - the CPU's kernel family: one tiled pass (inner products, squared distances or L1
+ * sums) and one epilogue per kernel or metric, shared by kernel_matrix, distance_matrix,
+ * kernel_matmul and knn. */
+#ifndef GK_CPU_KERNEL_H
+#define GK_CPU_KERNEL_H
+
+#include <stddef.h>
+
+#include "backend.h"
+
+/* What a tile holds after the pass. Every pass works in double: float32 rows are widened (a
+ * product of two floats is exact in double), so the only rounding is double's. */
+typedef enum gk_cpu_pass {
+    GK_CPU_PASS_IP,     /* <x_i, y_j>, one dgemm per tile */
+    GK_CPU_PASS_SQDIST, /* |x_i - y_j|^2, expanded from a dgemm with a per-entry bound */
+    GK_CPU_PASS_L1      /* sum_f |x_if - y_jf|, a direct loop */
+} gk_cpu_pass;
+
+/* What the epilogue makes of a tile's value v. */
+typedef enum gk_cpu_finish {
+    GK_CPU_FINISH_NONE,    /* v: linear, sqeuclidean, manhattan */
+    GK_CPU_FINISH_SQRT,    /* euclidean */
+    GK_CPU_FINISH_EXP,     /* exp(-gamma v): rbf, laplacian */
+    GK_CPU_FINISH_MATERN,  /* r = sqrt(gamma v), nu 0.5, 1.5 or 2.5 */
+    GK_CPU_FINISH_POLY,    /* (gamma v + coef0)^degree */
+    GK_CPU_FINISH_SIGMOID, /* tanh(gamma v + coef0) */
+    GK_CPU_FINISH_COS_SIM, /* v / (|x_i| |y_j|), 0 where a norm is 0 */
+    GK_CPU_FINISH_COS_DIST /* 1 - the similarity in [0, 2], 1 where a norm is 0 */
+} gk_cpu_finish;
+
+/* One call: its operands, its pass and epilogue, and the scratch of one tile. */
+typedef struct gk_cpu_job {
+    gk_dtype t;
+    size_t m, n, d;
+    const void *x, *y;
+    gk_cpu_pass pass;
+    gk_cpu_finish finish;
+    double gamma, coef0, nu;
+    int degree;
+    int norms; /* IP: nx and ny hold the rows' Euclidean norms (cosine) */
+    /* SQDIST: an entry is kept where beta (|x_i - c|^2 + |y_j - c|^2) <= tol |x_i - y_j|^2 */
+    double beta, tol;
+    /* Tile sizes and scratch: rows of x (mb x d, prepared), rows of y (nb x d; L1: d x nb),
+     * their norms, the tile (mb x nb), the centre c (d). */
+    size_t mb, nb;
+    double *xs, *ys, *nx, *ny, *v, *c;
+    void *mem;
+    int threads;
+} gk_cpu_job;
+
+/* The pass and epilogue of a kernel (validated by the core), or of a metric. */
+void gk__cpu_job_kernel(gk_cpu_job *j, const gk_kernel *k);
+void gk__cpu_job_metric(gk_cpu_job *j, gk_metric metric);
+
+/* Sets the operands, allocates the scratch for tiles of at most mb_max rows of x and the
+ * centre of a distance pass; GK_E_OUT_OF_MEMORY (nothing to free) on failure. */
+gk_status gk__cpu_job_begin(void *st, gk_cpu_job *j, gk_dtype t, size_t m, size_t n, size_t d,
+                            const void *x, const void *y, size_t mb_max);
+void gk__cpu_job_end(gk_cpu_job *j);
+
+/* Called once per row r < mb of a computed tile, from the team's threads, with the row's nb
+ * values (the pass's, before the epilogue): row r of x is row i0 + r. */
+typedef void (*gk_cpu_row_fn)(void *arg, const gk_cpu_job *j, size_t r, double *v);
+
+/* Prepares rows i0 .. i0 + mb - 1 of x, for the tiles that follow. */
+void gk__cpu_job_rows(gk_cpu_job *j, size_t i0, size_t mb);
+/* The tile of the prepared rows against rows j0 .. j0 + nb - 1 of y (nb <= j->nb) into j->v,
+ * then row(arg, j, r, v + r nb) for each row. */
+gk_status gk__cpu_job_tile(void *st, gk_cpu_job *j, size_t i0, size_t mb, size_t j0, size_t nb,
+                           gk_cpu_row_fn row, void *arg);
+
+/* |x_i - y_j|^2 for rows of d features, in double from the given values (differences of floats
+ * are exact in double): the difference form, for entries the expanded one cannot give. */
+double gk__cpu_sqdist_direct(gk_dtype t, size_t d, const void *x, size_t i, const void *y,
+                             size_t j);
+
+/* The epilogue on one row of nb values in place; nxi and ny are the rows' norms (cosine). */
+void gk__cpu_finish_row(const gk_cpu_job *j, size_t nb, double nxi, const double *ny, double *v);
+
+#endif /* GK_CPU_KERNEL_H */

@@ -1,0 +1,788 @@
+/* SPDX-License-Identifier: MIT */
+/* test_kernel.c - the kernel family, distances, k-NN and int64 buffers against long double
+ * references written from the formulas, and every error path. */
+#include "gk_test.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const gk_dtype dtypes[] = {GK_FLOAT32, GK_FLOAT64};
+
+/* The contract's unit: 1e-5 float32, 1e-12 float64. */
+static double tol_of(gk_dtype t)
+{
+    return t == GK_FLOAT32 ? 1e-5 : 1e-12;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Data: standardized, clustered, offset by 1e3, with identical rows of x in y.
+ * ---------------------------------------------------------------------------------------- */
+
+typedef enum data_kind { DATA_STANDARD, DATA_CLUSTERS, DATA_OFFSET, DATA_KINDS } data_kind;
+
+static const char *const data_names[] = {"standardized", "clustered", "offset 1e3"};
+
+/* rows x d values of kind k rounded to t (malloc'ed). */
+static void *make_rows(gk_dtype t, size_t rows, size_t d, data_kind k)
+{
+    void *p = gk_test_alloc(t, rows * d);
+    double centres[4][64];
+    for (int c = 0; c < 4; c++)
+        for (size_t f = 0; f < 64; f++)
+            centres[c][f] = gk_test_uniform(-9.0, 9.0);
+    for (size_t i = 0; i < rows; i++) {
+        size_t c = (size_t)gk_test_rand_size(0, 3);
+        for (size_t f = 0; f < d; f++) {
+            double v = k == DATA_STANDARD   ? gk_test_uniform(-1.732, 1.732)
+                       : k == DATA_CLUSTERS ? centres[c][f % 64] + gk_test_uniform(-0.3, 0.3)
+                                            : 1e3 + gk_test_uniform(0.0, 1.0);
+            gk_test_set(t, p, i * d + f, v);
+        }
+    }
+    return p;
+}
+
+/* Copies row si of x into row di of y, every `step` rows. */
+static void share_rows(gk_dtype t, void *y, size_t n, const void *x, size_t m, size_t d,
+                       size_t step)
+{
+    size_t es = gk_test_esize(t);
+    for (size_t j = 0; j < n && j / step < m; j += step)
+        memcpy((char *)y + j * d * es, (const char *)x + (j / step) * d * es, d * es);
+}
+
+static int rows_equal(gk_dtype t, const void *x, size_t i, const void *y, size_t j, size_t d)
+{
+    size_t es = gk_test_esize(t);
+    return memcmp((const char *)x + i * d * es, (const char *)y + j * d * es, d * es) == 0;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * References, in long double from the stored values.
+ * ---------------------------------------------------------------------------------------- */
+
+typedef struct pair_sums {
+    long double ip, aip, sq, l1, nx, ny; /* <x,y>, <|x|,|y|>, |x-y|^2, |x-y|_1, |x|^2, |y|^2 */
+} pair_sums;
+
+static pair_sums sums_of(gk_dtype t, const void *x, size_t i, const void *y, size_t j, size_t d)
+{
+    pair_sums s = {0, 0, 0, 0, 0, 0};
+    for (size_t f = 0; f < d; f++) {
+        long double a = gk_test_get(t, x, i * d + f), b = gk_test_get(t, y, j * d + f);
+        s.ip += a * b;
+        s.aip += fabsl(a) * fabsl(b);
+        s.sq += (a - b) * (a - b);
+        s.l1 += fabsl(a - b);
+        s.nx += a * a;
+        s.ny += b * b;
+    }
+    return s;
+}
+
+static long double cosine_sim(const pair_sums *s)
+{
+    return s->nx == 0 || s->ny == 0 ? 0.0L : s->ip / (sqrtl(s->nx) * sqrtl(s->ny));
+}
+
+/* The kernel's value, and *bound its error bound in units of the contract. */
+static long double ref_kernel(const gk_kernel *k, gk_dtype t, const pair_sums *s,
+                              long double *bound)
+{
+    long double g = gk_test_round(t, k->gamma), c0 = gk_test_round(t, k->coef0);
+    *bound = 1.0L;
+    switch (k->kind) {
+    case GK_KERNEL_RBF:
+        return gk_test_exp_ref(-g * s->sq);
+    case GK_KERNEL_LAPLACIAN:
+        return gk_test_exp_ref(-g * s->l1);
+    case GK_KERNEL_POLYNOMIAL:
+        *bound = powl(g * s->aip + fabsl(c0), k->degree);
+        return powl(g * s->ip + c0, k->degree);
+    case GK_KERNEL_SIGMOID:
+        return tanhl(g * s->ip + c0);
+    case GK_KERNEL_LINEAR:
+        *bound = s->aip;
+        return s->ip;
+    case GK_KERNEL_COSINE:
+        return cosine_sim(s);
+    default: {
+        long double r = sqrtl(g * s->sq);
+        if (k->nu == 0.5)
+            return gk_test_exp_ref(-r);
+        if (k->nu == 1.5)
+            return (1 + sqrtl(3.0L) * r) * gk_test_exp_ref(-sqrtl(3.0L) * r);
+        return (1 + sqrtl(5.0L) * r + 5.0L * r * r / 3) * gk_test_exp_ref(-sqrtl(5.0L) * r);
+    }
+    }
+}
+
+/* The metric's value and *bound: the true distance (relative contract), or 1 for cosine, whose
+ * contract is absolute 1e-6 (1e-12 float64). */
+static long double ref_distance(gk_metric metric, gk_dtype t, const pair_sums *s,
+                                long double *bound)
+{
+    switch (metric) {
+    case GK_METRIC_SQEUCLIDEAN:
+        *bound = s->sq;
+        return s->sq;
+    case GK_METRIC_EUCLIDEAN:
+        *bound = sqrtl(s->sq);
+        return sqrtl(s->sq);
+    case GK_METRIC_MANHATTAN:
+        *bound = s->l1;
+        return s->l1;
+    default: {
+        *bound = t == GK_FLOAT32 ? 0.1L : 1.0L;
+        int zero = s->nx == 0 || s->ny == 0;
+        return zero ? 1.0L : 1.0L - cosine_sim(s);
+    }
+    }
+}
+
+/* got against ref within tol * bound, NaN for NaN and the same infinity for an infinity. */
+static void check_value(const char *what, size_t i, size_t j, double got, long double ref,
+                        long double tol)
+{
+    if (isnan(ref)   ? isnan(got)
+        : isinf(ref) ? (long double)got == ref
+                     : fabsl((long double)got - ref) <= tol)
+        return;
+    GK_FAIL("%s: entry (%zu,%zu) is %.17g, reference %.17Lg (error %.3Lg > %.3Lg)", what, i, j, got,
+            ref, fabsl((long double)got - ref), tol);
+}
+
+/* An int64 buffer of n elements, each -7. */
+static gk_buffer *int64_buffer(gk_context *ctx, size_t n)
+{
+    gk_buffer *b = NULL;
+    GK_CHECK_OK(gk_buffer_create(ctx, GK_INT64, n, &b));
+    int64_t *h = malloc((n ? n : 1) * sizeof *h);
+    for (size_t e = 0; e < n; e++)
+        h[e] = -7;
+    GK_CHECK_OK(gk_buffer_write(b, 0, n, h));
+    free(h);
+    return b;
+}
+
+static int64_t *read_int64(const gk_buffer *b)
+{
+    size_t n = gk_buffer_count(b);
+    int64_t *h = malloc((n ? n : 1) * sizeof *h);
+    GK_CHECK_OK(gk_buffer_read(b, 0, n, h));
+    return h;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * kernel_matrix, distance_matrix
+ * ---------------------------------------------------------------------------------------- */
+
+static const gk_kernel_kind kinds[] = {GK_KERNEL_RBF,     GK_KERNEL_LAPLACIAN, GK_KERNEL_POLYNOMIAL,
+                                       GK_KERNEL_SIGMOID, GK_KERNEL_LINEAR,    GK_KERNEL_COSINE,
+                                       GK_KERNEL_MATERN};
+static const gk_metric metrics[] = {GK_METRIC_SQEUCLIDEAN, GK_METRIC_EUCLIDEAN, GK_METRIC_MANHATTAN,
+                                    GK_METRIC_COSINE};
+
+/* A kernel of kind with parameters that spread its values over its range for rows of d
+ * features of data k (Matérn's nu cycles through its three values). */
+static gk_kernel pick_kernel(gk_kernel_kind kind, size_t d, data_kind k, int variant)
+{
+    gk_kernel kr;
+    gk_kernel_init(&kr, kind);
+    double spread = k == DATA_CLUSTERS ? 0.3 * 0.3 : 1.0;
+    kr.gamma = gk_test_uniform(0.5, 2.0) / ((double)d * spread);
+    if (kind == GK_KERNEL_LAPLACIAN)
+        kr.gamma = gk_test_uniform(0.5, 2.0) / (double)d;
+    if (kind == GK_KERNEL_POLYNOMIAL || kind == GK_KERNEL_SIGMOID)
+        kr.gamma = gk_test_uniform(0.2, 1.0) / (double)d;
+    if (kind == GK_KERNEL_POLYNOMIAL)
+        kr.degree = (double)(variant % 4 + 1);
+    if (kind == GK_KERNEL_MATERN)
+        kr.nu = 0.5 + (double)(variant % 3);
+    return kr;
+}
+
+/* out = kernel or metric (kernel NULL) of x (m x d) and y (n x d) on ctx, checked entry by
+ * entry, identical rows included. */
+static void matrix_case(gk_context *ctx, gk_dtype t, const gk_kernel *k, gk_metric metric, size_t m,
+                        size_t n, size_t d, data_kind data)
+{
+    void *hx = make_rows(t, m, d, data), *hy = make_rows(t, n, d, data);
+    share_rows(t, hy, n, hx, m, d, 3);
+    gk_buffer *x = gk_test_buffer_from(ctx, t, m * d, hx);
+    gk_buffer *y = gk_test_buffer_from(ctx, t, n * d, hy);
+    gk_buffer *out = gk_test_buffer_const(ctx, t, m * n, GK_TEST_SENTINEL);
+    if (k != NULL)
+        GK_CHECK_OK(gk_kernel_matrix(ctx, k, m, n, d, x, y, out));
+    else
+        GK_CHECK_OK(gk_distance_matrix(ctx, metric, m, n, d, x, y, out));
+    void *ho = gk_test_read_all(out);
+    char what[160];
+    snprintf(what, sizeof what, "%s %s %zux%zux%zu %s (gamma %g)", k != NULL ? "kernel" : "metric",
+             gk_test_dtype_name(t), m, n, d, data_names[data], k != NULL ? k->gamma : 0.0);
+    long double tol = tol_of(t);
+    if (k == NULL && metric == GK_METRIC_COSINE)
+        tol = t == GK_FLOAT32 ? 1e-6L : 1e-12L;
+    int unit = k != NULL && (k->kind == GK_KERNEL_RBF || k->kind == GK_KERNEL_LAPLACIAN ||
+                             k->kind == GK_KERNEL_MATERN);
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++) {
+            pair_sums s = sums_of(t, hx, i, hy, j, d);
+            long double bound;
+            long double ref =
+                k != NULL ? ref_kernel(k, t, &s, &bound) : ref_distance(metric, t, &s, &bound);
+            double got = gk_test_get(t, ho, i * n + j);
+            check_value(what, i, j, got, ref, tol * bound);
+            if (rows_equal(t, hx, i, hy, j, d) && d > 0) {
+                if (unit && got != 1.0)
+                    GK_FAIL("%s: identical rows (%zu,%zu) give %.17g, not exactly 1", what, i, j,
+                            got);
+                if (k == NULL && metric != GK_METRIC_COSINE && got != 0.0)
+                    GK_FAIL("%s: identical rows (%zu,%zu) are %.17g apart, not exactly 0", what, i,
+                            j, got);
+            }
+        }
+    free(hx);
+    free(hy);
+    free(ho);
+    gk_buffer_destroy(x);
+    gk_buffer_destroy(y);
+    gk_buffer_destroy(out);
+}
+
+/* Shapes across the tiles' edges: 1, 7, and 1000 x 1025 (rows of 256, columns of 1024). */
+static const size_t shapes[][3] = {{1, 1, 7}, {1, 7, 20}, {7, 1, 3}, {7, 7, 64}, {33, 1025, 5}};
+
+static void test_kernel_matrix(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    for (size_t ti = 0; ti < 2; ti++)
+        for (size_t ki = 0; ki < sizeof kinds / sizeof kinds[0]; ki++)
+            for (int data = 0; data < DATA_KINDS; data++)
+                for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+                    gk_kernel k = pick_kernel(kinds[ki], shapes[s][2], (data_kind)data, (int)s);
+                    matrix_case(ctx, dtypes[ti], &k, 0, shapes[s][0], shapes[s][1], shapes[s][2],
+                                (data_kind)data);
+                }
+}
+
+static void test_distance_matrix(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    for (size_t ti = 0; ti < 2; ti++)
+        for (size_t mi = 0; mi < sizeof metrics / sizeof metrics[0]; mi++)
+            for (int data = 0; data < DATA_KINDS; data++)
+                for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+                    matrix_case(ctx, dtypes[ti], NULL, metrics[mi], shapes[s][0], shapes[s][1],
+                                shapes[s][2], (data_kind)data);
+}
+
+/* The large shape, once per pass (inner products, distances, L1 sums) and dtype. */
+static void test_large(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    for (size_t ti = 0; ti < 2; ti++) {
+        gk_kernel k = pick_kernel(GK_KERNEL_COSINE, 16, DATA_STANDARD, 0);
+        matrix_case(ctx, dtypes[ti], &k, 0, 1000, 1025, 16, DATA_CLUSTERS);
+        matrix_case(ctx, dtypes[ti], NULL, GK_METRIC_EUCLIDEAN, 1000, 1025, 16, DATA_OFFSET);
+        matrix_case(ctx, dtypes[ti], NULL, GK_METRIC_MANHATTAN, 1000, 1025, 16, DATA_STANDARD);
+    }
+}
+
+/* d = 0: every distance is 0 and every inner product 0. */
+static void test_no_features(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    for (size_t ti = 0; ti < 2; ti++) {
+        gk_dtype t = dtypes[ti];
+        gk_buffer *x = gk_test_buffer_const(ctx, t, 0, 0.0),
+                  *y = gk_test_buffer_const(ctx, t, 0, 0);
+        gk_buffer *out = gk_test_buffer_const(ctx, t, 6, GK_TEST_SENTINEL);
+        for (size_t ki = 0; ki < sizeof kinds / sizeof kinds[0]; ki++) {
+            gk_kernel k;
+            gk_kernel_init(&k, kinds[ki]);
+            k.coef0 = 2.0;
+            GK_CHECK_OK(gk_kernel_matrix(ctx, &k, 2, 3, 0, x, y, out));
+            void *ho = gk_test_read_all(out);
+            double want = kinds[ki] == GK_KERNEL_POLYNOMIAL ? 8.0
+                          : kinds[ki] == GK_KERNEL_SIGMOID  ? tanh(2.0)
+                          : kinds[ki] == GK_KERNEL_LINEAR || kinds[ki] == GK_KERNEL_COSINE ? 0.0
+                                                                                           : 1.0;
+            for (size_t e = 0; e < 6; e++)
+                if (fabs(gk_test_get(t, ho, e) - want) > tol_of(t))
+                    GK_FAIL("kind %d d = 0: entry %zu is %g, not %g", (int)kinds[ki], e,
+                            gk_test_get(t, ho, e), want);
+            free(ho);
+        }
+        GK_CHECK_OK(gk_distance_matrix(ctx, GK_METRIC_COSINE, 2, 3, 0, x, y, out));
+        void *ho = gk_test_read_all(out);
+        for (size_t e = 0; e < 6; e++)
+            assert_true(gk_test_get(t, ho, e) == 1.0);
+        free(ho);
+        gk_buffer_destroy(x);
+        gk_buffer_destroy(y);
+        gk_buffer_destroy(out);
+    }
+}
+
+/* NaN and infinities in the rows give what the formulas give, and leave the other rows exact. */
+static void test_special_values(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    const size_t m = 5, n = 6, d = 4;
+    for (size_t ti = 0; ti < 2; ti++) {
+        gk_dtype t = dtypes[ti];
+        void *hx = make_rows(t, m, d, DATA_STANDARD), *hy = make_rows(t, n, d, DATA_OFFSET);
+        gk_test_set(t, hx, 0 * d + 1, NAN);
+        gk_test_set(t, hx, 2 * d + 0, INFINITY);
+        gk_test_set(t, hy, 3 * d + 2, -INFINITY);
+        gk_test_set(t, hy, 4 * d + 0, INFINITY);
+        gk_buffer *x = gk_test_buffer_from(ctx, t, m * d, hx);
+        gk_buffer *y = gk_test_buffer_from(ctx, t, n * d, hy);
+        gk_buffer *out = gk_test_buffer_const(ctx, t, m * n, 0.0);
+        for (size_t c = 0; c < 11; c++) {
+            gk_kernel k;
+            gk_kernel_init(&k, c < 7 ? kinds[c] : GK_KERNEL_RBF);
+            k.gamma = 0.25;
+            if (c < 7)
+                GK_CHECK_OK(gk_kernel_matrix(ctx, &k, m, n, d, x, y, out));
+            else
+                GK_CHECK_OK(gk_distance_matrix(ctx, metrics[c - 7], m, n, d, x, y, out));
+            void *ho = gk_test_read_all(out);
+            for (size_t i = 0; i < m; i++)
+                for (size_t j = 0; j < n; j++) {
+                    pair_sums s = sums_of(t, hx, i, hy, j, d);
+                    long double bound, ref = c < 7 ? ref_kernel(&k, t, &s, &bound)
+                                                   : ref_distance(metrics[c - 7], t, &s, &bound);
+                    char what[64];
+                    snprintf(what, sizeof what, "special values, case %zu %s", c,
+                             gk_test_dtype_name(t));
+                    long double tol = tol_of(t) * (isfinite(bound) ? bound : 1.0L);
+                    check_value(what, i, j, gk_test_get(t, ho, i * n + j), ref, tol);
+                }
+            free(ho);
+        }
+        free(hx);
+        free(hy);
+        gk_buffer_destroy(x);
+        gk_buffer_destroy(y);
+        gk_buffer_destroy(out);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------
+ * kernel_matmul
+ * ---------------------------------------------------------------------------------------- */
+
+static void matmul_case(gk_context *ctx, gk_dtype t, const gk_kernel *k, size_t m, size_t n,
+                        size_t d, size_t r)
+{
+    void *hx = make_rows(t, m, d, DATA_STANDARD), *hy = make_rows(t, n, d, DATA_STANDARD);
+    share_rows(t, hy, n, hx, m, d, 5);
+    void *hw = gk_test_random_array(t, n * r, -1.0, 1.0);
+    gk_buffer *x = gk_test_buffer_from(ctx, t, m * d, hx);
+    gk_buffer *y = gk_test_buffer_from(ctx, t, n * d, hy);
+    gk_buffer *w = gk_test_buffer_from(ctx, t, n * r, hw);
+    gk_buffer *out = gk_test_buffer_const(ctx, t, m * r, GK_TEST_SENTINEL);
+    gk_buffer *km = gk_test_buffer_const(ctx, t, m * n, 0.0);
+    GK_CHECK_OK(gk_kernel_matmul(ctx, k, m, n, d, r, x, y, w, out));
+    GK_CHECK_OK(gk_kernel_matrix(ctx, k, m, n, d, x, y, km));
+    void *ho = gk_test_read_all(out), *hk = gk_test_read_all(km);
+    long double *kref = malloc(n * sizeof *kref), *kbound = malloc(n * sizeof *kbound);
+    char what[128];
+    snprintf(what, sizeof what, "matmul kind %d %s %zux%zux%zu r %zu", (int)k->kind,
+             gk_test_dtype_name(t), m, n, d, r);
+    for (size_t i = 0; i < m; i++) {
+        for (size_t j = 0; j < n; j++) {
+            pair_sums s = sums_of(t, hx, i, hy, j, d);
+            kref[j] = ref_kernel(k, t, &s, &kbound[j]);
+        }
+        for (size_t c = 0; c < r; c++) {
+            gk_test_sum ref = {0, 0}, via = {0, 0};
+            long double bound = 0;
+            for (size_t j = 0; j < n; j++) {
+                long double wj = gk_test_get(t, hw, j * r + c);
+                gk_test_sum_add(&ref, kref[j] * wj);
+                gk_test_sum_add(&via, (long double)gk_test_get(t, hk, i * n + j) * wj);
+                bound += fabsl(kbound[j] * wj);
+            }
+            double got = gk_test_get(t, ho, i * r + c);
+            check_value(what, i, c, got, gk_test_sum_value(&ref), tol_of(t) * bound);
+            /* and against the matrix times w: within both entries' errors */
+            check_value(what, i, c, got, gk_test_sum_value(&via), 2 * tol_of(t) * bound);
+        }
+    }
+    free(kref);
+    free(kbound);
+    free(hx);
+    free(hy);
+    free(hw);
+    free(ho);
+    free(hk);
+    gk_buffer_destroy(x);
+    gk_buffer_destroy(y);
+    gk_buffer_destroy(w);
+    gk_buffer_destroy(out);
+    gk_buffer_destroy(km);
+}
+
+static void test_kernel_matmul(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    static const size_t rs[] = {1, 3, 64};
+    for (size_t ti = 0; ti < 2; ti++)
+        for (size_t ki = 0; ki < sizeof kinds / sizeof kinds[0]; ki++)
+            for (size_t ri = 0; ri < 3; ri++) {
+                gk_kernel k = pick_kernel(kinds[ki], 9, DATA_STANDARD, (int)ri);
+                matmul_case(ctx, dtypes[ti], &k, 7, 7, 9, rs[ri]);
+                matmul_case(ctx, dtypes[ti], &k, 100, 1025, 9, rs[ri]);
+            }
+}
+
+/* n = 0: every sum is empty; m = 0 or r = 0: nothing to write. */
+static void test_matmul_empty(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    gk_kernel k;
+    gk_kernel_init(&k, GK_KERNEL_LAPLACIAN);
+    gk_buffer *x = gk_test_buffer_const(ctx, GK_FLOAT32, 6, 1.0);
+    gk_buffer *y = gk_test_buffer_const(ctx, GK_FLOAT32, 0, 0.0);
+    gk_buffer *out = gk_test_buffer_const(ctx, GK_FLOAT32, 8, GK_TEST_SENTINEL);
+    GK_CHECK_OK(gk_kernel_matmul(ctx, &k, 2, 0, 3, 4, x, y, y, out));
+    float *h = gk_test_read_all(out);
+    for (size_t e = 0; e < 8; e++)
+        assert_true(h[e] == 0.0f);
+    free(h);
+    gk_buffer *s = gk_test_buffer_const(ctx, GK_FLOAT32, 8, GK_TEST_SENTINEL);
+    GK_CHECK_OK(gk_kernel_matmul(ctx, &k, 0, 3, 2, 2, y, x, x, s));
+    GK_CHECK_OK(gk_kernel_matmul(ctx, &k, 2, 3, 1, 0, x, x, y, s));
+    GK_CHECK_OK(gk_kernel_matrix(ctx, &k, 0, 3, 2, y, x, s));
+    GK_CHECK_OK(gk_distance_matrix(ctx, GK_METRIC_MANHATTAN, 2, 0, 3, x, y, s));
+    gk_buffer *none = int64_buffer(ctx, 0);
+    GK_CHECK_OK(gk_knn(ctx, GK_METRIC_MANHATTAN, 0, 3, 2, 1, y, x, y, none));
+    GK_EXPECT_SENTINEL(s);
+    gk_buffer_destroy(none);
+    gk_buffer_destroy(x);
+    gk_buffer_destroy(y);
+    gk_buffer_destroy(out);
+    gk_buffer_destroy(s);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * knn
+ * ---------------------------------------------------------------------------------------- */
+
+static int compare_ld(const void *a, const void *b)
+{
+    long double x = *(const long double *)a, y = *(const long double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Runs knn and checks: distances nearest first and within the contract of their index's true
+ * distance, indices distinct, and none farther (beyond the contract) than the true k-th. */
+static void knn_check(gk_context *ctx, gk_dtype t, gk_metric metric, size_t m, size_t n, size_t d,
+                      size_t k, const void *hx, const void *hy, int64_t **index_out)
+{
+    gk_buffer *x = gk_test_buffer_from(ctx, t, m * d, hx);
+    gk_buffer *y = gk_test_buffer_from(ctx, t, n * d, hy);
+    gk_buffer *dist = gk_test_buffer_const(ctx, t, m * k, GK_TEST_SENTINEL);
+    gk_buffer *index = int64_buffer(ctx, m * k);
+    GK_CHECK_OK(gk_knn(ctx, metric, m, n, d, k, x, y, dist, index));
+    void *hd = gk_test_read_all(dist);
+    int64_t *hi = read_int64(index);
+    long double *all = malloc(n * sizeof *all), *sorted = malloc(n * sizeof *sorted);
+    char *seen = malloc(n);
+    long double tol = metric == GK_METRIC_COSINE ? (t == GK_FLOAT32 ? 1e-6L : 1e-12L) : tol_of(t);
+    for (size_t i = 0; i < m; i++) {
+        for (size_t j = 0; j < n; j++) {
+            pair_sums s = sums_of(t, hx, i, hy, j, d);
+            long double b;
+            all[j] = ref_distance(metric, t, &s, &b);
+            seen[j] = 0;
+        }
+        /* the true k-th distance */
+        memcpy(sorted, all, n * sizeof *all);
+        qsort(sorted, n, sizeof *sorted, compare_ld);
+        long double kth = sorted[k - 1];
+        for (size_t e = 0; e < k; e++) {
+            int64_t j = hi[i * k + e];
+            double got = gk_test_get(t, hd, i * k + e);
+            if (j < 0 || (size_t)j >= n || seen[j])
+                GK_FAIL("knn row %zu: neighbour %zu has index %lld (n %zu, or repeated)", i, e,
+                        (long long)j, n);
+            seen[j] = 1;
+            long double scale = metric == GK_METRIC_COSINE ? 1.0L : all[j];
+            if (!(fabsl((long double)got - all[j]) <= tol * scale))
+                GK_FAIL("knn row %zu: neighbour %zu (index %lld) at %.17g, true %.17Lg", i, e,
+                        (long long)j, got, all[j]);
+            if (all[j] > kth + tol * (metric == GK_METRIC_COSINE ? 1.0L : kth))
+                GK_FAIL("knn row %zu: neighbour %zu (index %lld) at %.17Lg is beyond the k-th "
+                        "nearest (%.17Lg)",
+                        i, e, (long long)j, all[j], kth);
+            double before = e > 0 ? gk_test_get(t, hd, i * k + e - 1) : -1.0;
+            if (got < before || (got == before && j < hi[i * k + e - 1]))
+                GK_FAIL("knn row %zu: neighbour %zu (%.17g, index %lld) out of order", i, e, got,
+                        (long long)j);
+        }
+    }
+    free(all);
+    free(sorted);
+    free(seen);
+    free(hd);
+    if (index_out != NULL)
+        *index_out = hi;
+    else
+        free(hi);
+    gk_buffer_destroy(x);
+    gk_buffer_destroy(y);
+    gk_buffer_destroy(dist);
+    gk_buffer_destroy(index);
+}
+
+static void test_knn(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    static const size_t sizes[][4] = {
+        {1, 1, 3, 1}, {7, 7, 5, 7}, {7, 1025, 8, 5}, {300, 40, 3, 40}, {20, 1025, 16, 1025}};
+    for (size_t ti = 0; ti < 2; ti++)
+        for (size_t mi = 0; mi < 4; mi++)
+            for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+                gk_dtype t = dtypes[ti];
+                size_t m = sizes[s][0], n = sizes[s][1], d = sizes[s][2], k = sizes[s][3];
+                void *hx = make_rows(t, m, d, (data_kind)(s % DATA_KINDS));
+                void *hy = make_rows(t, n, d, (data_kind)(s % DATA_KINDS));
+                share_rows(t, hy, n, hx, m, d, 2);
+                knn_check(ctx, t, metrics[mi], m, n, d, k, hx, hy, NULL);
+                free(hx);
+                free(hy);
+            }
+}
+
+/* Equal distances come by the smaller index: points on a line of integers, queries halfway
+ * between two of them, and copies of one row. */
+static void test_knn_ties(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    for (size_t ti = 0; ti < 2; ti++) {
+        gk_dtype t = dtypes[ti];
+        const size_t n = 9, m = 3;
+        void *hy = gk_test_alloc(t, n), *hx = gk_test_alloc(t, m);
+        /* y: 0 1 2 3 4 3 2 1 0 */
+        for (size_t j = 0; j < n; j++)
+            gk_test_set(t, hy, j, (double)(j < 5 ? j : 8 - j));
+        gk_test_set(t, hx, 0, 0.0);
+        gk_test_set(t, hx, 1, 2.5);
+        gk_test_set(t, hx, 2, 10.0);
+        int64_t *hi = NULL;
+        knn_check(ctx, t, GK_METRIC_EUCLIDEAN, m, n, 1, n, hx, hy, &hi);
+        static const int64_t want[3][9] = {
+            {0, 8, 1, 7, 2, 6, 3, 5, 4}, {2, 3, 5, 6, 1, 4, 7, 0, 8}, {4, 3, 5, 2, 6, 1, 7, 0, 8}};
+        for (size_t i = 0; i < m; i++)
+            for (size_t e = 0; e < n; e++)
+                if (hi[i * n + e] != want[i][e])
+                    GK_FAIL("knn ties %s: row %zu neighbour %zu is %lld, not %lld",
+                            gk_test_dtype_name(t), i, e, (long long)hi[i * n + e],
+                            (long long)want[i][e]);
+        free(hi);
+        free(hx);
+        free(hy);
+    }
+}
+
+/* ------------------------------------------------------------------------------------------
+ * int64 buffers
+ * ---------------------------------------------------------------------------------------- */
+
+static void test_int64_buffers(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    int64_t vals[5] = {-1, 0, INT64_MAX, INT64_MIN, 0x7ff8000000000001LL}, back[5] = {0};
+    gk_buffer *a = NULL, *b = NULL, *v = NULL, *w = NULL;
+    GK_CHECK_OK(gk_buffer_create(ctx, GK_INT64, 5, &a));
+    assert_int_equal(gk_buffer_dtype(a), GK_INT64);
+    assert_int_equal(gk_buffer_count(a), 5);
+    GK_CHECK_OK(gk_buffer_write(a, 0, 5, vals));
+    GK_CHECK_OK(gk_buffer_create(ctx, GK_INT64, 5, &b));
+    GK_CHECK_OK(gk_copy(ctx, a, b));
+    GK_CHECK_OK(gk_buffer_read(b, 0, 5, back));
+    assert_memory_equal(vals, back, sizeof vals);
+    GK_CHECK_OK(gk_buffer_view(b, 2, 3, &v));
+    int64_t mid[3];
+    GK_CHECK_OK(gk_buffer_read(v, 0, 3, mid));
+    assert_memory_equal(mid, vals + 2, sizeof mid);
+    int64_t host[4] = {1, 2, 3, 4};
+    GK_CHECK_OK(gk_buffer_wrap_host(ctx, GK_INT64, 4, host, &w));
+    GK_CHECK_OK(gk_buffer_write(w, 1, 2, vals));
+    assert_true(host[1] == -1 && host[2] == 0 && host[3] == 4);
+
+    /* every other op refuses it, naming the dtype */
+    gk_buffer *f = gk_test_buffer_const(ctx, GK_FLOAT64, 5, 1.0);
+    double r = 0;
+    gk_kernel k;
+    gk_kernel_init(&k, GK_KERNEL_LINEAR);
+    gk_status got[] = {
+        gk_fill(ctx, 1.0, a),
+        gk_add(ctx, a, a, b),
+        gk_scale(ctx, 2.0, a),
+        gk_exp(ctx, a, b),
+        gk_sum(ctx, a, &r),
+        gk_dot(ctx, f, a, &r),
+        gk_gemm(ctx, GK_NO_TRANS, GK_NO_TRANS, 1, 1, 1, 1.0, a, 1, a, 1, 0.0, b, 1),
+        gk_rbf_matrix(ctx, 1, 1, 1, 1.0, a, a, b),
+        gk_rng_uniform(ctx, 1, 0, a),
+        gk_kernel_matrix(ctx, &k, 1, 1, 1, f, f, a),
+        gk_distance_matrix(ctx, GK_METRIC_EUCLIDEAN, 1, 1, 1, a, f, f),
+        gk_knn(ctx, GK_METRIC_EUCLIDEAN, 1, 1, 1, 1, f, f, a, b),
+    };
+    for (size_t i = 0; i < sizeof got / sizeof got[0]; i++) {
+        if (got[i] != GK_E_INVALID_ARGUMENT)
+            GK_FAIL("call %zu on an int64 buffer returned %s", i, gk_status_string(got[i]));
+    }
+    GK_EXPECT(gk_add(ctx, f, a, f), GK_E_INVALID_ARGUMENT, "gk_add");
+    assert_non_null(strstr(gk_last_error(), "int64"));
+    GK_EXPECT(gk_copy(ctx, a, f), GK_E_DTYPE, "gk_copy");
+    GK_CHECK_OK(gk_buffer_read(b, 0, 5, back));
+    assert_memory_equal(vals, back, sizeof vals);
+    gk_buffer_destroy(f);
+    gk_buffer_destroy(w);
+    gk_buffer_destroy(v);
+    gk_buffer_destroy(b);
+    gk_buffer_destroy(a);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Errors: each provoked once, outputs untouched.
+ * ---------------------------------------------------------------------------------------- */
+
+static void test_kernel_init(void **state)
+{
+    (void)state;
+    gk_kernel k;
+    memset(&k, 0xff, sizeof k);
+    gk_kernel_init(&k, GK_KERNEL_MATERN);
+    assert_int_equal(k.struct_size, sizeof k);
+    assert_int_equal(k.kind, GK_KERNEL_MATERN);
+    assert_true(k.gamma == 1.0 && k.coef0 == 1.0 && k.degree == 3.0 && k.nu == 1.5);
+    gk_kernel_init(NULL, GK_KERNEL_RBF);
+}
+
+static void test_errors(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    static const char km[] = "gk_kernel_matrix", kmm[] = "gk_kernel_matmul",
+                      dm[] = "gk_distance_matrix", kn[] = "gk_knn";
+    gk_buffer *x = gk_test_buffer_const(ctx, GK_FLOAT32, 12, 0.5);
+    gk_buffer *y = gk_test_buffer_const(ctx, GK_FLOAT32, 12, 0.25);
+    gk_buffer *y64 = gk_test_buffer_const(ctx, GK_FLOAT64, 12, 0.25);
+    gk_buffer *out = gk_test_buffer_const(ctx, GK_FLOAT32, 16, GK_TEST_SENTINEL);
+    gk_buffer *idx = int64_buffer(ctx, 16);
+    gk_buffer *xv = gk_test_view(x, 0, 8);
+    gk_kernel k, bad;
+    gk_kernel_init(&k, GK_KERNEL_POLYNOMIAL);
+
+    GK_EXPECT(gk_kernel_matrix(NULL, &k, 4, 4, 3, x, y, out), GK_E_INVALID_ARGUMENT, km);
+    GK_EXPECT(gk_kernel_matrix(ctx, NULL, 4, 4, 3, x, y, out), GK_E_INVALID_ARGUMENT, km);
+    bad = k;
+    bad.struct_size = 8;
+    GK_EXPECT(gk_kernel_matrix(ctx, &bad, 4, 4, 3, x, y, out), GK_E_INVALID_ARGUMENT, km);
+    bad = k;
+    bad.kind = 8;
+    GK_EXPECT(gk_kernel_matrix(ctx, &bad, 4, 4, 3, x, y, out), GK_E_INVALID_ARGUMENT, km);
+    bad = k;
+    bad.gamma = NAN;
+    GK_EXPECT(gk_kernel_matrix(ctx, &bad, 4, 4, 3, x, y, out), GK_E_INVALID_ARGUMENT, km);
+    assert_non_null(strstr(gk_last_error(), "gamma"));
+    bad.gamma = INFINITY;
+    GK_EXPECT(gk_kernel_matmul(ctx, &bad, 4, 4, 3, 1, x, y, y, out), GK_E_INVALID_ARGUMENT, kmm);
+    bad.gamma = 1e300; /* finite, but not in float32 */
+    GK_EXPECT(gk_kernel_matrix(ctx, &bad, 4, 4, 3, x, y, out), GK_E_INVALID_ARGUMENT, km);
+    bad = k;
+    bad.coef0 = NAN;
+    GK_EXPECT(gk_kernel_matrix(ctx, &bad, 4, 4, 3, x, y, out), GK_E_INVALID_ARGUMENT, km);
+    bad = k;
+    bad.degree = 33;
+    GK_EXPECT(gk_kernel_matrix(ctx, &bad, 4, 4, 3, x, y, out), GK_E_INVALID_ARGUMENT, km);
+    assert_non_null(strstr(gk_last_error(), "33"));
+    bad.degree = 2.5;
+    GK_EXPECT(gk_kernel_matrix(ctx, &bad, 4, 4, 3, x, y, out), GK_E_INVALID_ARGUMENT, km);
+    gk_kernel_init(&bad, GK_KERNEL_MATERN);
+    bad.nu = 1.0;
+    GK_EXPECT(gk_kernel_matrix(ctx, &bad, 4, 4, 3, x, y, out), GK_E_INVALID_ARGUMENT, km);
+    gk_kernel_init(&bad, GK_KERNEL_MATERN);
+    bad.gamma = -1.0;
+    GK_EXPECT(gk_kernel_matrix(ctx, &bad, 4, 4, 3, x, y, out), GK_E_INVALID_ARGUMENT, km);
+    /* gamma of a kind that does not use it is ignored */
+    gk_kernel_init(&bad, GK_KERNEL_LINEAR);
+    bad.gamma = NAN;
+    GK_CHECK_OK(gk_kernel_matrix(ctx, &bad, 0, 4, 3, x, y, out));
+
+    GK_EXPECT(gk_kernel_matrix(ctx, &k, 4, 4, 3, x, y64, out), GK_E_DTYPE, km);
+    GK_EXPECT(gk_kernel_matrix(ctx, &k, 5, 4, 3, x, y, out), GK_E_SHAPE, km);
+    GK_EXPECT(gk_kernel_matrix(ctx, &k, 4, 5, 3, x, y, out), GK_E_SHAPE, km);
+    GK_EXPECT(gk_kernel_matrix(ctx, &k, SIZE_MAX / 2, 4, 3, x, y, out), GK_E_OVERFLOW, km);
+    GK_EXPECT(gk_kernel_matrix(ctx, &k, 2, 2, 3, x, y, xv), GK_E_INVALID_ARGUMENT, km);
+    GK_EXPECT(gk_kernel_matmul(ctx, &k, 4, 4, 3, 5, x, y, y, out), GK_E_SHAPE, kmm);
+    GK_EXPECT(gk_kernel_matmul(ctx, &k, 4, 4, 3, SIZE_MAX / 2, x, y, y, out), GK_E_OVERFLOW, kmm);
+    GK_EXPECT(gk_kernel_matmul(ctx, &k, 2, 2, 3, 1, x, y, y, x), GK_E_INVALID_ARGUMENT, kmm);
+
+    GK_EXPECT(gk_distance_matrix(ctx, (gk_metric)0, 4, 4, 3, x, y, out), GK_E_INVALID_ARGUMENT, dm);
+    GK_EXPECT(gk_distance_matrix(ctx, (gk_metric)5, 4, 4, 3, x, y, out), GK_E_INVALID_ARGUMENT, dm);
+    GK_EXPECT(gk_distance_matrix(ctx, GK_METRIC_COSINE, 4, 4, 3, x, NULL, out),
+              GK_E_INVALID_ARGUMENT, dm);
+    GK_EXPECT(gk_distance_matrix(ctx, GK_METRIC_COSINE, 2, 2, 3, x, y, y), GK_E_INVALID_ARGUMENT,
+              dm);
+
+    GK_EXPECT(gk_knn(ctx, GK_METRIC_EUCLIDEAN, 4, 4, 3, 0, x, y, out, idx), GK_E_INVALID_ARGUMENT,
+              kn);
+    GK_EXPECT(gk_knn(ctx, GK_METRIC_EUCLIDEAN, 4, 4, 3, 5, x, y, out, idx), GK_E_INVALID_ARGUMENT,
+              kn);
+    GK_EXPECT(gk_knn(ctx, (gk_metric)9, 4, 4, 3, 2, x, y, out, idx), GK_E_INVALID_ARGUMENT, kn);
+    GK_EXPECT(gk_knn(ctx, GK_METRIC_EUCLIDEAN, 4, 4, 3, 2, x, y, out, out), GK_E_DTYPE, kn);
+    GK_EXPECT(gk_knn(ctx, GK_METRIC_EUCLIDEAN, 4, 4, 3, 2, x, y, idx, idx), GK_E_INVALID_ARGUMENT,
+              kn);
+    GK_EXPECT(gk_knn(ctx, GK_METRIC_EUCLIDEAN, 4, 4, 3, 2, x, y64, out, idx), GK_E_DTYPE, kn);
+    GK_EXPECT(gk_knn(ctx, GK_METRIC_EUCLIDEAN, 4, 4, 3, 4, x, y, xv, idx), GK_E_SHAPE, kn);
+    GK_EXPECT(gk_knn(ctx, GK_METRIC_EUCLIDEAN, 2, 4, 3, 2, x, y, xv, idx), GK_E_INVALID_ARGUMENT,
+              kn);
+
+    /* a buffer of another context */
+    gk_context *other = NULL;
+    GK_CHECK_OK(gk_context_create(GK_BACKEND_CPU, &other));
+    gk_buffer *foreign = gk_test_buffer_const(other, GK_FLOAT32, 12, 0.0);
+    GK_EXPECT(gk_kernel_matrix(ctx, &k, 4, 4, 3, x, foreign, out), GK_E_CONTEXT_MISMATCH, km);
+    gk_buffer_destroy(foreign);
+    gk_context_destroy(other);
+
+    GK_EXPECT_SENTINEL(out);
+    int64_t *hi = read_int64(idx);
+    for (size_t e = 0; e < 16; e++)
+        assert_true(hi[e] == -7);
+    free(hi);
+    gk_buffer_destroy(xv);
+    gk_buffer_destroy(x);
+    gk_buffer_destroy(y);
+    gk_buffer_destroy(y64);
+    gk_buffer_destroy(out);
+    gk_buffer_destroy(idx);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kernel_init),
+        GK_TEST_BOTH(test_kernel_matrix),
+        GK_TEST_BOTH(test_distance_matrix),
+        GK_TEST_BOTH(test_large),
+        GK_TEST_BOTH(test_no_features),
+        GK_TEST_BOTH(test_special_values),
+        GK_TEST_BOTH(test_kernel_matmul),
+        GK_TEST_BOTH(test_matmul_empty),
+        GK_TEST_BOTH(test_knn),
+        GK_TEST_BOTH(test_knn_ties),
+        GK_TEST_BOTH(test_int64_buffers),
+        GK_TEST_BOTH(test_errors),
+    };
+    return cmocka_run_group_tests_name("kernel", tests, gk_test_group_setup, NULL);
+}
