@@ -4,7 +4,7 @@
 import enum
 import math
 import operator
-from ctypes import addressof, c_char
+from ctypes import addressof, c_char, c_void_p, cast
 
 import numpy as np
 
@@ -62,6 +62,23 @@ _gk_kernel_matrix = getattr(LIB, "gk_kernel_matrix", None) or _lacking("gk_kerne
 _gk_kernel_matmul = getattr(LIB, "gk_kernel_matmul", None) or _lacking("gk_kernel_matmul", "1.3")
 _gk_distance_matrix = getattr(LIB, "gk_distance_matrix", None) or _lacking("gk_distance_matrix", "1.3")
 _gk_knn = getattr(LIB, "gk_knn", None) or _lacking("gk_knn", "1.3")
+
+# The optional C extension (_fast.c): one small op on ndarrays in one call instead of five to
+# seven through ctypes. Absent (a build without it, or a Python it does not load in), the
+# lean paths make the same calls through ctypes.
+try:
+    from . import _fast
+except ImportError:
+    _fast_call = None
+    _FAST_FN = {}
+else:
+    _fast.init(cast(_gk_buffer_wrap_host, c_void_p).value, cast(_gk_buffer_destroy, c_void_p).value)
+    _fast_call = _fast.call
+    # The ops it may run, by the id of their ctypes function (the objects bound above: CDLL keeps
+    # one per name; they are not hashable); an older library's missing gk_div is left to its
+    # _lacking stand-in.
+    _FAST_FN = {id(getattr(LIB, name)): cast(getattr(LIB, name), c_void_p).value
+                for name in ("gk_exp", "gk_add", "gk_sub", "gk_mul", "gk_div") if hasattr(LIB, name)}
 
 _BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2}
 _BACKEND_NAMES = {1: "cpu", 2: "cuda"}

@@ -17,6 +17,7 @@ from ._base import (
     _BACKENDS,
     _F32,
     _F64,
+    _FAST_FN,
     _GK_DTYPE,
     _I64,
     LIB,
@@ -27,6 +28,7 @@ from ._base import (
     _address,
     _error,
     _c_order,
+    _fast_call,
     _float_dtype,
     _gk_add,
     _gk_axpy,
@@ -815,6 +817,12 @@ class Context:
             ch = self._h
             if ch is None:
                 self._live()
+            fast = _FAST_FN.get(id(fn))
+            if fast is not None:
+                status = _fast_call(ch.value, fast, code, dtype.itemsize, x, z)
+                if status:
+                    raise _error(status)
+                return z
             hx, px, hz, pz = self._slots[:4]
             try:
                 status = (_gk_buffer_wrap_host(ch, code, n, _address(x), px)
@@ -851,6 +859,12 @@ class Context:
             ch = self._h
             if ch is None:
                 self._live()
+            fast = _FAST_FN.get(id(fn))
+            if fast is not None:
+                status = _fast_call(ch.value, fast, code, dtype.itemsize, x, y, z)
+                if status:
+                    raise _error(status)
+                return z
             hx, px, hy, py, hz, pz = self._slots
             try:
                 status = (_gk_buffer_wrap_host(ch, code, n, _address(x), px)
