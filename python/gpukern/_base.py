@@ -64,16 +64,18 @@ _gk_distance_matrix = getattr(LIB, "gk_distance_matrix", None) or _lacking("gk_d
 _gk_knn = getattr(LIB, "gk_knn", None) or _lacking("gk_knn", "1.3")
 
 # The optional C extension (_fast.c): one small op on ndarrays in one call instead of five to
-# seven through ctypes. Absent (a build without it, or a Python it does not load in), the
+# seven through ctypes, and one on Arrays with a new result in one instead of two. Absent (a build without it, or a Python it does not load in), the
 # lean paths make the same calls through ctypes.
 try:
     from . import _fast
 except ImportError:
-    _fast_call = None
+    _fast_call = _fast_new = None
     _FAST_FN = {}
 else:
-    _fast.init(cast(_gk_buffer_wrap_host, c_void_p).value, cast(_gk_buffer_destroy, c_void_p).value)
+    _fast.init(cast(_gk_buffer_wrap_host, c_void_p).value, cast(_gk_buffer_destroy, c_void_p).value,
+               cast(_gk_buffer_create, c_void_p).value)
     _fast_call = _fast.call
+    _fast_new = _fast.new
     # The ops it may run, by the id of their ctypes function (the objects bound above: CDLL keeps
     # one per name; they are not hashable); an older library's missing gk_div is left to its
     # _lacking stand-in.

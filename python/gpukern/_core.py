@@ -29,6 +29,7 @@ from ._base import (
     _error,
     _c_order,
     _fast_call,
+    _fast_new,
     _float_dtype,
     _gk_add,
     _gk_axpy,
@@ -787,10 +788,20 @@ class Context:
                 ch = self._h
                 if ch is None:
                     self._live()
-                z = self._alloc(x._shape, x._size, x._dtype)
-                status = fn(ch, x._h, z._h)
-                if status:
-                    raise _error(status)
+                fast = _FAST_FN.get(id(fn))
+                if fast is not None:
+                    # The C extension: the result's buffer and the op in one call.
+                    if self._pending:
+                        self._free_pending()
+                    h = _fast_new(ch.value, fast, _GK_DTYPE[x._dtype], x._size, x._h.value)
+                    if h < 0:
+                        raise _error(-h)
+                    z = _new_array(c_void_p(h), self, x._shape, x._dtype, x._size)
+                else:
+                    z = self._alloc(x._shape, x._size, x._dtype)
+                    status = fn(ch, x._h, z._h)
+                    if status:
+                        raise _error(status)
             if x._t:
                 z._t = True
             return z

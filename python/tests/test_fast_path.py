@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import gpukern
-from gpukern import _base, _core
+from gpukern import _array, _base, _core
 
 OPS = {"exp": np.exp, "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}
 
@@ -27,6 +27,7 @@ def path(request, monkeypatch):
             pytest.skip("gpukern._fast is not built here (needs Python >= 3.11 and Python.h at install)")
     else:
         monkeypatch.setattr(_core, "_FAST_FN", {})
+        monkeypatch.setattr(_array, "_FAST_FN", {})
     return request.param
 
 
@@ -43,6 +44,24 @@ def test_same_results_on_either_path(ctx, rng, dtype, path, name, n):
         np.testing.assert_array_equal(got, ref)
     else:
         np.testing.assert_allclose(got, np.exp(x.astype(np.float64)), rtol=2 * np.finfo(dtype).eps)
+
+
+@pytest.mark.parametrize("n", [0, 1, 16, 1000])
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_arrays_on_either_path(ctx, rng, dtype, path, name, n):
+    x = rng.uniform(0.5, 2.0, n).astype(dtype)
+    y = rng.uniform(0.5, 2.0, n).astype(dtype)
+    a, b = ctx.asarray(x), ctx.asarray(y)
+    if name == "exp":
+        got = ctx.exp(a)
+        expected = ctx.exp(x)
+    else:
+        got = {"add": a + b, "sub": a - b, "mul": a * b, "div": a / b}[name]
+        expected = OPS[name](x, y)
+    assert type(got) is gpukern.Array and got.dtype == dtype and got.shape == (n,)
+    np.testing.assert_array_equal(got.get(), expected)
+    t = ctx.asarray(rng.uniform(0.5, 2.0, (3, 5)).astype(dtype)).T
+    assert (t + t).T.shape == (3, 5) and (t + t)._t and ctx.exp(t)._t
 
 
 def test_in_place_and_read_only_operands(cpu, rng, dtype, path):
@@ -99,3 +118,12 @@ def test_the_extension_returns_the_librarys_status():
         ro.flags.writeable = False
         with pytest.raises((BufferError, ValueError)):
             fast.call(ctx._h.value, exp, 1, 4, x, ro)
+        # new(): a new buffer written by the op, or -status (the buffer then destroyed).
+        a = ctx.asarray(x)
+        h = fast.new(ctx._h.value, exp, 1, 4, a._h.value)
+        assert h > 0
+        z = _array._new_array(__import__("ctypes").c_void_p(h), ctx, (4,), np.dtype(np.float32), 4)
+        np.testing.assert_allclose(z.get(), np.exp(x), rtol=1e-6)
+        assert fast.new(ctx._h.value, exp, 9, 4, a._h.value) == -gpukern.Status.INVALID_ARGUMENT
+        add = _base._FAST_FN[id(_base._gk_add)]
+        assert fast.new(ctx._h.value, add, 1, 5, a._h.value, a._h.value) == -gpukern.Status.SHAPE

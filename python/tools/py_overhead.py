@@ -10,7 +10,7 @@ import timeit
 import numpy as np
 
 import gpukern
-from gpukern import _core
+from gpukern import _array, _core
 
 
 def best_per_call(fn, calls=200, repeat=300):
@@ -68,7 +68,7 @@ def main():
                         help="without the C extension gpukern._fast, as where it is not built")
     args = parser.parse_args()
     if args.ctypes_only:
-        _core._FAST_FN = {}
+        _core._FAST_FN = _array._FAST_FN = {}
     print("gpukern %s, NumPy %s, %d float32 elements, backend %s, C extension %s; microseconds per call"
           % (gpukern.__version__, np.__version__, args.n, args.backend,
              "in use" if _core._FAST_FN else "not in use"))
