@@ -88,6 +88,49 @@ static void sigmoid_row(size_t nb, double gamma, double coef0, double *v)
         v[jj] = sigmoid_value(gamma * v[jj] + coef0);
 }
 
+/* The bounded kernels of a float32 call end in float arithmetic, twice the lanes and a cheaper
+ * division: the argument, exact in double, is rounded once, which moves exp(-a) by at most
+ * a e^-a 2^-24 <= 2.2e-8, and the float exp and tanh add a few units of 2^-24, far inside the
+ * contract's absolute 1e-5. */
+static inline float sigmoid_value_f32(float a)
+{
+    float e = gk__vexp_f32(-2.0f * fabsf(a));
+    return copysignf((1.0f - e) / (1.0f + e), a);
+}
+
+GK_CPU_CLONES
+static void exp_row_f32(size_t nb, double gamma, double *v)
+{
+    for (size_t jj = 0; jj < nb; jj++)
+        v[jj] = (double)gk__vexp_f32((float)(-gamma * v[jj]));
+}
+
+GK_CPU_CLONES
+static void sigmoid_row_f32(size_t nb, double gamma, double coef0, double *v)
+{
+    for (size_t jj = 0; jj < nb; jj++)
+        v[jj] = (double)sigmoid_value_f32((float)(gamma * v[jj] + coef0));
+}
+
+GK_CPU_CLONES
+static void matern_row_f32(size_t nb, double gamma, double nu, double *v)
+{
+    if (nu == 0.5) {
+        for (size_t jj = 0; jj < nb; jj++)
+            v[jj] = (double)gk__vexp_f32(-(float)sqrt(gamma * v[jj]));
+    } else if (nu == 1.5) {
+        for (size_t jj = 0; jj < nb; jj++) {
+            float a = 1.7320508f * (float)sqrt(gamma * v[jj]);
+            v[jj] = (double)((1.0f + a) * gk__vexp_f32(-a));
+        }
+    } else {
+        for (size_t jj = 0; jj < nb; jj++) {
+            float a = 2.2360680f * (float)sqrt(gamma * v[jj]);
+            v[jj] = (double)((1.0f + a + a * a / 3.0f) * gk__vexp_f32(-a));
+        }
+    }
+}
+
 GK_CPU_CLONES
 static void sqrt_row(size_t nb, double *v)
 {
@@ -104,16 +147,25 @@ void gk__cpu_finish_row(const gk_cpu_job *j, size_t nb, double nxi, const double
         sqrt_row(nb, v);
         return;
     case GK_CPU_FINISH_EXP:
-        exp_row(nb, j->gamma, v);
+        if (j->t == GK_FLOAT32)
+            exp_row_f32(nb, j->gamma, v);
+        else
+            exp_row(nb, j->gamma, v);
         return;
     case GK_CPU_FINISH_MATERN:
-        matern_row(nb, j->gamma, j->nu, v);
+        if (j->t == GK_FLOAT32)
+            matern_row_f32(nb, j->gamma, j->nu, v);
+        else
+            matern_row(nb, j->gamma, j->nu, v);
         return;
     case GK_CPU_FINISH_POLY:
         poly_row(nb, j->gamma, j->coef0, j->degree, v);
         return;
     case GK_CPU_FINISH_SIGMOID:
-        sigmoid_row(nb, j->gamma, j->coef0, v);
+        if (j->t == GK_FLOAT32)
+            sigmoid_row_f32(nb, j->gamma, j->coef0, v);
+        else
+            sigmoid_row(nb, j->gamma, j->coef0, v);
         return;
     case GK_CPU_FINISH_COS_SIM:
     case GK_CPU_FINISH_COS_DIST:

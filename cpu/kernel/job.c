@@ -55,6 +55,21 @@ static size_t clamp_size(size_t v, size_t lo, size_t hi)
 #define GK_KERNEL_SQDIST_TOL_F32 5e-6
 #define GK_KERNEL_SQDIST_TOL_F64 5e-13
 
+/* Whether float32 inner products summed in float keep this job's contract: sgemm's error is at
+ * most g_d(u) sum_f |x_f y_f| (u = 2^-24), which for linear and the cosine kernel moves an entry
+ * by that fraction of the contract's scale, and the polynomial's power multiplies by degree; the
+ * rest of the 1e-5 goes to the epilogue and the final rounding. The sigmoid and the cosine
+ * distance (1e-6) keep double. 64 features pass for linear, cosine and degree 2, not degree 3. */
+#define GK_KERNEL_SGEMM_ERR 8e-6
+static int sgemm_suffices(const gk_cpu_job *j, size_t d)
+{
+    const double u = 0x1p-24, gd = (double)d * u / (1.0 - (double)d * u);
+    double times = j->finish == GK_CPU_FINISH_POLY ? j->degree
+                   : j->finish == GK_CPU_FINISH_NONE || j->finish == GK_CPU_FINISH_COS_SIM ? 1.0
+                                                                                           : -1.0;
+    return times >= 0.0 && (double)d * u < 0.5 && times * gd <= GK_KERNEL_SGEMM_ERR;
+}
+
 gk_status gk__cpu_job_begin(void *st, gk_cpu_job *j, gk_dtype t, size_t m, size_t n, size_t d,
                             const void *x, const void *y, size_t mb_max)
 {
@@ -75,24 +90,35 @@ gk_status gk__cpu_job_begin(void *st, gk_cpu_job *j, gk_dtype t, size_t m, size_
     const double u = 0x1p-53, gd = (double)d * u / (1.0 - (double)d * u);
     j->beta = gk__cpu_rbf_beta(d, u, gd);
     j->tol = t == GK_FLOAT32 ? GK_KERNEL_SQDIST_TOL_F32 : GK_KERNEL_SQDIST_TOL_F64;
-    /* d + 1 doubles per row: the cosine's norms need none, the rest is d > 0 slack. */
-    size_t elems = (j->mb + j->nb) * (d + 1) + j->mb * j->nb + 2 * d + 2;
+    j->sgemm = t == GK_FLOAT32 && j->pass == GK_CPU_PASS_IP && sgemm_suffices(j, d);
+    /* kernel_matrix's sgemm form writes into the output: wide blocks of y (few, large sgemm
+     * calls, as fast as one), and neither prepared rows nor a tile. */
+    const int direct = j->sgemm && j->direct;
+    if (direct) {
+        size_t wide = 4 * per;
+        j->nb = n < wide ? n : wide > j->nb ? wide : j->nb;
+    }
+    size_t rows = direct ? 0 : (j->mb + j->nb) * d, tile = direct ? 0 : j->mb * j->nb;
+    size_t ftile = j->sgemm && !direct ? (j->mb * j->nb + 1) / 2 : 0;
+    /* the norms, the centre and its rounded copy (d + 1 doubles each), a float tile */
+    size_t elems = rows + tile + j->mb + j->nb + 2 * d + 2 + ftile;
     size_t bytes = elems * sizeof(double);
     j->mem = NULL;
     if (gk__aligned_alloc(&j->mem, 64, bytes) != 0)
         return gk__error(GK_E_OUT_OF_MEMORY, "cannot allocate %zu bytes of scratch", bytes);
     double *p = j->mem;
     j->v = p;
-    p += j->mb * j->nb;
+    p += tile;
     j->xs = p;
-    p += j->mb * d;
+    p += direct ? 0 : j->mb * d;
     j->ys = p;
-    p += j->nb * d;
+    p += direct ? 0 : j->nb * d;
     j->nx = p;
     p += j->mb;
     j->ny = p;
     p += j->nb;
     j->c = p;
+    j->vf = ftile > 0 ? (float *)(p + 2 * d + 2) : NULL;
     for (size_t f = 0; f < d; f++)
         j->c[f] = 0.0;
     if (j->pass == GK_CPU_PASS_SQDIST && d > 0) {

@@ -39,6 +39,11 @@ typedef struct gk_cpu_job {
     double gamma, coef0, nu;
     int degree;
     int norms; /* IP: nx and ny hold the rows' Euclidean norms (cosine) */
+    /* IP on float32 rows whose products the contract lets sgemm sum: the tile comes from an
+     * sgemm of the rows as given into vf (mb x nb floats), widened row by row */
+    int sgemm;
+    float *vf;
+    int direct; /* set before gk__cpu_job_begin: kernel_matrix, whose sgemm form writes out */
     /* SQDIST: an entry is kept where beta (|x_i - c|^2 + |y_j - c|^2) <= tol |x_i - y_j|^2 */
     double beta, tol;
     /* Tile sizes and scratch: rows of x (mb x d, prepared), rows of y (nb x d; L1: d x nb),
@@ -69,6 +74,11 @@ void gk__cpu_job_rows(gk_cpu_job *j, size_t i0, size_t mb);
  * then row(arg, j, r, v + r nb) for each row. */
 gk_status gk__cpu_job_tile(void *st, gk_cpu_job *j, size_t i0, size_t mb, size_t j0, size_t nb,
                            gk_cpu_row_fn row, void *arg);
+
+/* A tile of a float32 kernel_matrix in the sgemm form: the inner products go straight into c
+ * (row length ldc, the output), each row then finished in place; no tile of doubles. */
+gk_status gk__cpu_job_tile_f32(void *st, gk_cpu_job *j, size_t i0, size_t mb, size_t j0, size_t nb,
+                               float *c, size_t ldc);
 
 /* |x_i - y_j|^2 for rows of d features, in double from the given values (differences of floats
  * are exact in double): the difference form, for entries the expanded one cannot give. */

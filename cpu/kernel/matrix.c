@@ -36,8 +36,12 @@ static gk_status run(void *st, gk_cpu_job *j, gk_dtype t, size_t m, size_t n, si
         size_t mb = m - i0 < j->mb ? m - i0 : j->mb;
         gk__cpu_job_rows(j, i0, mb);
         for (size_t j0 = 0; s == GK_OK && j0 < n; j0 += j->nb) {
+            size_t nb = n - j0 < j->nb ? n - j0 : j->nb;
             store_arg a = {i0, j0, out};
-            s = gk__cpu_job_tile(st, j, i0, mb, j0, n - j0 < j->nb ? n - j0 : j->nb, store_row, &a);
+            if (j->sgemm && j->direct)
+                s = gk__cpu_job_tile_f32(st, j, i0, mb, j0, nb, (float *)out + i0 * n + j0, n);
+            else
+                s = gk__cpu_job_tile(st, j, i0, mb, j0, nb, store_row, &a);
         }
     }
     if (j->mem != NULL)
@@ -50,6 +54,7 @@ gk_status gk__cpu_kernel_matrix(void *st, gk_dtype t, const gk_kernel *k, size_t
 {
     gk_cpu_job j = {0};
     gk__cpu_job_kernel(&j, k);
+    j.direct = 1;
     return run(st, &j, t, m, n, d, x, y, out);
 }
 

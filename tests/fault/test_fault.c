@@ -467,6 +467,55 @@ out:
     drop_buffer(u);
 }
 
+/* The kernel family: each pass (sgemm into the output, dgemm tiles, expanded distances, L1
+ * sums), kernel_matmul's sums and knn's heaps, whose scratch is allocated before any output is
+ * written. */
+static void sc_kernel(sweep *s)
+{
+    enum { M = 40, N = 30, D = 8, R = 3, K = 3 };
+    gk_context *c = s->ctx;
+    gk_buffer *x = NO_BUFFER, *y = NO_BUFFER, *o = NO_BUFFER, *w = NO_BUFFER, *mo = NO_BUFFER;
+    gk_buffer *dist = NO_BUFFER, *index = NO_BUFFER;
+    gk_kernel cosine, sigmoid, laplacian;
+    gk_kernel_init(&cosine, GK_KERNEL_COSINE);
+    gk_kernel_init(&sigmoid, GK_KERNEL_SIGMOID);
+    gk_kernel_init(&laplacian, GK_KERNEL_LAPLACIAN);
+    sigmoid.gamma = laplacian.gamma = 0.125;
+    STEP(s, gk_buffer_view(s->dx, 0, M * D, &x), "gk_buffer_view", x == NO_BUFFER);
+    STEP(s, gk_buffer_view(s->dy, 8, N * D, &y), "gk_buffer_view", y == NO_BUFFER);
+    STEP(s, gk_buffer_create(c, GK_FLOAT32, M * N, &o), "gk_buffer_create", o == NO_BUFFER);
+    STEP(s, gk_fill(c, SENTINEL, o), "gk_fill", 1);
+    STEP(s, gk_kernel_matrix(c, &cosine, M, N, D, x, y, o), "gk_kernel_matrix", all_sentinel(o));
+    STEP(s, record_buffer(s, o), "gk_buffer_read", 1);
+    STEP(s, gk_fill(c, SENTINEL, o), "gk_fill", 1);
+    STEP(s, gk_kernel_matrix(c, &sigmoid, M, N, D, x, y, o), "gk_kernel_matrix", all_sentinel(o));
+    STEP(s, record_buffer(s, o), "gk_buffer_read", 1);
+    STEP(s, gk_fill(c, SENTINEL, o), "gk_fill", 1);
+    STEP(s, gk_distance_matrix(c, GK_METRIC_EUCLIDEAN, M, N, D, x, y, o), "gk_distance_matrix",
+         all_sentinel(o));
+    STEP(s, record_buffer(s, o), "gk_buffer_read", 1);
+    STEP(s, gk_buffer_view(s->dx, 1000, N * R, &w), "gk_buffer_view", w == NO_BUFFER);
+    STEP(s, gk_buffer_create(c, GK_FLOAT32, M * R, &mo), "gk_buffer_create", mo == NO_BUFFER);
+    STEP(s, gk_fill(c, SENTINEL, mo), "gk_fill", 1);
+    STEP(s, gk_kernel_matmul(c, &laplacian, M, N, D, R, x, y, w, mo), "gk_kernel_matmul",
+         all_sentinel(mo));
+    STEP(s, record_buffer(s, mo), "gk_buffer_read", 1);
+    STEP(s, gk_buffer_create(c, GK_FLOAT32, M * K, &dist), "gk_buffer_create", dist == NO_BUFFER);
+    STEP(s, gk_buffer_create(c, GK_INT64, M * K, &index), "gk_buffer_create", index == NO_BUFFER);
+    STEP(s, gk_fill(c, SENTINEL, dist), "gk_fill", 1);
+    STEP(s, gk_knn(c, GK_METRIC_SQEUCLIDEAN, M, N, D, K, x, y, dist, index), "gk_knn",
+         all_sentinel(dist));
+    STEP(s, record_buffer(s, dist), "gk_buffer_read", 1);
+out:
+    drop_buffer(index);
+    drop_buffer(dist);
+    drop_buffer(mo);
+    drop_buffer(w);
+    drop_buffer(o);
+    drop_buffer(y);
+    drop_buffer(x);
+}
+
 /* An AUTO context (on a GPU host it also keeps the CPU backend and has a cost model to
  * measure), calibrated, then placing a call on host memory. A one-backend context has nothing
  * to calibrate, so on the CPU this sweeps the context alone. */
@@ -696,6 +745,7 @@ SWEEP_TEST(reduce)
 SWEEP_TEST(gemm)
 SWEEP_TEST(rbf)
 SWEEP_TEST(rng)
+SWEEP_TEST(kernel)
 SWEEP_TEST(calibrate)
 SWEEP_TEST(hybrid)
 
@@ -738,8 +788,9 @@ int main(int argc, char **argv)
         return failures;
     }
     const struct CMUnitTest tests[] = {
-        BOTH(test_context), BOTH(test_buffers), BOTH(test_elementwise), BOTH(test_reduce),
-        BOTH(test_gemm),    BOTH(test_rbf),     BOTH(test_rng),         BOTH(test_calibrate),
+        BOTH(test_context), BOTH(test_buffers),   BOTH(test_elementwise),
+        BOTH(test_reduce),  BOTH(test_gemm),      BOTH(test_rbf),
+        BOTH(test_rng),     BOTH(test_calibrate), BOTH(test_kernel),
     };
     int failures = cmocka_run_group_tests_name("fault", tests, NULL, NULL);
     printf("fault-injection points swept: cpu %lu, cuda %lu\n", points_swept[GK_BACKEND_CPU],

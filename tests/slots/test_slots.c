@@ -16,8 +16,10 @@
 
 #define OP_SLOTS(X)                                                                                \
     X(fill)                                                                                        \
-    X(copy) X(add) X(sub) X(mul) X(axpy) X(scale) X(exp) X(sum) X(dot) X(nrm2) X(gemm) X(rbf_rows) \
-        X(rbf_matrix) X(rbf_matvec) X(rng_uniform) X(rng_normal) X(div)
+    X(copy)                                                                                        \
+    X(add) X(sub) X(mul) X(axpy) X(scale) X(exp) X(sum) X(dot) X(nrm2) X(gemm) X(rbf_rows)         \
+        X(rbf_matrix) X(rbf_matvec) X(rng_uniform) X(rng_normal) X(div) X(kernel_matrix)           \
+            X(kernel_matmul) X(distance_matrix) X(knn)
 
 typedef struct slot {
     const char *name;
@@ -41,9 +43,9 @@ static const slot slots[] = {OP_SLOTS(SLOT_ENTRY)};
 static gk_backend_ops *table; /* the module's, as the core holds it */
 static gk_backend_ops full;   /* as the module first handed it over */
 
-/* Buffers of the module's context: inputs x, y, output o, 8 float32 each. */
+/* Buffers of the module's context: inputs x, y, output o, 8 float32 each; index, 8 int64. */
 typedef struct fixture {
-    gk_buffer *x, *y, *o;
+    gk_buffer *x, *y, *o, *index;
 } fixture;
 
 /* One public op on the fixture: rbf, gemm with m = n = d = k = 2, reductions into res. */
@@ -118,6 +120,27 @@ static gk_status run_rbf_matvec(gk_context *c, const fixture *f)
 {
     return gk_rbf_matvec(c, 2, 2, 2, 0.5, f->x, f->y, f->x, f->o);
 }
+/* Not the Gaussian kernel, which the core hands to the rbf slots. */
+static gk_status run_kernel_matrix(gk_context *c, const fixture *f)
+{
+    gk_kernel k;
+    gk_kernel_init(&k, GK_KERNEL_LAPLACIAN);
+    return gk_kernel_matrix(c, &k, 2, 2, 2, f->x, f->y, f->o);
+}
+static gk_status run_kernel_matmul(gk_context *c, const fixture *f)
+{
+    gk_kernel k;
+    gk_kernel_init(&k, GK_KERNEL_LAPLACIAN);
+    return gk_kernel_matmul(c, &k, 2, 2, 2, 2, f->x, f->y, f->x, f->o);
+}
+static gk_status run_distance_matrix(gk_context *c, const fixture *f)
+{
+    return gk_distance_matrix(c, GK_METRIC_MANHATTAN, 2, 2, 2, f->x, f->y, f->o);
+}
+static gk_status run_knn(gk_context *c, const fixture *f)
+{
+    return gk_knn(c, GK_METRIC_EUCLIDEAN, 2, 2, 2, 2, f->x, f->y, f->o, f->index);
+}
 static gk_status run_rng_uniform(gk_context *c, const fixture *f)
 {
     return gk_rng_uniform(c, 1, 0, f->o);
@@ -185,7 +208,8 @@ static void test_lacking_slot(void **state)
     GK_CHECK_OK(gk_context_create(GK_BACKEND_CUDA, &ctx));
     fixture f = {gk_test_buffer_const(ctx, GK_FLOAT32, 8, 0.25),
                  gk_test_buffer_const(ctx, GK_FLOAT32, 8, 0.5),
-                 gk_test_buffer_const(ctx, GK_FLOAT32, 8, 0.0)};
+                 gk_test_buffer_const(ctx, GK_FLOAT32, 8, 0.0), NULL};
+    GK_CHECK_OK(gk_buffer_create(ctx, GK_INT64, 8, &f.index));
     for (size_t i = 0; i < NOPS; i++) {
         gk_status st = ops[i].run(ctx, &f);
         if (lacks(k, ops[i].slot))
@@ -196,6 +220,7 @@ static void test_lacking_slot(void **state)
     gk_buffer_destroy(f.x);
     gk_buffer_destroy(f.y);
     gk_buffer_destroy(f.o);
+    gk_buffer_destroy(f.index);
     gk_context_destroy(ctx);
 
     /* A calibration with every slot present measures the module at CPU speed on GPU-sized
