@@ -64,8 +64,9 @@ _gk_distance_matrix = getattr(LIB, "gk_distance_matrix", None) or _lacking("gk_d
 _gk_knn = getattr(LIB, "gk_knn", None) or _lacking("gk_knn", "1.3")
 
 # The optional C extension (_fast.c): one small op on ndarrays in one call instead of five to
-# seven through ctypes, and one on Arrays with a new result in one instead of two. Absent (a build without it, or a Python it does not load in), the
-# lean paths make the same calls through ctypes.
+# seven through ctypes, and one on Arrays with a new result in one instead of two. Absent (a
+# build without it, or a Python it does not load in), the lean paths make the same calls
+# through ctypes.
 try:
     from . import _fast
 except ImportError:
