@@ -5,6 +5,7 @@
 
     GPUKERN_LIBRARY=build/lib/libgpukern.so.1 python3 bench/workloads.py --backend cpu [--quick]
     GPUKERN_LIBRARY=build/lib/libgpukern.so.1 python3 bench/workloads.py --backend cuda
+    ... --ops kernel,distance,knn,kernel_matmul   # the 1.3 family (run_family, at the end)
 
 Every row: rbf_matrix, rbf_matvec and rbf_rows, float32, on U[0,1), standardized N(0,1) and a
 Gaussian mixture (30 clusters, centres N(0, 9 I), spread 0.3), each at gamma = 1/d,
@@ -335,12 +336,200 @@ def main():
         times = [r[5] for r in group]
         print("| %s | %s | %s | %s | %.2f | %.2f |" % (key + (max(times) / min(times),
                                                           min(r[7] for r in group))))
+    if ops & set(FAMILY_OPS):
+        run_family(side, ctx, args, reps)
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             out = csv.writer(f)
             out.writerow(("op", "shape", "gamma", "operands", "data", "ours_ms", "anchor_ms", "ratio",
                           "bound_ms", "form"))
             out.writerows(rows)
+
+
+# -- the 1.3 family: kernels, distances, kernel_matmul, k-NN (issue 34) --------------------------
+# Run with --ops kernel,distance,knn,kernel_matmul (any of them). Every row: float32, x vs y, the
+# three distributions; kernels that take gamma at gamma = 1/d and 1/median, the others once.
+# Beside ours, what users run instead:
+#   - CPU: scikit-learn's pairwise_kernels / pairwise_distances (Matern: sklearn.gaussian_process's
+#     Matern), NearestNeighbors(algorithm="brute").kneighbors, rbf_kernel chunks @ W; FAISS's
+#     IndexFlatL2 for euclidean k-NN where faiss imports;
+#   - CUDA: torch's expanded forms (cdist, x @ y.T with the kernel's epilogue, normalize for
+#     cosine), cdist + topk over chunks of queries for k-NN (FAISS's GpuIndexFlatL2 where it
+#     runs), cdist chunks @ W for kernel_matmul; kernel_matmul is also set beside r separate
+#     rbf_matvec calls of ours (issue 34: r = 16 in <= 4x one rbf_matvec).
+
+FAMILY_OPS = ("kernel", "distance", "knn", "kernel_matmul")
+FAMILY_KERNELS = ("rbf", "laplacian", "polynomial", "sigmoid", "linear", "cosine", "matern")
+FAMILY_METRICS = ("euclidean", "sqeuclidean", "manhattan", "cosine")
+USES_GAMMA = {"rbf", "laplacian", "polynomial", "sigmoid", "matern"}
+# (op, m, n, d, k or r): m queries or rows of x, n points or rows of y; issue 34's sizes.
+FAMILY_SIZES = {
+    ("cpu", False): [("kernel", 16384, 16384, 64, 0), ("distance", 16384, 16384, 64, 0),
+                     ("knn", 10000, 100000, 64, 10), ("kernel_matmul", 20000, 20000, 64, 16)],
+    ("cpu", True): [("kernel", 2048, 2048, 64, 0), ("distance", 2048, 2048, 64, 0),
+                    ("knn", 2000, 20000, 64, 10), ("kernel_matmul", 4096, 4096, 64, 16)],
+    ("cuda", False): [("kernel", 16384, 16384, 64, 0), ("distance", 16384, 16384, 64, 0),
+                      ("knn", 100000, 1000000, 64, 10), ("kernel_matmul", 200000, 200000, 64, 16)],
+    ("cuda", True): [("kernel", 4096, 4096, 64, 0), ("distance", 4096, 4096, 64, 0),
+                     ("knn", 10000, 100000, 64, 10), ("kernel_matmul", 20000, 20000, 64, 16)],
+}
+# Parameters of the kernels that take more than gamma (scikit-learn's defaults).
+FAMILY_PARAMS = {"degree": 3, "coef0": 1.0, "nu": 1.5}
+
+
+def family_cases(op):
+    """(metric, gamma rules) of an op."""
+    if op == "kernel":
+        return [(k, ("1/d", "1/median") if k in USES_GAMMA else ("-",)) for k in FAMILY_KERNELS]
+    if op == "kernel_matmul":
+        return [("rbf", ("1/d", "1/median"))]
+    return [(m, ("-",)) for m in FAMILY_METRICS]
+
+
+def sklearn_family(op, metric, x, y, w, k, gamma):
+    """scikit-learn's call for a family row, as a thunk."""
+    from sklearn.metrics import pairwise as skp
+    if op == "kernel":
+        if metric == "matern":
+            from sklearn.gaussian_process.kernels import Matern
+            kern = Matern(length_scale=1.0 / np.sqrt(gamma), nu=FAMILY_PARAMS["nu"])
+            return lambda: kern(x, y)
+        kw = {"gamma": gamma} if metric in USES_GAMMA else {}
+        if metric in ("polynomial", "sigmoid"):
+            kw["coef0"] = FAMILY_PARAMS["coef0"]
+        if metric == "polynomial":
+            kw["degree"] = FAMILY_PARAMS["degree"]
+        return lambda: skp.pairwise_kernels(x, y, metric=metric, **kw)
+    if op == "distance":
+        return lambda: skp.pairwise_distances(x, y, metric=metric)
+    if op == "knn":
+        from sklearn.neighbors import NearestNeighbors
+        nn = NearestNeighbors(algorithm="brute", metric="euclidean" if metric == "sqeuclidean" else metric).fit(y)
+        return lambda: nn.kneighbors(x, k)
+    step = max(1, (1 << 26) // len(y))
+    return lambda: np.concatenate([skp.rbf_kernel(x[i:i + step], y, gamma=gamma) @ w
+                                   for i in range(0, len(x), step)])
+
+
+def torch_family(torch, op, metric, x, y, w, k, gamma):
+    """torch's expanded forms for a family row, as a thunk."""
+    fn = torch.nn.functional
+
+    def kernel(a, b):
+        if metric == "rbf":
+            return torch.cdist(a, b).square_().mul_(-gamma).exp_()
+        if metric == "laplacian":
+            return torch.cdist(a, b, p=1).mul_(-gamma).exp_()
+        if metric == "matern":  # nu = 1.5
+            r = torch.cdist(a, b).mul_(float(np.sqrt(3 * gamma)))
+            e = torch.exp(-r)
+            return r.add_(1).mul_(e)
+        if metric == "cosine":
+            return fn.normalize(a) @ fn.normalize(b).T
+        g = a @ b.T
+        if metric == "polynomial":
+            return g.mul_(gamma).add_(FAMILY_PARAMS["coef0"]).pow_(FAMILY_PARAMS["degree"])
+        if metric == "sigmoid":
+            return g.mul_(gamma).add_(FAMILY_PARAMS["coef0"]).tanh_()
+        return g
+
+    def distance(a, b):
+        if metric == "euclidean":
+            return torch.cdist(a, b)
+        if metric == "sqeuclidean":
+            return torch.cdist(a, b).square_()
+        if metric == "manhattan":
+            return torch.cdist(a, b, p=1)
+        return 1 - fn.normalize(a) @ fn.normalize(b).T
+
+    step = max(1, (1 << 28) // len(y))
+    if op == "kernel":
+        return lambda: kernel(x, y)
+    if op == "distance":
+        return lambda: distance(x, y)
+    if op == "knn":
+        return lambda: [torch.topk(distance(x[i:i + step], y), k, dim=1, largest=False)
+                        for i in range(0, len(x), step)]
+    return lambda: torch.cat([kernel(x[i:i + step], y) @ w for i in range(0, len(x), step)])
+
+
+def faiss_family(gpu, d, y, k):
+    """FAISS's exact euclidean k-NN (flat index) over y, as a function of the queries, or None
+    where faiss does not import (or, on CUDA, has no GPU support)."""
+    try:
+        import faiss
+    except ImportError:
+        return None
+    if gpu:
+        if not hasattr(faiss, "StandardGpuResources"):
+            return None
+        import faiss.contrib.torch_utils  # noqa: F401 (torch tensors as faiss arguments)
+        res = faiss.StandardGpuResources()
+        index = faiss.GpuIndexFlatL2(res, d)
+    else:
+        index = faiss.IndexFlatL2(d)
+    index.add(y)
+    return lambda x: index.search(x, k)
+
+
+def run_family(side, ctx, args, reps):
+    gpu = isinstance(side, Cuda)
+    ops = set(args.ops.split(","))
+    print("\n# The kernel family, distances, k-NN and kernel_matmul (float32, x vs y); "
+          "anchor/ours above 1: ours is faster\n")
+    print("| op | metric | m x n x d | gamma | data | ours ms | anchors: ms (anchor/ours) |")
+    print("|---|---|---|---|---|---|---|")
+    for op, m, n, d, extra in FAMILY_SIZES[(args.backend, args.quick)]:
+        if op not in ops:
+            continue
+        for metric, rules in family_cases(op):
+            for rule in rules:
+                for j, dist in enumerate(DISTRIBUTIONS):
+                    seed = args.seed + j
+                    x, y = make_data(dist, m, n, d, seed)
+                    gamma = gamma_of(rule, x, y, d, seed) if rule != "-" else 1.0 / d
+                    w = np.random.default_rng(seed + 2).uniform(-1, 1, (n, max(extra, 1))).astype(np.float32)
+                    tx, ty, tw = side.put(ctx, x), side.put(ctx, y), side.put(ctx, w)
+                    ox, oy, ow = (a[1] if gpu else a for a in (tx, ty, tw))
+                    ax, ay, aw = (a[0] if gpu else a for a in (tx, ty, tw))
+                    params = dict(FAMILY_PARAMS, gamma=gamma)
+                    if op == "kernel":
+                        out = side.out(ctx, (m, n))
+                        ours = lambda: ctx.pairwise_kernels(ox, oy, metric, out=out, **params)  # noqa: E731
+                    elif op == "distance":
+                        out = side.out(ctx, (m, n))
+                        ours = lambda: ctx.pairwise_distances(ox, oy, metric, out=out)  # noqa: E731
+                    elif op == "knn":
+                        ours = lambda: ctx.kneighbors(ox, oy, extra, metric)  # noqa: E731
+                    else:
+                        out = side.out(ctx, (m, extra))
+                        ours = lambda: ctx.kernel_matmul(ox, oy, ow, metric, gamma=gamma, out=out)  # noqa: E731
+                    t_ours = side.time(ours, reps)
+                    anchors = [(side.name, side.time(
+                        torch_family(side.torch, op, metric, ax, ay, aw, extra, gamma) if gpu
+                        else sklearn_family(op, metric, ax, ay, aw, extra, gamma), reps))]
+                    if op == "knn" and metric in ("euclidean", "sqeuclidean"):
+                        try:  # a FAISS that imports but fails (no GPU build, old API) is noted, not fatal
+                            search = faiss_family(gpu, d, ay, extra)
+                            if search is not None:
+                                anchors.append(("faiss flat", side.time(lambda: search(ax), reps)))
+                        except Exception as e:  # noqa: BLE001
+                            anchors.append(("faiss failed (%s: %s)" % (type(e).__name__, e), None))
+                    if op == "kernel_matmul":
+                        # r separate products of one column each: what the r columns save.
+                        col = side.put(ctx, np.ascontiguousarray(w[:, 0]))
+                        vec = col[1] if gpu else col
+                        one = side.out(ctx, (m,))
+                        t_one = side.time(lambda: ctx.rbf_matvec(ox, oy, vec, gamma=gamma, out=one), reps)
+                        anchors.append(("ours rbf_matvec x1", t_one))
+                        anchors.append(("ours rbf_matvec x%d" % extra, t_one * extra))
+                    side.sync(ctx)
+                    print("| %s | %s | %dx%dx%d%s | %s | %s | %.3f | %s |" % (
+                        op, metric, m, n, d, " k=%d" % extra if op == "knn" else " r=%d" % extra if extra else "",
+                        "%s=%.3g" % (rule, gamma) if rule != "-" else "-", dist, t_ours * 1e3,
+                        "; ".join("%s %.3f (%.2f)" % (name, t * 1e3, t / t_ours) if t is not None else name
+                                  for name, t in anchors)),
+                        flush=True)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 # Installs the Debian 12 packages libgpukern needs to build and test, if any is missing.
 set -euo pipefail
 
-packages=(build-essential cmake pkg-config libopenblas-dev libsleef-dev libcmocka-dev python3 python3-venv
+packages=(build-essential cmake pkg-config libopenblas-dev libsleef-dev libcmocka-dev python3 python3-dev python3-venv
           python3-pip clang libclang-rt-14-dev libomp-dev valgrind abigail-tools
           libopenmpi-dev openmpi-bin python3-mpi4py python3-numpy)
 missing=()

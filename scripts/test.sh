@@ -59,7 +59,7 @@ venv="$build/venv"
 rm -rf "$venv"
 python3 -m venv "$venv"
 "$venv/bin/pip" install -q --upgrade pip
-CMAKE_BUILD_PARALLEL_LEVEL="$jobs" "$venv/bin/pip" install -q "$root/python" pytest cffi mypy
+CMAKE_BUILD_PARALLEL_LEVEL="$jobs" "$venv/bin/pip" install -q "$root/python" pytest cffi mypy scikit-learn
 # From outside the checkout, so `import gpukern` cannot pick up python/gpukern/ by accident.
 cd "$venv"
 package=$(env -u GPUKERN_LIBRARY "$venv/bin/python" -c "import gpukern, os; print(os.path.dirname(gpukern.__file__))")

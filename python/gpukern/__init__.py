@@ -22,12 +22,16 @@ from ._core import (
     available_backends,
     device_count,
     from_dlpack,
+    kneighbors,
+    pairwise_distances,
+    pairwise_kernels,
 )
 from ._base import _lib_version
 from . import _log
 
 if _log.enabled():
-    _log.install((Array, Context), globals(), ("from_dlpack", "device_count", "available_backends"))
+    _log.install((Array, Context), globals(), ("from_dlpack", "device_count", "available_backends",
+                                                      "pairwise_kernels", "pairwise_distances", "kneighbors"))
 
 #: Version of the loaded libgpukern ("major.minor.patch"): the one pip built into the package,
 #: or the one GPUKERN_LIBRARY names.
@@ -44,6 +48,9 @@ __all__ = [
     "available_backends",
     "device_count",
     "from_dlpack",
+    "kneighbors",
     "library_path",
     "library_version",
+    "pairwise_distances",
+    "pairwise_kernels",
 ]

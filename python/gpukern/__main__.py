@@ -49,6 +49,9 @@ def report() -> list[str]:
     lines = [
         "gpukern %s (package %s)" % (gpukern.__version__, os.path.dirname(os.path.abspath(gpukern.__file__))),
         "library: %s" % gpukern.library_path,
+        "C extension gpukern._fast: %s" % (
+            "in use" if getattr(sys.modules.get("gpukern._base"), "_FAST_FN", None)
+            else "not in use (small ops go through ctypes)"),
         "python %s, numpy %s, %s" % (platform.python_version(), np.__version__, platform.platform()),
         "cpu: %s; %d logical cores; SIMD: %s" % (cpu_model(), os.cpu_count() or 0, cpu_simd()),
         "backends: %s" % ", ".join(gpukern.available_backends()),

@@ -20,10 +20,13 @@ import numpy as np
 from . import _dlpack
 from ._base import (
     _F64,
+    _FAST_FN,
+    _GK_DTYPE,
     _address,
     _c_order,
     _check_size,
     _error,
+    _fast_new,
     _float_dtype,
     _gk_add,
     _gk_buffer_data,
@@ -110,7 +113,8 @@ def _pair_error(x, y):
 
 def _operator(fn, op):
     """Array.__add__ and its kin: C's fn straight away for an Array of the same shape, dtype and
-    order (the lean path: two C calls, nothing checked twice; issue 14 wants <= 10 us a call)."""
+    order (the lean path: two C calls, or one through the C extension, nothing checked twice; issue 14
+    wants <= 10 us a call, issue 36 <= 2 us)."""
 
     def method(self, other):
         if type(other) is Array and other._shape == self._shape and other._dtype is self._dtype and other._t is self._t:
@@ -119,10 +123,20 @@ def _operator(fn, op):
                 ch = ctx._h
                 if ch is None:
                     ctx._live()
-                z = ctx._alloc(self._shape, self._size, self._dtype)
-                status = fn(ch, self._h, other._h, z._h)
-                if status:
-                    raise _error(status)
+                fast = _FAST_FN.get(id(fn))
+                if fast is not None:
+                    # The C extension: the result's buffer and the op in one call.
+                    if ctx._pending:
+                        ctx._free_pending()
+                    h = _fast_new(ch.value, fast, _GK_DTYPE[self._dtype], self._size, self._h.value, other._h.value)
+                    if h < 0:
+                        raise _error(-h)
+                    z = _new_array(c_void_p(h), ctx, self._shape, self._dtype, self._size)
+                else:
+                    z = ctx._alloc(self._shape, self._size, self._dtype)
+                    status = fn(ch, self._h, other._h, z._h)
+                    if status:
+                        raise _error(status)
             if self._t:
                 z._t = True
             return z
@@ -134,7 +148,8 @@ def _operator(fn, op):
 
 
 class Array:
-    """An n-dimensional float32/float64 array in the memory of a Context's backend.
+    """An n-dimensional float32/float64 array in the memory of a Context's backend (or int64:
+    Context.kneighbors' indices, which can be read, copied and shared but not computed with).
 
     Made by Context.asarray, Context.empty, gpukern.from_dlpack and operations. It keeps its
     Context alive; get() (or numpy.asarray) copies it to a new ndarray, and on a CPU context
@@ -663,8 +678,8 @@ class Array:
         return int(self._item())
 
     def item(self):
-        """The one element as a Python float."""
-        return float(self._item())
+        """The one element as a Python float (an int for k-NN's int64 indices)."""
+        return self._item().item()
 
     def tolist(self):
         return self.get().tolist()
@@ -880,8 +895,9 @@ class Array:
         elif stream is not None:
             raise BufferError("__dlpack__(stream=%r) on a CPU Array: CPU memory has no streams" % (stream,))
         versioned = max_version is not None and max_version[0] >= 1
+        code = _dlpack.KDL_INT if src._dtype.kind == "i" else _dlpack.KDL_FLOAT
         return _dlpack.export(src, src._data(), device, src._dtype.itemsize * 8, src._shape,
-                              src._element_strides(), versioned)
+                              src._element_strides(), versioned, code)
 
     # -- printing and lifetime -------------------------------------------------------------------
 

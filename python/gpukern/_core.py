@@ -10,14 +10,16 @@ from ctypes import byref, c_double, c_void_p
 
 import numpy as np
 
-from . import _dlpack, _interop, _lib
+from . import _dlpack, _interop, _lib, _params
 from ._array import Array, _new_array
 from ._base import (
     _BACKEND_NAMES,
     _BACKENDS,
     _F32,
     _F64,
+    _FAST_FN,
     _GK_DTYPE,
+    _I64,
     LIB,
     LIBRARY_PATH,
     GpukernError,
@@ -26,6 +28,8 @@ from ._base import (
     _address,
     _error,
     _c_order,
+    _fast_call,
+    _fast_new,
     _float_dtype,
     _gk_add,
     _gk_axpy,
@@ -37,9 +41,13 @@ from ._base import (
     _gk_context_set_stream,
     _gk_context_stream,
     _gk_div,
+    _gk_distance_matrix,
     _gk_dot,
     _gk_exp,
     _gk_gemm,
+    _gk_kernel_matmul,
+    _gk_kernel_matrix,
+    _gk_knn,
     _gk_mul,
     _gk_nrm2,
     _gk_rbf_matrix,
@@ -57,7 +65,8 @@ from ._base import (
 )
 
 __all__ = ["Array", "Context", "GpukernError", "InvalidParameterError", "LIBRARY_PATH", "Status",
-           "available_backends", "device_count", "from_dlpack"]
+           "available_backends", "device_count", "from_dlpack", "kneighbors", "pairwise_distances",
+           "pairwise_kernels"]
 
 
 def available_backends():
@@ -177,6 +186,16 @@ def _matrix(a, what):
     return _dims(a.shape, what)
 
 
+def _pair(x, y):
+    """(dtype, m, n, d) of x m x d and y n x d, one dtype."""
+    dtype = _same_dtype((x, y), ("x", "y"))
+    m, d = _matrix(x, "x")
+    n, dy = _matrix(y, "y")
+    if dy != d:
+        raise ValueError("x has %d features per row but y has %d" % (d, dy))
+    return dtype, m, n, d
+
+
 def _gemm_operand(a, what, ctx):
     """(operand, logical shape, stored transposed) of a matmul/gemm input, without copies.
 
@@ -276,6 +295,39 @@ def from_dlpack(obj, ctx=None):
     if ctx is None:
         ctx = _default_context(obj)
     return _interop.convert(ctx, obj, "from_dlpack's argument", host_ok=False, read_only_ok=False)
+
+
+def _context_of(operands):
+    """The Context the module-level functions compute with: that of the first Array operand,
+    else the shared one of the first CUDA operand's device, else a shared "auto" Context."""
+    for a in operands:
+        if type(a) is Array:
+            return a._ctx
+    for a in operands:
+        if isinstance(a, np.ndarray) or not hasattr(a, "__dlpack_device__"):
+            continue
+        if a.__dlpack_device__()[0] == _dlpack.KDL_CUDA:
+            return _default_context(a)
+    with _default_lock:
+        ctx = _default_contexts.get("auto")
+        if ctx is None:
+            ctx = _default_contexts["auto"] = Context("auto")
+        return ctx
+
+
+def pairwise_kernels(x, y=None, metric="rbf", gamma=None, degree=3, coef0=1, nu=1.5, out=None):
+    """Context.pairwise_kernels on the operands' Context (a shared "auto" one for host data)."""
+    return _context_of((x, y, out)).pairwise_kernels(x, y, metric, gamma, degree, coef0, nu, out)
+
+
+def pairwise_distances(x, y=None, metric="euclidean", out=None):
+    """Context.pairwise_distances on the operands' Context (a shared "auto" one for host data)."""
+    return _context_of((x, y, out)).pairwise_distances(x, y, metric, out)
+
+
+def kneighbors(x, y, k, metric="euclidean"):
+    """Context.kneighbors on the operands' Context (a shared "auto" one for host data)."""
+    return _context_of((x, y)).kneighbors(x, y, k, metric)
 
 
 _NO_COPY = (
@@ -736,10 +788,20 @@ class Context:
                 ch = self._h
                 if ch is None:
                     self._live()
-                z = self._alloc(x._shape, x._size, x._dtype)
-                status = fn(ch, x._h, z._h)
-                if status:
-                    raise _error(status)
+                fast = _FAST_FN.get(id(fn))
+                if fast is not None:
+                    # The C extension: the result's buffer and the op in one call.
+                    if self._pending:
+                        self._free_pending()
+                    h = _fast_new(ch.value, fast, _GK_DTYPE[x._dtype], x._size, x._h.value)
+                    if h < 0:
+                        raise _error(-h)
+                    z = _new_array(c_void_p(h), self, x._shape, x._dtype, x._size)
+                else:
+                    z = self._alloc(x._shape, x._size, x._dtype)
+                    status = fn(ch, x._h, z._h)
+                    if status:
+                        raise _error(status)
             if x._t:
                 z._t = True
             return z
@@ -766,6 +828,12 @@ class Context:
             ch = self._h
             if ch is None:
                 self._live()
+            fast = _FAST_FN.get(id(fn))
+            if fast is not None:
+                status = _fast_call(ch.value, fast, code, dtype.itemsize, x, z)
+                if status:
+                    raise _error(status)
+                return z
             hx, px, hz, pz = self._slots[:4]
             try:
                 status = (_gk_buffer_wrap_host(ch, code, n, _address(x), px)
@@ -802,6 +870,12 @@ class Context:
             ch = self._h
             if ch is None:
                 self._live()
+            fast = _FAST_FN.get(id(fn))
+            if fast is not None:
+                status = _fast_call(ch.value, fast, code, dtype.itemsize, x, y, z)
+                if status:
+                    raise _error(status)
+                return z
             hx, px, hy, py, hz, pz = self._slots
             try:
                 status = (_gk_buffer_wrap_host(ch, code, n, _address(x), px)
@@ -1036,6 +1110,96 @@ class Context:
         return self._call(
             lambda c, h, o: _gk_rbf_matvec(c, m, n, d, gamma, h[0], h[1], h[2], o), (x, y, w), (m,), dtype, out
         )
+
+    # -- the kernel family, distances, k nearest neighbours (1.3) ---------------------------------
+
+    def pairwise_kernels(self, x, y=None, metric="rbf", gamma=None, degree=3, coef0=1, nu=1.5, out=None):
+        """k[i, j] = kernel(x[i], y[j]) for x m x d and y n x d (y=None: x); k is m x n.
+
+        As scikit-learn's pairwise_kernels: metric "rbf", "laplacian", "polynomial" ("poly"),
+        "sigmoid", "linear", "cosine", and "matern" (GPyTorch's, r = sqrt(gamma) |x - y|, nu
+        0.5, 1.5 or 2.5); gamma=None is 1 / d; parameters a kernel does not use are ignored.
+        A bad parameter raises InvalidParameterError. NaN and inf propagate to the entries of
+        their rows (scikit-learn refuses them).
+        """
+        x = _operand(x, "x", self)
+        y = x if y is None else _operand(y, "y", self)
+        dtype, m, n, d = _pair(x, y)
+        kern = _params.kernel(metric, gamma, degree, coef0, nu, d, "pairwise_kernels")
+        if out is not None:
+            out = _target(self, out, (m, n), dtype, "out")
+        return self._call(
+            lambda c, h, o: _gk_kernel_matrix(c, byref(kern), m, n, d, h[0], h[1], o), (x, y), (m, n), dtype, out
+        )
+
+    def pairwise_distances(self, x, y=None, metric="euclidean", out=None):
+        """dist[i, j] = metric(x[i], y[j]) for x m x d and y n x d (y=None: x); dist is m x n.
+
+        As scikit-learn's pairwise_distances: metric "euclidean" ("l2"), "sqeuclidean",
+        "manhattan" ("l1", "cityblock") or "cosine" (1 - cosine similarity; 1 where a row is
+        zero). Each distance is accurate relative to itself: 0 exactly for identical rows.
+        """
+        code = _params.metric(metric, "pairwise_distances")
+        x = _operand(x, "x", self)
+        y = x if y is None else _operand(y, "y", self)
+        dtype, m, n, d = _pair(x, y)
+        if out is not None:
+            out = _target(self, out, (m, n), dtype, "out")
+        return self._call(
+            lambda c, h, o: _gk_distance_matrix(c, code, m, n, d, h[0], h[1], o), (x, y), (m, n), dtype, out
+        )
+
+    def kernel_matmul(self, x, y, w, metric="rbf", gamma=None, degree=3, coef0=1, nu=1.5, out=None):
+        """pairwise_kernels(x, y, metric, ...) @ w without forming the m x n matrix: w n x r
+        (out m x r) or a vector of n weights (out m elements). y=None is x."""
+        x = _operand(x, "x", self)
+        y = x if y is None else _operand(y, "y", self)
+        w = _operand(w, "w", self)
+        dtype, m, n, d = _pair(x, y)
+        _same_dtype((x, w), ("x", "w"))
+        if len(w.shape) not in (1, 2) or w.shape[0] != n:
+            raise ValueError("w has shape %s, expected (%d,) or (%d, r): a row of weights per row of y"
+                             % (w.shape, n, n))
+        r = w.shape[1] if len(w.shape) == 2 else 1
+        shape = (m, r) if len(w.shape) == 2 else (m,)
+        kern = _params.kernel(metric, gamma, degree, coef0, nu, d, "kernel_matmul")
+        if out is not None:
+            out = _target(self, out, shape, dtype, "out")
+        return self._call(
+            lambda c, h, o: _gk_kernel_matmul(c, byref(kern), m, n, d, r, h[0], h[1], h[2], o), (x, y, w), shape,
+            dtype, out
+        )
+
+    def kneighbors(self, x, y, k, metric="euclidean"):
+        """(dist, index): for each row of x its k nearest rows of y, nearest first (equal
+        distances: the smaller index first), exact, any k from 1 to n. dist is m x k of x's
+        dtype, index m x k int64; ndarrays for host operands, Arrays for Arrays. metric as
+        pairwise_distances takes it ("sqeuclidean" returns squared distances)."""
+        code = _params.metric(metric, "kneighbors")
+        x = _operand(x, "x", self)
+        y = _operand(y, "y", self)
+        dtype, m, n, d = _pair(x, y)
+        k = _params.n_neighbors(k, n, "kneighbors")
+        if any(type(a) is Array for a in (x, y)):
+            with self._lock:
+                self._live()
+                dist = self._alloc((m, k), m * k, dtype)
+                index = self._alloc((m, k), m * k, _I64)
+        else:
+            dist = np.empty((m, k), dtype)
+            index = np.empty((m, k), _I64)
+
+        def invoke(c, h, o):
+            temps = []
+            try:
+                ih = index._h if type(index) is Array else self._wrap(index, temps)
+                return _gk_knn(c, code, m, n, d, k, h[0], h[1], o, ih)
+            finally:
+                for t in temps:
+                    _gk_buffer_destroy(t)
+
+        self._call(invoke, (x, y), (m, k), dtype, dist)
+        return dist, index
 
     # -- random numbers ----------------------------------------------------------------------------
 

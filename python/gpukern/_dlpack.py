@@ -30,6 +30,7 @@ from ctypes import (
 KDL_CPU = 1
 KDL_CUDA = 2
 KDL_CUDA_HOST = 3
+KDL_INT = 0
 KDL_FLOAT = 2
 FLAG_READ_ONLY = 1
 #: The DLPack version of the versioned capsules exported here.
@@ -130,8 +131,9 @@ _keep_forever(_export_deleter)
 _keep_forever(_capsule_destructor)
 
 
-def export(array, data, device, bits, shape, strides, versioned):
-    """A new capsule over `data` (element strides), keeping `array` alive while it is used."""
+def export(array, data, device, bits, shape, strides, versioned, code=KDL_FLOAT):
+    """A new capsule over `data` (element strides), keeping `array` alive while it is used;
+    code and bits: the DLPack dtype (KDL_INT for k-NN's int64 indices)."""
     ndim = len(shape)
     dims = (c_int64 * max(ndim, 1))(*shape)
     steps = (c_int64 * max(ndim, 1))(*strides)
@@ -140,7 +142,7 @@ def export(array, data, device, bits, shape, strides, versioned):
     t.data = data
     t.device.device_type, t.device.device_id = device
     t.ndim = ndim
-    t.dtype.code, t.dtype.bits, t.dtype.lanes = KDL_FLOAT, bits, 1
+    t.dtype.code, t.dtype.bits, t.dtype.lanes = code, bits, 1
     t.shape = ctypes.cast(dims, POINTER(c_int64))
     t.strides = ctypes.cast(steps, POINTER(c_int64))
     t.byte_offset = 0

@@ -34,6 +34,22 @@ class ContextOptions(ctypes.Structure):
 #: GK_FLAG_ALLOW_TF32 of gk_context_options.flags.
 FLAG_ALLOW_TF32 = 1
 
+
+class Kernel(ctypes.Structure):
+    """struct gk_kernel, as gpukern.h 1.3 lays it out."""
+
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("kind", ctypes.c_int32),
+        ("gamma", ctypes.c_double),
+        ("coef0", ctypes.c_double),
+        ("degree", ctypes.c_double),
+        ("nu", ctypes.c_double),
+    ]
+
+
+_KPTR = ctypes.POINTER(Kernel)
+
 _DPTR = ctypes.POINTER(_D)
 
 # name: (restype, argtypes) for the whole GPUKERN_1.0 API, so a library missing any of it is
@@ -88,6 +104,11 @@ LATER_PROTOTYPES = {
     "gk_context_stream": (_P, [_P]),  # 1.2
     "gk_device_count": (_I, [_I]),  # 1.2
     "gk_div": (_I, [_P, _P, _P, _P]),  # 1.2
+    "gk_kernel_init": (None, [_KPTR, _I]),  # 1.3
+    "gk_kernel_matrix": (_I, [_P, _KPTR, _S, _S, _S, _P, _P, _P]),  # 1.3
+    "gk_kernel_matmul": (_I, [_P, _KPTR, _S, _S, _S, _S, _P, _P, _P, _P]),  # 1.3
+    "gk_distance_matrix": (_I, [_P, _I, _S, _S, _S, _P, _P, _P]),  # 1.3
+    "gk_knn": (_I, [_P, _I, _S, _S, _S, _S, _P, _P, _P, _P]),  # 1.3
 }
 
 

@@ -13,9 +13,11 @@ EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examp
 
 
 @pytest.mark.parametrize("script", ["000_rbf_network.py", "002_vector_add.py", "004_matmul.py",
-                                    "kernel_ridge_mpi.py"])
+                                    "kernel_ridge_mpi.py", "knn_digits.py", "kernel_ridge_targets.py"])
 def test_examples_are_fast_by_default(script, tmp_path):
     command = [sys.executable, os.path.join(EXAMPLES, script)]
+    if script == "knn_digits.py":
+        pytest.importorskip("sklearn", reason="knn_digits.py needs scikit-learn's digits")
     if script == "kernel_ridge_mpi.py":
         pytest.importorskip("mpi4py", reason="kernel_ridge_mpi.py needs mpi4py")
         if not os.environ.get("GPUKERN_MPI_LIBRARY"):

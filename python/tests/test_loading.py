@@ -99,3 +99,6 @@ def test_python_m_gpukern_prints_what_a_bug_report_needs(tmp_path):
     for needed in ("library: %s" % gpukern.library_path, "numpy %s" % __import__("numpy").__version__,
                    "SIMD: ", "backends: cpu", "  cpu: "):
         assert needed in out, (needed, out)
+    from gpukern import _base
+
+    assert ("C extension gpukern._fast: %s" % ("in use" if _base._FAST_FN else "not in use")) in out

@@ -29,3 +29,15 @@ def kernel_ridge_predict(x: npt.NDArray[np.float32], centers: npt.NDArray[np.flo
         except gpukern.GpukernError as e:
             print(e.status is gpukern.Status.SHAPE)
         return out
+
+
+def neighbours_and_kernels(x: npt.NDArray[np.float64], w: npt.NDArray[np.float64]) -> float:
+    dist, index = gpukern.kneighbors(x, x, 3)
+    first: npt.NDArray[np.int64] = index[:, 0]
+    k: npt.NDArray[np.float64] = gpukern.pairwise_kernels(x, metric="polynomial", degree=2, coef0=0.5)
+    with gpukern.Context("cpu") as ctx:
+        a = ctx.asarray(x)
+        d: gpukern.Array = ctx.pairwise_distances(a, metric="cityblock")
+        kw: gpukern.Array = ctx.kernel_matmul(a, None, ctx.asarray(w), metric="matern", nu=2.5)
+        m: npt.NDArray[np.float64] = ctx.kernel_matmul(x, x, w, gamma=0.5)
+        return float(dist.sum() + first.sum() + k.sum() + d.sum() + kw.sum() + m.sum())

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Per-call cost of small ops (16 elements by default) through gpukern beside NumPy (and torch when
 installed): what the Python layer adds to the C calls. Prints a Markdown table (microseconds, the
-best of many short runs). Usage: python python/tools/py_overhead.py [--n 16] [--backend cpu]"""
+best of many short runs). Usage: python python/tools/py_overhead.py [--n 16] [--backend cpu] [--ctypes-only]"""
 
 import argparse
 import ctypes
@@ -10,7 +10,7 @@ import timeit
 import numpy as np
 
 import gpukern
-from gpukern import _core
+from gpukern import _array, _core
 
 
 def best_per_call(fn, calls=200, repeat=300):
@@ -64,9 +64,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--n", type=int, default=16, help="elements per operand (default 16)")
     parser.add_argument("--backend", default="cpu")
+    parser.add_argument("--ctypes-only", action="store_true",
+                        help="without the C extension gpukern._fast, as where it is not built")
     args = parser.parse_args()
-    print("gpukern %s, NumPy %s, %d float32 elements, backend %s; microseconds per call"
-          % (gpukern.__version__, np.__version__, args.n, args.backend))
+    if args.ctypes_only:
+        _core._FAST_FN = _array._FAST_FN = {}
+    print("gpukern %s, NumPy %s, %d float32 elements, backend %s, C extension %s; microseconds per call"
+          % (gpukern.__version__, np.__version__, args.n, args.backend,
+             "in use" if _core._FAST_FN else "not in use"))
     print()
     print("| gpukern call | us | reference | us |")
     print("|---|---|---|---|")

@@ -1,0 +1,129 @@
+# SPDX-License-Identifier: MIT
+"""The optional C extension gpukern._fast (one call for a small op on ndarrays) and the ctypes
+path it replaces: the same results either way, its refusals, and the fallback when it is absent."""
+
+import threading
+
+import numpy as np
+import pytest
+
+import gpukern
+from gpukern import _array, _base, _core
+
+OPS = {"exp": np.exp, "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}
+
+
+def run(ctx, name, x, y, out=None):
+    if name == "exp":
+        return ctx.exp(x, out=out) if out is not None else ctx.exp(x)
+    return getattr(ctx, name)(x, y)
+
+
+@pytest.fixture(params=["extension", "ctypes"])
+def path(request, monkeypatch):
+    """Each test once through the extension (skipped where it is not built) and once without."""
+    if request.param == "extension":
+        if not _base._FAST_FN:
+            pytest.skip("gpukern._fast is not built here (needs Python >= 3.11 and Python.h at install)")
+    else:
+        monkeypatch.setattr(_core, "_FAST_FN", {})
+        monkeypatch.setattr(_array, "_FAST_FN", {})
+    return request.param
+
+
+@pytest.mark.parametrize("n", [0, 1, 16, 1000, 1 << 17])
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_same_results_on_either_path(ctx, rng, dtype, path, name, n):
+    # 1 << 17 elements run without the GIL in the extension.
+    x = rng.uniform(0.5, 2.0, n).astype(dtype)
+    y = rng.uniform(0.5, 2.0, n).astype(dtype)
+    got = run(ctx, name, x, y)
+    assert type(got) is np.ndarray and got.dtype == dtype and got.shape == x.shape
+    ref = OPS[name](x, y) if name != "exp" else None
+    if ref is not None:
+        np.testing.assert_array_equal(got, ref)
+    else:
+        np.testing.assert_allclose(got, np.exp(x.astype(np.float64)), rtol=2 * np.finfo(dtype).eps)
+
+
+@pytest.mark.parametrize("n", [0, 1, 16, 1000])
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_arrays_on_either_path(ctx, rng, dtype, path, name, n):
+    x = rng.uniform(0.5, 2.0, n).astype(dtype)
+    y = rng.uniform(0.5, 2.0, n).astype(dtype)
+    a, b = ctx.asarray(x), ctx.asarray(y)
+    if name == "exp":
+        got = ctx.exp(a)
+        expected = ctx.exp(x)
+    else:
+        got = {"add": a + b, "sub": a - b, "mul": a * b, "div": a / b}[name]
+        expected = OPS[name](x, y)
+    assert type(got) is gpukern.Array and got.dtype == dtype and got.shape == (n,)
+    np.testing.assert_array_equal(got.get(), expected)
+    t = ctx.asarray(rng.uniform(0.5, 2.0, (3, 5)).astype(dtype)).T
+    assert (t + t).T.shape == (3, 5) and (t + t)._t and ctx.exp(t)._t
+
+
+def test_in_place_and_read_only_operands(cpu, rng, dtype, path):
+    x = rng.uniform(-1, 1, 64).astype(dtype)
+    expected = np.exp(x.astype(np.float64))
+    ro = x.copy()
+    ro.flags.writeable = False
+    np.testing.assert_allclose(cpu.exp(ro), expected, rtol=2 * np.finfo(dtype).eps)
+    assert cpu.exp(x, out=x) is x
+    np.testing.assert_allclose(x, expected, rtol=2 * np.finfo(dtype).eps)
+    ones = np.ones(8, dtype)
+    np.testing.assert_array_equal(cpu.add(ones, ones), np.full(8, 2, dtype))
+
+
+def test_threads_share_a_context(cpu, path):
+    # Big operands release the GIL in the extension; the context's lock still orders the calls.
+    x = np.linspace(-1, 1, 1 << 17)
+    expected = np.exp(x)
+    errors = []
+
+    def work():
+        for _ in range(20):
+            if not np.allclose(cpu.exp(x), expected, rtol=1e-15, atol=0):
+                errors.append("wrong result")
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+def test_the_extension_returns_the_librarys_status():
+    fast = pytest.importorskip("gpukern._fast", reason="gpukern._fast is not built here")
+    with gpukern.Context("cpu") as ctx:
+        x = np.ones(4, np.float32)
+        z = np.empty(4, np.float32)
+        exp = _base._FAST_FN[id(_base._gk_exp)]
+        # dtype 9 is not a gk_dtype: the wrap fails, gk_exp never runs, and the status comes back.
+        assert fast.call(ctx._h.value, exp, 9, 4, x, z) == gpukern.Status.INVALID_ARGUMENT
+        assert "not a gk_dtype" in _base._gk_last_error().decode()
+        assert fast.call(ctx._h.value, exp, 1, 4, x, z) == 0
+        np.testing.assert_allclose(z, np.exp(x), rtol=1e-6)
+        with pytest.raises(ValueError, match="operand 0 has 8 bytes, out 16"):
+            fast.call(ctx._h.value, exp, 1, 4, x[:2], z)
+        with pytest.raises(ValueError, match="itemsize 2 is neither 4 nor 8"):
+            fast.call(ctx._h.value, exp, 1, 2, x, z)
+        with pytest.raises(ValueError, match="a NULL address"):
+            fast.call(0, exp, 1, 4, x, z)
+        with pytest.raises(TypeError, match="6 or 7 arguments, not 3"):
+            fast.call(1, 2, 3)
+        ro = np.empty(4, np.float32)
+        ro.flags.writeable = False
+        with pytest.raises((BufferError, ValueError)):
+            fast.call(ctx._h.value, exp, 1, 4, x, ro)
+        # new(): a new buffer written by the op, or -status (the buffer then destroyed).
+        a = ctx.asarray(x)
+        h = fast.new(ctx._h.value, exp, 1, 4, a._h.value)
+        assert h > 0
+        z = _array._new_array(__import__("ctypes").c_void_p(h), ctx, (4,), np.dtype(np.float32), 4)
+        np.testing.assert_allclose(z.get(), np.exp(x), rtol=1e-6)
+        assert fast.new(ctx._h.value, exp, 9, 4, a._h.value) == -gpukern.Status.INVALID_ARGUMENT
+        add = _base._FAST_FN[id(_base._gk_add)]
+        assert fast.new(ctx._h.value, add, 1, 5, a._h.value, a._h.value) == -gpukern.Status.SHAPE
