@@ -101,7 +101,7 @@ gk_status gk__cpu_job_begin(void *st, gk_cpu_job *j, gk_dtype t, size_t m, size_
     size_t rows = direct ? 0 : (j->mb + j->nb) * d, tile = direct ? 0 : j->mb * j->nb;
     size_t ftile = j->sgemm && !direct ? (j->mb * j->nb + 1) / 2 : 0;
     /* the norms, the centre and its rounded copy (d + 1 doubles each), a float tile */
-    size_t elems = rows + tile + j->mb + j->nb + 2 * d + 2 + ftile;
+    size_t elems = rows + tile + j->mb + 2 * j->nb + 2 * d + 2 + ftile;
     size_t bytes = elems * sizeof(double);
     j->mem = NULL;
     if (gk__aligned_alloc(&j->mem, 64, bytes) != 0)
@@ -116,6 +116,8 @@ gk_status gk__cpu_job_begin(void *st, gk_cpu_job *j, gk_dtype t, size_t m, size_
     j->nx = p;
     p += j->mb;
     j->ny = p;
+    p += j->nb;
+    j->iny = p;
     p += j->nb;
     j->c = p;
     j->vf = ftile > 0 ? (float *)(p + 2 * d + 2) : NULL;
