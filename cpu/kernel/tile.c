@@ -224,6 +224,7 @@ gk_status gk__cpu_job_tile(void *st, gk_cpu_job *j, size_t i0, size_t mb, size_t
 /* Finishes a float row in chunks widened to double on the stack, so the sgemm form shares the
  * epilogues of the others. */
 #define GK_KERNEL_F32_CHUNK ((size_t)256)
+GK_CPU_CLONES
 static void finish_row_f32(const gk_cpu_job *j, size_t nb, size_t r, float *v)
 {
     double buf[GK_KERNEL_F32_CHUNK];
