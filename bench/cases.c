@@ -9,9 +9,14 @@
 #include "common.h"
 
 static const char *const op_names[OP_COUNT] = {
-    "fill",       "copy",        "add",        "sub",      "mul",     "axpy",     "scale",
-    "exp",        "sum",         "dot",        "nrm2",     "gemm",    "rbf_rows", "rbf_matrix",
-    "rbf_matvec", "rng_uniform", "rng_normal", "tiny_add", "seed004",
+    "fill",        "copy",          "add",
+    "sub",         "mul",           "axpy",
+    "scale",       "exp",           "sum",
+    "dot",         "nrm2",          "gemm",
+    "rbf_rows",    "rbf_matrix",    "rbf_matvec",
+    "rng_uniform", "rng_normal",    "tiny_add",
+    "seed004",     "kernel_matrix", "distance_matrix",
+    "knn",         "kernel_matmul",
 };
 
 const char *bench_op_name(bench_op op)
@@ -61,6 +66,10 @@ static void quick_list(void)
     add(OP_RBF_MATRIX, GK_FLOAT32, 1024, 1024, 20, GKX_ALL);
     add(OP_RBF_MATVEC, GK_FLOAT32, 4096, 4096, 3, GKX_ALL);
     add(OP_SEED004, GK_FLOAT64, 5, 500, 0, GKX_ALL);
+    add(OP_KERNEL_MATRIX, GK_FLOAT32, 1024, 1024, 64, GKX_ALL);
+    add(OP_DISTANCE_MATRIX, GK_FLOAT32, 1024, 1024, 64, GKX_ALL);
+    add(OP_KNN, GK_FLOAT32, 1000, 10000, 64, GKX_ALL);
+    add(OP_KERNEL_MATMUL, GK_FLOAT32, 4096, 4096, 64, GKX_ALL);
 }
 
 /* DESIGN.md's performance table (CUDA workloads, CPU rows), plus every op over sizes from
@@ -86,6 +95,15 @@ static void full_list(void)
     add(OP_GEMM, GK_FLOAT32, 8192, 8192, 8192, GKX_CUDA);
     add(OP_GEMM, GK_FLOAT64, 8192, 8192, 8192, GKX_CUDA);
     add(OP_SEED004, GK_FLOAT64, 5, 5000, 0, GKX_ALL);
+    /* Issue 34's rows: the GPU sizes, and the CPU's where a call takes under a few seconds. */
+    add(OP_KERNEL_MATRIX, GK_FLOAT32, 4096, 4096, 64, GKX_ALL);
+    add(OP_KERNEL_MATRIX, GK_FLOAT32, 16384, 16384, 64, GKX_CUDA);
+    add(OP_DISTANCE_MATRIX, GK_FLOAT32, 4096, 4096, 64, GKX_ALL);
+    add(OP_DISTANCE_MATRIX, GK_FLOAT32, 16384, 16384, 64, GKX_CUDA);
+    add(OP_KNN, GK_FLOAT32, 10000, 100000, 64, GKX_ALL);
+    add(OP_KNN, GK_FLOAT32, 100000, 1000000, 64, GKX_CUDA);
+    add(OP_KERNEL_MATMUL, GK_FLOAT32, 20000, 20000, 64, GKX_ALL);
+    add(OP_KERNEL_MATMUL, GK_FLOAT32, 200000, 200000, 64, GKX_CUDA);
 }
 
 const bench_case *bench_cases(int quick, size_t *count)
@@ -127,6 +145,10 @@ void bench_case_size(const bench_case *c, char *buf, size_t len)
         break;
     case OP_RBF_MATRIX:
     case OP_RBF_MATVEC:
+    case OP_KERNEL_MATRIX:
+    case OP_DISTANCE_MATRIX:
+    case OP_KNN:
+    case OP_KERNEL_MATMUL:
         snprintf(buf, len, "%sx%sx%zu", m, n, c->k);
         break;
     case OP_SEED004:
@@ -168,8 +190,17 @@ int bench_case_operands(const bench_case *c, size_t counts[BENCH_MAX_OPERANDS])
         counts[0] = counts[1] = n * k, counts[2] = n;
         return 3;
     case OP_RBF_MATRIX:
+    case OP_KERNEL_MATRIX:
+    case OP_DISTANCE_MATRIX:
         counts[0] = m * k, counts[1] = n * k, counts[2] = m * n;
         return 3;
+    case OP_KNN:
+        counts[0] = m * k, counts[1] = n * k, counts[2] = counts[3] = m * BENCH_KNN_K;
+        return 4;
+    case OP_KERNEL_MATMUL:
+        counts[0] = m * k, counts[1] = n * k, counts[2] = n * BENCH_MATMUL_R;
+        counts[3] = m * BENCH_MATMUL_R;
+        return 4;
     case OP_RBF_MATVEC:
         counts[0] = m * k, counts[1] = n * k, counts[2] = n, counts[3] = m;
         return 4;
@@ -180,6 +211,11 @@ int bench_case_operands(const bench_case *c, size_t counts[BENCH_MAX_OPERANDS])
         break;
     }
     return 0;
+}
+
+gk_dtype bench_case_operand_dtype(const bench_case *c, int j)
+{
+    return c->op == OP_KNN && j == 3 ? GK_INT64 : c->dtype;
 }
 
 int bench_case_rotates(const bench_case *c)
@@ -212,6 +248,8 @@ double bench_case_bytes(const bench_case *c)
     case OP_RBF_ROWS:
         return (2 * n * k + n) * s;
     case OP_RBF_MATRIX: /* the least traffic possible: both inputs once, the output once */
+    case OP_KERNEL_MATRIX:
+    case OP_DISTANCE_MATRIX:
         return (m * n + (m + n) * k) * s;
     default:
         return 0;
@@ -228,6 +266,12 @@ double bench_case_flops(const bench_case *c)
         return 3 * m * n * k;
     case OP_RBF_MATVEC: /* as rbf_matrix, plus the multiply-add with w */
         return 3 * m * n * k + 2 * m * n;
+    case OP_KERNEL_MATRIX:   /* subtract, absolute value, accumulate per feature */
+    case OP_DISTANCE_MATRIX: /* as rbf_matrix; the square root not counted */
+    case OP_KNN:             /* the distances; the selection not counted */
+        return 3 * m * n * k;
+    case OP_KERNEL_MATMUL: /* as rbf_matrix, plus a multiply-add per column */
+        return 3 * m * n * k + 2 * m * n * BENCH_MATMUL_R;
     case OP_SEED004:
         return m * 2 * n * n * n;
     default:
@@ -288,6 +332,24 @@ gk_status bench_case_run(gk_context *ctx, const bench_case *c, gk_buffer *const 
                 return st;
         }
         return GK_OK;
+    case OP_KERNEL_MATRIX: {
+        gk_kernel kern;
+        gk_kernel_init(&kern, GK_KERNEL_LAPLACIAN);
+        kern.gamma = gamma;
+        return gk_kernel_matrix(ctx, &kern, c->m, c->n, c->k, b[0], b[1], b[2]);
+    }
+    case OP_DISTANCE_MATRIX:
+        return gk_distance_matrix(ctx, GK_METRIC_EUCLIDEAN, c->m, c->n, c->k, b[0], b[1], b[2]);
+    case OP_KNN:
+        return gk_knn(ctx, GK_METRIC_EUCLIDEAN, c->m, c->n, c->k, BENCH_KNN_K, b[0], b[1], b[2],
+                      b[3]);
+    case OP_KERNEL_MATMUL: {
+        gk_kernel kern;
+        gk_kernel_init(&kern, GK_KERNEL_RBF);
+        kern.gamma = gamma;
+        return gk_kernel_matmul(ctx, &kern, c->m, c->n, c->k, BENCH_MATMUL_R, b[0], b[1], b[2],
+                                b[3]);
+    }
     case OP_COUNT:
         break;
     }

@@ -26,16 +26,23 @@ typedef enum bench_op {
     OP_RBF_MATVEC,
     OP_RNG_UNIFORM,
     OP_RNG_NORMAL,
-    OP_TINY_ADD, /* add on 1000 elements: the per-call cost of the C API */
-    OP_SEED004,  /* seed article 004: rounds x (rng uniform n^2 float64; x @ x) */
+    OP_TINY_ADD,        /* add on 1000 elements: the per-call cost of the C API */
+    OP_SEED004,         /* seed article 004: rounds x (rng uniform n^2 float64; x @ x) */
+    OP_KERNEL_MATRIX,   /* gk_kernel_matrix, the Laplacian kernel (gamma 1/k) */
+    OP_DISTANCE_MATRIX, /* gk_distance_matrix, euclidean */
+    OP_KNN,             /* gk_knn, euclidean, BENCH_KNN_K nearest of n points for m queries */
+    OP_KERNEL_MATMUL,   /* gk_kernel_matmul, rbf (gamma 1/k), BENCH_MATMUL_R columns */
     OP_COUNT
 } bench_op;
 
 #define BENCH_MAX_OPERANDS 4
+#define BENCH_KNN_K 10    /* neighbours per query of OP_KNN (issue 34's workload) */
+#define BENCH_MATMUL_R 16 /* right-hand sides of OP_KERNEL_MATMUL (issue 34's workload) */
 
 /* Sizes by op: element-wise, reductions, rng, tiny: n elements. gemm: m x n x k. rbf_rows:
- * n rows of k features. rbf_matrix, rbf_matvec: m x n, k features. seed004: m rounds of
- * order n. */
+ * n rows of k features. rbf_matrix, rbf_matvec, kernel_matrix, distance_matrix,
+ * kernel_matmul: m x n, k features. knn: m queries, n points, k features. seed004: m rounds
+ * of order n. */
 typedef struct bench_case {
     bench_op op;
     gk_dtype dtype;
@@ -55,6 +62,8 @@ void bench_case_size(const bench_case *c, char *buf, size_t len);
 
 /* Element counts of the operands, inputs first; returns how many. */
 int bench_case_operands(const bench_case *c, size_t counts[BENCH_MAX_OPERANDS]);
+/* The dtype of operand j: the case's, but GK_INT64 for knn's index output (not filled). */
+gk_dtype bench_case_operand_dtype(const bench_case *c, int j);
 
 /* 1 if the op streams memory, so small inputs must rotate through sets larger than the caches
  * to measure memory and not cache bandwidth. */

@@ -34,6 +34,11 @@ CHUNK_ELEMS = {"numpy": 1 << 24, "sklearn": 1 << 24, "cupy": 1 << 28, "torch": 1
 # rbf_matvec anchors with more kernel entries than this time a row subset and scale up: the
 # library's own kernel never materializes the matrix, and 1e6 x 1e6 chunks would take minutes.
 MATVEC_ELEMS = {"numpy": 1 << 24, "sklearn": 1 << 26, "cupy": 1 << 32, "torch": 1 << 32}
+# gkbench's BENCH_KNN_K and BENCH_MATMUL_R (bench/cases.h): neighbours of knn, columns of
+# kernel_matmul. The anchors allocate knn's outputs themselves, as users' code does.
+KNN_K, MATMUL_R = 10, 16
+# Rows whose anchors may time a row subset and scale it up (see operand_sets).
+SUBSET_ROWS = {"rbf_matvec", "kernel_matmul", "knn"}
 STREAMING = {"fill", "copy", "add", "sub", "mul", "axpy", "scale", "exp", "sum", "dot", "nrm2",
              "rbf_rows", "rng_uniform", "rng_normal"}
 
@@ -159,6 +164,8 @@ def operand_counts(op, m, n, k):
         "add": [n] * 3, "sub": [n] * 3, "mul": [n] * 3, "tiny_add": [n] * 3,
         "gemm": [m * k, k * n, m * n], "rbf_rows": [n * k, n * k, n],
         "rbf_matrix": [m * k, n * k, m * n], "rbf_matvec": [m * k, n * k, n, m],
+        "kernel_matrix": [m * k, n * k, m * n], "distance_matrix": [m * k, n * k, m * n],
+        "knn": [m * k, n * k], "kernel_matmul": [m * k, n * k, n * MATMUL_R, m * MATMUL_R],
     }[op]
 
 
@@ -236,6 +243,8 @@ def make_call(lib, r, ops):
             for s in range(0, X.shape[0], step):
                 out[s:s + step] = rbf_block(lib, X[s:s + step], Y, gamma) @ w
         return rbf_matvec
+    if op in ("kernel_matrix", "distance_matrix", "knn", "kernel_matmul"):
+        return family_call(lib, r, a, gamma)
     if op in ("rng_uniform", "rng_normal"):
         if torch:
             return (lambda i: a[0].uniform_()) if op == "rng_uniform" else (lambda i: a[0].normal_())
@@ -259,9 +268,62 @@ def make_call(lib, r, ops):
     return None
 
 
+def pair_block(lib, op, x, y, gamma):
+    """A block of kernel_matrix (the Laplacian kernel) or distance_matrix (euclidean) the way
+    each library's users write it: torch's cdist; NumPy's broadcasting; CuPy's expansion for
+    the euclidean distance, broadcasting for the L1 one (it has no GEMM form)."""
+    torch = getattr(lib, "torch", None)
+    if torch:
+        d = torch.cdist(x, y, p=1 if op == "kernel_matrix" else 2)
+        return torch.exp(-gamma * d) if op == "kernel_matrix" else d
+    xp = lib.xp
+    if op == "kernel_matrix":
+        return xp.exp(-gamma * xp.abs(x[:, None, :] - y[None, :, :]).sum(-1))
+    if lib.name == "numpy":
+        return xp.sqrt(((x[:, None, :] - y[None, :, :]) ** 2).sum(-1))
+    d2 = (x * x).sum(1)[:, None] + (y * y).sum(1)[None, :] - 2 * (x @ y.T)
+    return xp.sqrt(xp.maximum(d2, 0))
+
+
+def family_call(lib, r, a, gamma):
+    """kernel_matrix, distance_matrix, knn (cdist + topk, or argpartition then a sort of the k)
+    and kernel_matmul (rbf blocks @ W) in NumPy, CuPy or torch, over row chunks."""
+    op, n, k = r["op"], r["n"], r["k"]
+    X, Y = a[0].reshape(-1, k), a[1].reshape(n, k)
+    m = X.shape[0]
+    broadcast = lib.name == "numpy" or (lib.name == "cupy" and op == "kernel_matrix")
+    step = max(1, CHUNK_ELEMS[lib.name] // (n * (k if broadcast else 1)))
+    torch, xp = getattr(lib, "torch", None), getattr(lib, "xp", None)
+    if op in ("kernel_matrix", "distance_matrix"):
+        K = a[2].reshape(m, n)
+
+        def pairs(i):
+            for s in range(0, m, step):
+                K[s:s + step] = pair_block(lib, op, X[s:s + step], Y, gamma)
+        return pairs
+    if op == "knn":
+        def knn(i):
+            for s in range(0, m, step):
+                d = pair_block(lib, "distance_matrix", X[s:s + step], Y, gamma)
+                if torch:
+                    torch.topk(d, KNN_K, dim=1, largest=False)
+                else:
+                    near = xp.argpartition(d, KNN_K - 1, axis=1)[:, :KNN_K]
+                    xp.take_along_axis(near, xp.argsort(xp.take_along_axis(d, near, 1), 1), 1)
+        return knn
+    W, out = a[2].reshape(n, MATMUL_R), a[3].reshape(m, MATMUL_R)
+
+    def kernel_matmul(i):
+        for s in range(0, m, step):
+            out[s:s + step] = rbf_block(lib, X[s:s + step], Y, gamma) @ W
+    return kernel_matmul
+
+
 def sklearn_call(lib, r, a, gamma):
-    """rbf_matrix and rbf_matvec through sklearn.metrics.pairwise.rbf_kernel (row chunks, as
-    for NumPy, where the matrix would be large); None for the other ops."""
+    """rbf_matrix, rbf_matvec and kernel_matmul through sklearn.metrics.pairwise.rbf_kernel,
+    kernel_matrix through laplacian_kernel, distance_matrix through euclidean_distances (row
+    chunks, as for NumPy, where the matrix would be large), knn through NearestNeighbors'
+    brute force; None for the other ops."""
     op, m, n, k = r["op"], r["m"], r["n"], r["k"]
     step = rows_per_chunk(lib, n, k)
     if op == "rbf_matrix":
@@ -278,21 +340,45 @@ def sklearn_call(lib, r, a, gamma):
             for s in range(0, X.shape[0], step):
                 out[s:s + step] = lib.rbf_kernel(X[s:s + step], Y, gamma=gamma) @ w
         return rbf_matvec
+    from sklearn.metrics import pairwise
+    if op in ("kernel_matrix", "distance_matrix"):
+        X, Y, K = a[0].reshape(m, k), a[1].reshape(n, k), a[2].reshape(m, n)
+
+        def pairs(i):
+            for s in range(0, m, step):
+                K[s:s + step] = (pairwise.laplacian_kernel(X[s:s + step], Y, gamma=gamma)
+                                 if op == "kernel_matrix" else pairwise.euclidean_distances(X[s:s + step], Y))
+        return pairs
+    if op == "knn":
+        from sklearn.neighbors import NearestNeighbors
+        X = a[0].reshape(-1, k)
+        nn = NearestNeighbors(n_neighbors=KNN_K, algorithm="brute").fit(a[1].reshape(n, k))
+        return lambda i: nn.kneighbors(X)
+    if op == "kernel_matmul":
+        X, Y = a[0].reshape(-1, k), a[1].reshape(n, k)
+        W, out = a[2].reshape(n, MATMUL_R), a[3].reshape(-1, MATMUL_R)
+
+        def kernel_matmul(i):
+            for s in range(0, X.shape[0], step):
+                out[s:s + step] = lib.rbf_kernel(X[s:s + step], Y, gamma=gamma) @ W
+        return kernel_matmul
     return None
 
 
 def operand_sets(lib, r):
     """Random operand sets; streaming workloads get enough sets to defeat the caches, and the
-    rbf_matvec anchor gets a row subset that fits (scale: our rows / anchor rows)."""
+    rbf_matvec, kernel_matmul and knn anchors get a row subset that fits (scale: our rows /
+    anchor rows)."""
     if r["op"] == "seed004":
         return [[]], 1.0
     dtype = np.float64 if r["dtype"] == "float64" else np.float32
     counts = operand_counts(r["op"], r["m"], r["n"], r["k"])
     scale = 1.0
-    if r["op"] == "rbf_matvec":
+    if r["op"] in SUBSET_ROWS:
         rows = min(r["m"], max(1, MATVEC_ELEMS[lib.name] // r["n"]))
         scale = r["m"] / rows
-        counts = [rows * r["k"], counts[1], counts[2], rows]
+        per_row = {"rbf_matvec": 1, "kernel_matmul": MATMUL_R}.get(r["op"])
+        counts = [rows * r["k"]] + counts[1:3] + ([rows * per_row] if per_row else [])
     set_bytes = sum(counts) * np.dtype(dtype).itemsize
     sets = 1
     if r["op"] in STREAMING and set_bytes < ROTATE_BYTES:
@@ -439,7 +525,8 @@ def main():
                 continue
             cells = {}
             for name in anchors_for.get(r["backend"], []):
-                if name == "sklearn" and r["op"] not in ("rbf_matrix", "rbf_matvec"):
+                if name == "sklearn" and r["op"] not in ("rbf_matrix", "rbf_matvec", "kernel_matrix",
+                                                         "distance_matrix", "knn", "kernel_matmul"):
                     continue
                 if name in libs:
                     log(f"{name}: {r['op']} {r['dtype']} {r['size']}")
@@ -470,8 +557,8 @@ def main():
                 line.append(f"{'~' if scaled else ''}{fmt_time(v)} ({v / r['median_s']:.2f}x)")
         print("| " + " | ".join(line) + " |")
     if any(scaled for _, cells in rows for _, scaled in cells.values()):
-        print("\n~ rbf_matvec anchors materialize the kernel matrix in chunks; this one timed a "
-              "row subset and scaled it to all rows.")
+        print("\n~ rbf_matvec, kernel_matmul and knn anchors materialize the kernel or distance matrix "
+              "in chunks; this one timed a row subset and scaled it to all rows.")
     if interrupted:
         print("\nInterrupted: the rows after these were not compared.")
     elif not args.no_ceilings and ("cupy" in libs or "torch" in libs):

@@ -105,7 +105,10 @@ static gk_status alloc_sets(gk_context *ctx, const bench_case *c, const size_t *
 {
     for (int i = 0; i < s->sets; i++)
         for (int j = 0; j < s->nbuf; j++) {
-            FORWARD(gk_buffer_create(ctx, c->dtype, counts[j], &s->b[i][j]));
+            gk_dtype t = bench_case_operand_dtype(c, j);
+            FORWARD(gk_buffer_create(ctx, t, counts[j], &s->b[i][j]));
+            if (t == GK_INT64) /* an index output (knn): written by the call, never read */
+                continue;
             FORWARD(i == 0 ? gk_rng_uniform(ctx, (uint64_t)j, 0, s->b[0][j])
                            : gk_copy(ctx, s->b[0][j], s->b[i][j]));
         }
@@ -180,7 +183,7 @@ static void run_case(gk_context *ctx, gk_backend be, const bench_case *c, const 
     operand_sets s = {.sets = 1, .nbuf = bench_case_operands(c, counts)};
     double set_bytes = 0;
     for (int j = 0; j < s.nbuf; j++)
-        set_bytes += (double)counts[j] * (c->dtype == GK_FLOAT64 ? 8 : 4);
+        set_bytes += (double)counts[j] * (bench_case_operand_dtype(c, j) == GK_FLOAT32 ? 4 : 8);
     if (bench_case_rotates(c) && set_bytes < ROTATE_BYTES)
         s.sets = (int)fmin(MAX_SETS, ceil(ROTATE_BYTES / set_bytes));
     if (be == GK_BACKEND_CPU) {

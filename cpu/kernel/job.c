@@ -55,19 +55,41 @@ static size_t clamp_size(size_t v, size_t lo, size_t hi)
 #define GK_KERNEL_SQDIST_TOL_F32 5e-6
 #define GK_KERNEL_SQDIST_TOL_F64 5e-13
 
+/* The largest Euclidean norm of `rows` float32 rows of d features, in double. */
+static double max_norm(size_t rows, size_t d, const float *p)
+{
+    double top = 0.0;
+    for (size_t i = 0; i < rows; i++) {
+        double s = 0.0;
+        for (size_t f = 0; f < d; f++)
+            s += (double)p[i * d + f] * (double)p[i * d + f];
+        top = s > top || isnan(s) ? s : top;
+    }
+    return sqrt(top);
+}
+
 /* Whether float32 inner products summed in float keep this job's contract: sgemm's error is at
  * most g_d(u) sum_f |x_f y_f| (u = 2^-24), which for linear and the cosine kernel moves an entry
  * by that fraction of the contract's scale, and the polynomial's power multiplies by degree; the
- * rest of the 1e-5 goes to the epilogue and the final rounding. The sigmoid and the cosine
- * distance (1e-6) keep double. 64 features pass for linear, cosine and degree 2, not degree 3. */
+ * rest of the 1e-5 goes to the epilogue and the final rounding. 64 features pass for linear,
+ * cosine and degree 2, not degree 3. The sigmoid's error is at most gamma times the inner
+ * product's (tanh' <= 1), absolute, so it depends on the data: sum_f |x_f y_f| <= |x| |y| bounds
+ * it by gamma g_d(u) max |x| max |y| (standardized data, 64 features, gamma 1/64: 3.8e-6). The
+ * cosine distance (1e-6) keeps double. */
 #define GK_KERNEL_SGEMM_ERR 8e-6
 static int sgemm_suffices(const gk_cpu_job *j, size_t d)
 {
     const double u = 0x1p-24, gd = (double)d * u / (1.0 - (double)d * u);
+    if ((double)d * u >= 0.5)
+        return 0;
+    if (j->finish == GK_CPU_FINISH_SIGMOID) {
+        double bound = fabs(j->gamma) * gd * max_norm(j->m, d, j->x) * max_norm(j->n, d, j->y);
+        return bound <= GK_KERNEL_SGEMM_ERR;
+    }
     double times = j->finish == GK_CPU_FINISH_POLY ? j->degree
                    : j->finish == GK_CPU_FINISH_NONE || j->finish == GK_CPU_FINISH_COS_SIM ? 1.0
                                                                                            : -1.0;
-    return times >= 0.0 && (double)d * u < 0.5 && times * gd <= GK_KERNEL_SGEMM_ERR;
+    return times >= 0.0 && times * gd <= GK_KERNEL_SGEMM_ERR;
 }
 
 gk_status gk__cpu_job_begin(void *st, gk_cpu_job *j, gk_dtype t, size_t m, size_t n, size_t d,
@@ -101,7 +123,7 @@ gk_status gk__cpu_job_begin(void *st, gk_cpu_job *j, gk_dtype t, size_t m, size_
     size_t rows = direct ? 0 : (j->mb + j->nb) * d, tile = direct ? 0 : j->mb * j->nb;
     size_t ftile = j->sgemm && !direct ? (j->mb * j->nb + 1) / 2 : 0;
     /* the norms, the centre and its rounded copy (d + 1 doubles each), a float tile */
-    size_t elems = rows + tile + j->mb + j->nb + 2 * d + 2 + ftile;
+    size_t elems = rows + tile + j->mb + 2 * j->nb + 2 * d + 2 + ftile;
     size_t bytes = elems * sizeof(double);
     j->mem = NULL;
     if (gk__aligned_alloc(&j->mem, 64, bytes) != 0)
@@ -116,6 +138,8 @@ gk_status gk__cpu_job_begin(void *st, gk_cpu_job *j, gk_dtype t, size_t m, size_
     j->nx = p;
     p += j->mb;
     j->ny = p;
+    p += j->nb;
+    j->iny = p;
     p += j->nb;
     j->c = p;
     j->vf = ftile > 0 ? (float *)(p + 2 * d + 2) : NULL;

@@ -50,6 +50,7 @@ typedef struct gk_cpu_job {
      * their norms, the tile (mb x nb), the centre c (d). */
     size_t mb, nb;
     double *xs, *ys, *nx, *ny, *v, *c;
+    double *iny; /* cosine: 1 / ny (0 where ny is 0 or inf), so the epilogue multiplies */
     void *mem;
     int threads;
 } gk_cpu_job;
@@ -85,7 +86,7 @@ gk_status gk__cpu_job_tile_f32(void *st, gk_cpu_job *j, size_t i0, size_t mb, si
 double gk__cpu_sqdist_direct(gk_dtype t, size_t d, const void *x, size_t i, const void *y,
                              size_t j);
 
-/* The epilogue on one row of nb values in place; nxi and ny are the rows' norms (cosine). */
-void gk__cpu_finish_row(const gk_cpu_job *j, size_t nb, double nxi, const double *ny, double *v);
+/* The epilogue in place on nb values of row r of the tile, from its column c0 on. */
+void gk__cpu_finish_row(const gk_cpu_job *j, size_t nb, size_t r, size_t c0, double *v);
 
 #endif /* GK_CPU_KERNEL_H */

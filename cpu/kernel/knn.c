@@ -69,7 +69,7 @@ typedef struct knn_arg {
 static void offer_row(void *arg, const gk_cpu_job *j, size_t r, double *v)
 {
     const knn_arg *a = arg;
-    gk__cpu_finish_row(j, a->nb, j->nx[r], j->ny, v);
+    gk__cpu_finish_row(j, a->nb, r, 0, v);
     double *hd = a->hd + r * a->k;
     int64_t *hi = a->hi + r * a->k;
     size_t c = a->cnt[r];

@@ -9,7 +9,7 @@
 static void finish_row(void *arg, const gk_cpu_job *j, size_t r, double *v)
 {
     size_t nb = *(const size_t *)arg;
-    gk__cpu_finish_row(j, nb, j->nx[r], j->ny, v);
+    gk__cpu_finish_row(j, nb, r, 0, v);
 }
 
 gk_status gk__cpu_kernel_matmul(void *st, gk_dtype t, const gk_kernel *k, size_t m, size_t n,

@@ -13,7 +13,7 @@ static void store_row(void *arg, const gk_cpu_job *j, size_t r, double *v)
 {
     const store_arg *a = arg;
     size_t nb = j->n - a->j0 < j->nb ? j->n - a->j0 : j->nb;
-    gk__cpu_finish_row(j, nb, j->nx[r], j->ny, v);
+    gk__cpu_finish_row(j, nb, r, 0, v);
     size_t at = (a->i0 + r) * j->n + a->j0;
     if (j->t == GK_FLOAT32) {
         float *o = (float *)a->out + at;

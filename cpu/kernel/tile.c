@@ -67,6 +67,8 @@ static void prepare(const gk_cpu_job *j, const void *src, size_t r0, size_t rows
                 double s = widen_row(j->t, d, src, r0 + r, c, dst + r * d);
                 norms[r] = j->norms ? sqrt(s) : s;
             }
+            if (is_y && j->norms)
+                j->iny[r] = norms[r] > 0.0 ? 1.0 / norms[r] : 0.0;
         });
 }
 
@@ -222,14 +224,15 @@ gk_status gk__cpu_job_tile(void *st, gk_cpu_job *j, size_t i0, size_t mb, size_t
 /* Finishes a float row in chunks widened to double on the stack, so the sgemm form shares the
  * epilogues of the others. */
 #define GK_KERNEL_F32_CHUNK ((size_t)256)
-static void finish_row_f32(const gk_cpu_job *j, size_t nb, double nxi, const double *ny, float *v)
+GK_CPU_CLONES
+static void finish_row_f32(const gk_cpu_job *j, size_t nb, size_t r, float *v)
 {
     double buf[GK_KERNEL_F32_CHUNK];
     for (size_t j0 = 0; j0 < nb; j0 += GK_KERNEL_F32_CHUNK) {
         size_t cnt = nb - j0 < GK_KERNEL_F32_CHUNK ? nb - j0 : GK_KERNEL_F32_CHUNK;
         for (size_t c = 0; c < cnt; c++)
             buf[c] = (double)v[j0 + c];
-        gk__cpu_finish_row(j, cnt, nxi, ny + j0, buf);
+        gk__cpu_finish_row(j, cnt, r, j0, buf);
         for (size_t c = 0; c < cnt; c++)
             v[j0 + c] = (float)buf[c];
     }
@@ -248,7 +251,6 @@ gk_status gk__cpu_job_tile_f32(void *st, gk_cpu_job *j, size_t i0, size_t mb, si
     const gk_cpu_job *cj = j;
     int team = mb * nb > GK_KERNEL_PAR_MIN && j->threads > 1 && mb > 1;
     GK_CPU_PARALLEL_IF(team, "omp parallel for num_threads(cj->threads) schedule(static)",
-                       for (size_t r = 0; r < mb; r++)
-                           finish_row_f32(cj, nb, cj->nx[r], cj->ny, c + r * ldc););
+                       for (size_t r = 0; r < mb; r++) finish_row_f32(cj, nb, r, c + r * ldc););
     return GK_OK;
 }

@@ -27,6 +27,7 @@ from ._base import (
     _check_size,
     _error,
     _fast_new,
+    _fast_scalar,
     _float_dtype,
     _gk_add,
     _gk_buffer_data,
@@ -618,8 +619,24 @@ class Array:
     def _scalar(self, s, op, reflected, out):
         """self (op) s through fill / copy / scale: NumPy's result for a scalar rounded to the dtype."""
         ctx = self._ctx
+        fn = _gk_add if op == "add" else _gk_sub if op == "sub" else _gk_div if op == "div" else _gk_scale
+        fast = _FAST_FN.get(id(fn)) if out is None else None
         with ctx._lock:
             ch = ctx._live()
+            if fast is not None:
+                # The C extension: create, copy or fill, and the op in one call.
+                if ctx._pending:
+                    ctx._free_pending()
+                mul = op == "mul"
+                h = _fast_scalar(ch.value, _FAST_FN[id(_gk_copy if mul else _gk_fill)], fast,
+                                 _GK_DTYPE[self._dtype], self._size, self._h.value, s,
+                                 0 if mul else 2 if reflected else 1)
+                if h < 0:
+                    raise _error(-h)
+                z = _new_array(c_void_p(h), ctx, self._shape, self._dtype, self._size)
+                if self._t:
+                    z._t = True
+                return z
             z = out if out is not None else ctx._alloc(self._shape, self._size, self._dtype)
             if op == "mul":
                 status = 0 if z is self else _gk_copy(ch, self._h, z._h)
@@ -630,7 +647,6 @@ class Array:
                 t = ctx._alloc(self._shape, self._size, self._dtype) if z is self else z
                 status = _gk_fill(ch, s, t._h)
                 if not status:
-                    fn = _gk_add if op == "add" else _gk_sub if op == "sub" else _gk_div
                     a, b = (t, self) if reflected else (self, t)
                     status = fn(ch, a._h, b._h, z._h)
             if status:

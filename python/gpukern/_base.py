@@ -70,18 +70,20 @@ _gk_knn = getattr(LIB, "gk_knn", None) or _lacking("gk_knn", "1.3")
 try:
     from . import _fast
 except ImportError:
-    _fast_call = _fast_new = None
+    _fast_call = _fast_new = _fast_scalar = None
     _FAST_FN = {}
 else:
     _fast.init(cast(_gk_buffer_wrap_host, c_void_p).value, cast(_gk_buffer_destroy, c_void_p).value,
                cast(_gk_buffer_create, c_void_p).value)
     _fast_call = _fast.call
     _fast_new = _fast.new
+    _fast_scalar = _fast.scalar
     # The ops it may run, by the id of their ctypes function (the objects bound above: CDLL keeps
     # one per name; they are not hashable); an older library's missing gk_div is left to its
     # _lacking stand-in.
     _FAST_FN = {id(getattr(LIB, name)): cast(getattr(LIB, name), c_void_p).value
-                for name in ("gk_exp", "gk_add", "gk_sub", "gk_mul", "gk_div") if hasattr(LIB, name)}
+                for name in ("gk_exp", "gk_add", "gk_sub", "gk_mul", "gk_div", "gk_fill", "gk_copy", "gk_scale")
+                if hasattr(LIB, name)}
 
 _BACKENDS = {"auto": 0, "cpu": 1, "cuda": 2}
 _BACKEND_NAMES = {1: "cpu", 2: "cuda"}

@@ -64,6 +64,23 @@ def test_arrays_on_either_path(ctx, rng, dtype, path, name, n):
     assert (t + t).T.shape == (3, 5) and (t + t)._t and ctx.exp(t)._t
 
 
+@pytest.mark.parametrize("n", [0, 1, 16, 1000])
+def test_arrays_and_scalars_on_either_path(ctx, rng, dtype, path, n):
+    x = rng.uniform(0.5, 2.0, n).astype(dtype)
+    a = ctx.asarray(x)
+    s = 0.3  # not a dtype value: each result rounds as NumPy's with the scalar rounded first
+    for got, expected in ((a * s, x * dtype(s)), (s * a, dtype(s) * x), (a + s, x + dtype(s)),
+                          (s + a, dtype(s) + x), (a - s, x - dtype(s)), (s - a, dtype(s) - x),
+                          (a / s, x / dtype(s)), (s / a, dtype(s) / x)):
+        assert type(got) is gpukern.Array and got.dtype == dtype
+        np.testing.assert_array_equal(got.get(), expected)
+    t = ctx.asarray(rng.uniform(0.5, 2.0, (3, 5)).astype(dtype)).T
+    np.testing.assert_array_equal((2.0 - t).get(), 2.0 - np.asarray(t))
+    b = a.copy()
+    b *= 2.0  # in place: the ctypes path on either
+    np.testing.assert_array_equal(b.get(), x * 2)
+
+
 def test_in_place_and_read_only_operands(cpu, rng, dtype, path):
     x = rng.uniform(-1, 1, 64).astype(dtype)
     expected = np.exp(x.astype(np.float64))
@@ -127,3 +144,12 @@ def test_the_extension_returns_the_librarys_status():
         assert fast.new(ctx._h.value, exp, 9, 4, a._h.value) == -gpukern.Status.INVALID_ARGUMENT
         add = _base._FAST_FN[id(_base._gk_add)]
         assert fast.new(ctx._h.value, add, 1, 5, a._h.value, a._h.value) == -gpukern.Status.SHAPE
+        # scalar(): a new buffer from a copy or fill and an op, or -status.
+        fill, scale = _base._FAST_FN[id(_base._gk_fill)], _base._FAST_FN[id(_base._gk_scale)]
+        copy = _base._FAST_FN[id(_base._gk_copy)]
+        h = fast.scalar(ctx._h.value, fill, add, 1, 4, a._h.value, 0.5, 1)
+        z = _array._new_array(__import__("ctypes").c_void_p(h), ctx, (4,), np.dtype(np.float32), 4)
+        np.testing.assert_array_equal(z.get(), x + np.float32(0.5))
+        assert fast.scalar(ctx._h.value, copy, scale, 1, 5, a._h.value, 2.0, 0) == -gpukern.Status.SHAPE
+        with pytest.raises(ValueError, match="mode 3 is not 0, 1 or 2"):
+            fast.scalar(ctx._h.value, copy, scale, 1, 4, a._h.value, 2.0, 3)
