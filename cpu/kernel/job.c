@@ -113,10 +113,11 @@ gk_status gk__cpu_job_begin(void *st, gk_cpu_job *j, gk_dtype t, size_t m, size_
     j->beta = gk__cpu_rbf_beta(d, u, gd);
     j->tol = t == GK_FLOAT32 ? GK_KERNEL_SQDIST_TOL_F32 : GK_KERNEL_SQDIST_TOL_F64;
     j->sgemm = t == GK_FLOAT32 && j->pass == GK_CPU_PASS_IP && sgemm_suffices(j, d);
-    /* kernel_matrix's sgemm form writes into the output: wide blocks of y (few, large sgemm
-     * calls, as fast as one), and neither prepared rows nor a tile. */
+    /* kernel_matrix's sgemm form writes into the output, with neither prepared rows nor a
+     * tile; the linear kernel, which has nothing to finish, over wide blocks of y (few, large
+     * sgemm calls, as fast as one), the others over tiles that stay in cache for the epilogue. */
     const int direct = j->sgemm && j->direct;
-    if (direct) {
+    if (direct && j->finish == GK_CPU_FINISH_NONE) {
         size_t wide = 4 * per;
         j->nb = n < wide ? n : wide > j->nb ? wide : j->nb;
     }
