@@ -166,10 +166,10 @@ static void run_case(gk_context *ctx, int cuda, int planned, gk_dtype t, int kin
     gk_test_capture_begin();
     GK_CHECK_OK(gk_rbf_matvec(ctx, m, n, d, gamma, x, y, w, out));
     /* forced, the transform must not decline finite data where a grid fits (gamma spread^2 up
-     * to 1e2 in every dimension); planned, the sizes that make the planners offer it differ by
-     * backend (test_planner_takes_it asserts it is taken) */
+     * to 1: a grid has at most 4 cells a point, plus 4096); planned, the sizes that make the
+     * planners offer it differ by backend (test_planner_takes_it asserts it is taken) */
     if (!planned)
-        expect_fgt(cuda, what, kind == DATA_SPECIAL || grel > 1e2);
+        expect_fgt(cuda, what, kind == DATA_SPECIAL || grel > 1.0);
     else
         gk_test_capture_form("rbf_matvec");
     void *got = gk_test_read_all(out);
@@ -210,6 +210,13 @@ static void test_forced(void **state)
                     run_case(ctx, cuda, 0, dtypes[ti], kind, sizes[s][0], sizes[s][1], d, grels[gi],
                              64);
                 }
+    /* loose clusters at 4000 x 3000 (boxes of some tens of points) and tight ones at
+     * 20000 x 16000 (hundreds): pairs of boxes summed directly or expanded */
+    for (size_t d = 2; d <= 4; d++)
+        for (size_t ti = 0; ti < 2; ti++) {
+            run_case(ctx, cuda, 0, dtypes[ti], DATA_LOOSE, 4000, 3000, d, d == 4 ? 3.0 : 30.0, 32);
+            run_case(ctx, cuda, 0, dtypes[ti], DATA_TIGHT, 20000, 16000, d, 1e2, 8);
+        }
     gk_context_destroy(ctx);
 }
 

@@ -33,7 +33,9 @@ static const struct {
      * measured four times faster at 4096^2 x 64) */
     int gemm_matvec_with_isa;
     size_t fgt_max_d;       /* fits: the transform's tensors are written for d <= 4 */
-    size_t fgt_min_entries; /* pays: below, binning costs about what direct summation does */
+    size_t fgt_min_entries; /* pays: below, choosing the grid (binning the points for each
+                               candidate side) costs as much as direct summation (2048^2 x 3:
+                               a few ms either way) */
 } limits = {
     .ip_min_entries = (size_t)1 << 16,
     .fused_min_d = 8,
@@ -44,7 +46,7 @@ static const struct {
     .gemm_max_du = 1e-3,
     .gemm_matvec_with_isa = 0,
     .fgt_max_d = GK_FGT_MAX_D,
-    .fgt_min_entries = (size_t)1 << 20,
+    .fgt_min_entries = (size_t)1 << 22,
 };
 
 const char *gk__cpu_rbf_form_name(gk_cpu_rbf_form f)
