@@ -725,7 +725,8 @@ int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, d
     }
     best_cost += (double)FGT_SIDES * (double)(m + n) * FGT_BIN_COST;
     double direct = (double)m * (double)n * (f64 ? FGT_DIFF_PAIR_F64 : FGT_DIFF_PAIR_F32);
-    /* the model is rough (about 2x either way on the VM): the transform must win by its margin */
+    /* the model is rough (about 2x either way where measured): the transform must win by a margin
+     */
     if (!oom && (best_cost == INFINITY || (!forced && FGT_MARGIN * best_cost >= direct))) {
         if (best_cost == INFINITY)
             snprintf(why, why_size, "no grid of at most %zu cells fits the data", max_cells);
