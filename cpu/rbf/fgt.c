@@ -413,6 +413,24 @@ static void fgt_apply_dim(int d, int p, int i, const double *m, const double *in
         outer *= pp;
     for (int j = i + 1; j < d; j++)
         inner *= pp;
+    if (inner == 1) {
+        /* the last dimension: out[ob][k] += sum_j in[ob][j] M[k][j], as rows of M's transpose
+         * added along k, so the inner loop runs over contiguous k */
+        double mt[GK_FGT_MAX_P * GK_FGT_MAX_P];
+        for (size_t k = 0; k < pp; k++)
+            for (size_t j = 0; j < pp; j++)
+                mt[j * pp + k] = m[k * pp + j];
+        for (size_t ob = 0; ob < outer; ob++) {
+            double *orow = out + ob * pp;
+            const double *irow = in + ob * pp;
+            for (size_t j = 0; j < pp; j++) {
+                double v = irow[j];
+                for (size_t k = 0; k < pp; k++)
+                    orow[k] += v * mt[j * pp + k];
+            }
+        }
+        return;
+    }
     for (size_t ob = 0; ob < outer; ob++)
         for (size_t bk = 0; bk < pp; bk++) {
             double *orow = out + (ob * pp + bk) * inner;
