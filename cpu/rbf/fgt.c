@@ -413,6 +413,24 @@ static void fgt_apply_dim(int d, int p, int i, const double *m, const double *in
         outer *= pp;
     for (int j = i + 1; j < d; j++)
         inner *= pp;
+    if (inner == 1) {
+        /* the last dimension: out[ob][k] += sum_j in[ob][j] M[k][j], as rows of M's transpose
+         * added along k, so the inner loop runs over contiguous k */
+        double mt[GK_FGT_MAX_P * GK_FGT_MAX_P];
+        for (size_t k = 0; k < pp; k++)
+            for (size_t j = 0; j < pp; j++)
+                mt[j * pp + k] = m[k * pp + j];
+        for (size_t ob = 0; ob < outer; ob++) {
+            double *orow = out + ob * pp;
+            const double *irow = in + ob * pp;
+            for (size_t j = 0; j < pp; j++) {
+                double v = irow[j];
+                for (size_t k = 0; k < pp; k++)
+                    orow[k] += v * mt[j * pp + k];
+            }
+        }
+        return;
+    }
     for (size_t ob = 0; ob < outer; ob++)
         for (size_t bk = 0; bk < pp; bk++) {
             double *orow = out + (ob * pp + bk) * inner;
@@ -725,7 +743,8 @@ int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, d
     }
     best_cost += (double)FGT_SIDES * (double)(m + n) * FGT_BIN_COST;
     double direct = (double)m * (double)n * (f64 ? FGT_DIFF_PAIR_F64 : FGT_DIFF_PAIR_F32);
-    /* the model is rough (about 2x either way on the VM): the transform must win by its margin */
+    /* the model is rough (about 2x either way where measured): the transform must win by a margin
+     */
     if (!oom && (best_cost == INFINITY || (!forced && FGT_MARGIN * best_cost >= direct))) {
         if (best_cost == INFINITY)
             snprintf(why, why_size, "no grid of at most %zu cells fits the data", max_cells);

@@ -260,7 +260,7 @@ static gk_status fgt_run(gk_cuda_state *s, size_t m, size_t n, size_t d, double 
         gk__fgt_grid_make(&grids[c], (int)d, !f32, gamma, fgt_sides[c], host, host + 4,
                           GK_FGT_CUDA_MAX_CELLS);
         const gk_fgt_grid &g = grids[c];
-        ok[c] = g.cells > 0 && (g.p == 0 || gk__fgt_terms(g.d, g.p) <= GK_FGT_CUDA_MAX_TERMS);
+        ok[c] = g.cells > 0 && (g.p == 0 || gk__fgt_terms(g.d, g.p) <= GK_FGT_CUDA_GRID_TERMS);
         if (!ok[c])
             continue;
         const cuda_fgt_args a = fgt_args(g, f32);
@@ -293,7 +293,8 @@ static gk_status fgt_run(gk_cuda_state *s, size_t m, size_t n, size_t d, double 
         const gk_fgt_grid &g = grids[c];
         const size_t terms = g.p > 0 ? gk__fgt_terms(g.d, g.p) : 0;
         const double pc = g.p > 0 ? gk__fgt_point_cost(g.d, g.p) : 0.0;
-        if ((size_t)hs[c].occ_s * terms <= FGT_MAX_MOMENT_BYTES / sizeof(double)) {
+        if (terms <= GK_FGT_CUDA_MAX_TERMS &&
+            (size_t)hs[c].occ_s * terms <= FGT_MAX_MOMENT_BYTES / sizeof(double)) {
             const double cost = (double)hs[c].cost * ((double)g.cells / (double)hs[c].seen) +
                                 (double)n * pc + FGT_FIXED;
             if (cost < best_cost) {

@@ -10,9 +10,11 @@
 #include "fgt_params.h"
 
 /* Cells of a grid at most (32-bit cell ids, count arrays of 16 MiB), terms of an expansion at
- * most (three of them in a block's shared memory), targets of a box per block. */
+ * most for the pairs strategy (three of them in a block's shared memory) and for the grid
+ * strategy (in global memory), targets of a box per block. */
 #define GK_FGT_CUDA_MAX_CELLS ((size_t)1 << 22)
 #define GK_FGT_CUDA_MAX_TERMS 2048
+#define GK_FGT_CUDA_GRID_TERMS 16384
 #define GK_FGT_CUDA_SEG 1024
 /* Target boxes whose neighbourhoods the cost kernel visits, at most. */
 #define GK_FGT_CUDA_SAMPLE 4096
