@@ -353,7 +353,9 @@ static void test_timing(void **state)
         gk_buffer *out = gk_test_buffer_const(ctx, GK_FLOAT32, m, 0.0);
         char form[64], dform[64] = "-";
         double ms = time_matvec(ctx, m, n, gamma, x, y, w, out, form, sizeof form);
-        if (strcmp(form, cuda ? "cuda_matvec_fgt" : "fgt") != 0)
+        /* On CUDA the one-box Taylor form runs before the transform where its bound holds. */
+        if (strcmp(form, cuda ? "cuda_matvec_fgt" : "fgt") != 0 &&
+            !(cuda && strcmp(form, "cuda_matvec_taylor") == 0))
             GK_FAIL("%s: form %s ran, not the transform", cases[c].name, form);
         void *got = gk_test_read_all(out);
         check_sums(GK_FLOAT32, cases[c].name, m, n, d, gamma, h, hw, got, 16);
