@@ -12,11 +12,14 @@
 /* Box sides tried (units of h), as the CPU's (cpu/rbf/fgt.c) less the smallest. */
 static const double fgt_sides[] = {0.35, 0.5, 0.7, 1.0, 2.0, 3.0};
 #define FGT_SIDES (sizeof fgt_sides / sizeof fgt_sides[0])
-/* A directly summed pair of the difference forms, in the model's units (float32: factorized
- * exponentials, about 2.8e12 pairs a second against some 3e13 double multiply-adds; float64),
- * and what the transform's launches and two waits cost. */
-#define FGT_DIRECT_F32 6.0
-#define FGT_DIRECT_F64 30.0
+/* A directly summed pair of the difference forms, in the model's units, and what the
+ * transform's launches and two waits cost. Calibrated on the GPU at 1e6^2 x 3 float32: the
+ * transform ran at 3e-12 to 1.1e-11 s a unit of its model (grids on N(0,1) and clusters at
+ * gamma 1/d, pairs of boxes on tight clusters at gamma 2), direct summation at 3.55e-13 s a pair
+ * (355 ms): 0.035 units at the transform's slowest rate, so that it runs only where it wins.
+ * float64's pair costs five times float32's as before (not measured on a GPU). */
+#define FGT_DIRECT_F32 0.035
+#define FGT_DIRECT_F64 0.175
 #define FGT_FIXED 2e7
 /* Moments in bytes at most; the grid strategy's two arrays of cells x terms doubles, at most. */
 #define FGT_MAX_MOMENT_BYTES ((size_t)1 << 30)
