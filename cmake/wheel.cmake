@@ -17,6 +17,9 @@ find_package(Python 3.11 COMPONENTS Interpreter Development.Module)
 if(Python_Development.Module_FOUND)
   Python_add_library(gk_fast MODULE ${PROJECT_SOURCE_DIR}/python/gpukern/_fast.c)
   set_target_properties(gk_fast PROPERTIES OUTPUT_NAME _fast PREFIX "" SUFFIX ".abi3.so")
+  # auditwheel tells an extension's libc by its DT_NEEDED entries, and this one calls nothing of
+  # libc's: the link names libc whatever the linker's --as-needed default.
+  target_link_libraries(gk_fast PRIVATE "-Wl,--push-state,--no-as-needed" c "-Wl,--pop-state")
   install(TARGETS gk_fast LIBRARY DESTINATION ${GK_LIB_INSTALL_DIR})
 else()
   message(STATUS "gpukern._fast: not built (needs Python >= 3.11 and its development files)")
