@@ -188,9 +188,15 @@ class Cuda:
         self.anchor_version = "torch %s, %s" % (torch.__version__, torch.cuda.get_device_name())
 
     def context(self):
-        # ours on torch's stream, so that the CUDA events below time our kernels too
+        """Ours on torch's current stream, so that the CUDA events below time our kernels too.
+        That stream is a created one: torch's default stream has handle 0, which set_stream
+        takes for the context's own (non-blocking) stream, and events on torch's default stream
+        would then time nothing of ours."""
+        torch = self.torch
+        if torch.cuda.current_stream().cuda_stream == 0:
+            torch.cuda.set_stream(torch.cuda.Stream())
         c = gk.Context("cuda")
-        c.set_stream(self.torch.cuda.current_stream())
+        c.set_stream(torch.cuda.current_stream())
         return c
 
     def put(self, ctx, a):

@@ -246,11 +246,14 @@ def _seed(seed):
 
 
 def _stream_handle(stream):
-    """A CUDA stream as its integer handle: an int, torch.cuda.Stream (.cuda_stream) or CuPy's (.ptr)."""
+    """A CUDA stream as its integer handle: an int, torch.cuda.Stream (.cuda_stream) or CuPy's
+    (.ptr). A stream object of handle 0 is torch's or CuPy's default stream, the legacy default
+    stream, whose handle for the C library is 1 (cudaStreamLegacy): 0 there means the context's
+    own stream, which the default stream would not be ordered with."""
     for attr in ("cuda_stream", "ptr"):
         value = getattr(stream, attr, None)
         if value is not None:
-            return operator.index(value)
+            return operator.index(value) or 1
     return operator.index(stream)
 
 

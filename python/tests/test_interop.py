@@ -391,6 +391,9 @@ def test_streams(ctx, backend):
     s = t.cuda.Stream()
     ctx.set_stream(s)
     assert ctx.stream == s.cuda_stream
+    # torch's default stream (handle 0) is the legacy default stream, not the context's own
+    ctx.set_stream(t.cuda.default_stream())
+    assert ctx.stream == 1
     ctx.set_stream(None)
 
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# family_cuda_timing.py - the CUDA kernel family, distances, k-NN and kernel_matmul beside
+# family_cuda.py - the CUDA kernel family, distances, k-NN and kernel_matmul beside
 # torch's expanded forms, in one process, timed by CUDA events on one stream.
 """Times the 1.3 calls of the CUDA backend beside what torch users run instead.
 
-    GPUKERN_LIBRARY=build/lib/libgpukern.so.1 python3 scripts/family_cuda_timing.py [--quick]
+    GPUKERN_LIBRARY=build/lib/libgpukern.so.1 python3 bench/family_cuda.py [--quick]
 
 The library is called through ctypes on torch's own tensors (gk_buffer_wrap_device) with the
 context queued on torch's current stream (gk_context_set_stream), so both sides are timed by
@@ -41,6 +41,9 @@ class Lib:
         self.lib.gk_last_error.restype = ctypes.c_char_p
         self.ctx = ctypes.c_void_p()
         self.ok(self.lib.gk_context_create(GK_BACKEND_CUDA, ctypes.byref(self.ctx)))
+        # A created stream for both libraries: torch's default stream has handle 0, which
+        # gk_context_set_stream takes for the context's own (non-blocking) stream.
+        torch.cuda.set_stream(torch.cuda.Stream())
         stream = torch.cuda.current_stream().cuda_stream
         self.ok(self.lib.gk_context_set_stream(self.ctx, ctypes.c_void_p(stream)))
         self.held = []
