@@ -23,7 +23,7 @@ Adding a run:
 
 A gpu_targets.py table counts as full unless its heading says "quick" or "rows" (gpu_targets.py
 writes these for --quick and --rows). Sections headed "## Users' data: ..." (the RBF workload
-suite's rows) of the newest run that has them are copied whole. Standard library only.
+suite's rows) of the newest day's runs that have them are copied whole. Standard library only.
 """
 import argparse
 import math
@@ -198,27 +198,35 @@ def history(paths, page_dir):
 
 
 def users_data(paths, page_dir):
-    """The "## Users' data: ..." sections of the newest run that has them, copied whole."""
+    """The "## Users' data: ..." sections of the newest day's runs that have them (a GPU's and a
+    CPU's are separate runs), copied whole, each run's after a line naming it."""
     def key(p):
         m = re.search(r"\d{4}-\d{2}-\d{2}", os.path.basename(p))
         return m.group(0) if m else ""
+    out, day = [], None
     for p in sorted(paths, key=key, reverse=True):
+        if day is not None and key(p) != day:
+            break
         with open(p, encoding="utf-8") as f:
             lines = f.read().splitlines()
-        out, keep = [], False
+        mine, keep = [], False
         for ln in lines:
             if ln.startswith("## "):
                 keep = ln.startswith("## Users' data")
                 if keep:
-                    out += ["", "### " + ln[3:], ""]
+                    mine += ["", "### " + ln[3:], ""]
                 continue
             if keep and ln.strip():
-                out.append(ln)
-        if out:
-            return ["", "## Users' data (the RBF workload suite's rows)", "",
-                    f"From [the newest such run]({link(p, page_dir)}), which says how they were "
-                    "measured."] + out
-    return []
+                if ln.startswith("|") and mine and not mine[-1].startswith("|"):
+                    mine.append("")  # a table after a paragraph needs the blank line between
+                mine.append(ln)
+        if mine:
+            day = key(p)
+            out += ["", f"From [{os.path.basename(p)}]({link(p, page_dir)}), which says how they "
+                    "were measured."] + mine
+    if not out:
+        return []
+    return ["", "## Users' data (the RBF workload suite's rows)"] + out
 
 
 def build_page(results_dir, page_dir):

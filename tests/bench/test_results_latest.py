@@ -3,7 +3,8 @@
 # test_results_latest.py - bench/results_latest.py on a made-up history: what the page takes.
 """Builds a history of four runs in a temporary directory and checks the page: the newest
 compare.py figure per row and backend wins, a quick or --rows gpu_targets.py table never
-becomes the targets table, every file is listed, and --check fails on a stale page.
+becomes the targets table, the users' data of the newest day's runs are copied, every file is
+listed, and --check fails on a stale page.
 Standard library only: python3 test_results_latest.py PATH/TO/results_latest.py"""
 import os
 import subprocess
@@ -35,6 +36,21 @@ TARGETS = """# {date} — box: a gpu_targets.py run
 """ + HEAD + "| add f32 2.5e8 | {ours} | 4 TB/s | 1 ms (1.0×) | 1 ms (1.0×) | 1 ms | 100 % | t | yes |\n"
 
 
+USERS = """# a workload suite run
+
+## Users' data: rbf_matrix on the {what}
+
+A paragraph before the table.
+| shape | ours |
+|---|---|
+| 4096 | {value} |
+
+## Not users' data
+
+| other | {value}-other |
+"""
+
+
 def main():
     script = sys.argv[1]
     with tempfile.TemporaryDirectory() as tmp:
@@ -52,6 +68,9 @@ def main():
             "2026-01-05-box-rows.md": TARGETS.format(date="2026-01-05", commit="eeeeeee",
                                                      how=", rows add", ours="888 µs"),
             "notes-2026-01-06.md": "# 2026-01-06 — a note, not a run\n",
+            "2026-01-02-gpu-suite.md": USERS.format(what="GPU", value="old-gpu"),
+            "2026-01-05-gpu-suite.md": USERS.format(what="GPU", value="new-gpu"),
+            "2026-01-05-host-cpu-suite.md": USERS.format(what="CPU", value="new-cpu"),
         }
         for name, text in files.items():
             with open(os.path.join(res, name), "w", encoding="utf-8") as f:
@@ -75,6 +94,10 @@ def main():
             expect(f"(results/{name})" in text, f"{name} is listed")
         expect(text.index("notes-2026-01-06") < text.index("2026-01-05-box-rows"),
                "the list is newest first")
+        expect("new-gpu" in text and "new-cpu" in text and "old-gpu" not in text,
+               "the users' data of each of the newest day's runs, not an older day's")
+        expect("-other" not in text, "only the users' data sections")
+        expect("A paragraph before the table.\n\n| shape" in text, "a blank line before a table")
         expect(subprocess.run(run + ["--check"]).returncode == 0, "--check passes when current")
         with open(os.path.join(res, "2026-01-07-box-later.md"), "w", encoding="utf-8") as f:
             f.write("# 2026-01-07 — box: a later run\n")
