@@ -115,27 +115,43 @@ static blasint piece_ld(size_t ld, size_t cols)
 GK_CPU_GEMM_KERNELS(f32, float, cblas_sgemm)
 GK_CPU_GEMM_KERNELS(f64, double, cblas_dgemm)
 
+void gk__cpu_gemm_serial(gk_dtype t, gk_transpose ta, gk_transpose tb, size_t m, size_t n, size_t k,
+                         double alpha, const void *a, size_t lda, const void *b, size_t ldb,
+                         double beta, void *c, size_t ldc)
+{
+    if (k == 0) {
+        if (t == GK_FLOAT32)
+            cpu_gemm_k0_f32(m, n, (float)beta, c, ldc);
+        else
+            cpu_gemm_k0_f64(m, n, beta, c, ldc);
+    } else if (t == GK_FLOAT32) {
+        cpu_gemm_f32(ta, tb, m, n, k, (float)alpha, a, lda, b, ldb, (float)beta, c, ldc);
+    } else {
+        cpu_gemm_f64(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    }
+}
+
+void gk__cpu_blas_serial_enter(void)
+{
+    blas_threads_enter(1);
+}
+
+void gk__cpu_blas_serial_leave(void)
+{
+    blas_threads_leave();
+}
+
 gk_status gk__cpu_gemm(void *st, gk_dtype t, gk_transpose ta, gk_transpose tb, size_t m, size_t n,
                        size_t k, double alpha, const void *a, size_t lda, const void *b, size_t ldb,
                        double beta, void *c, size_t ldc)
 {
     if (t != GK_FLOAT32 && t != GK_FLOAT64)
         return gk__cpu_bad_dtype(t);
-    if (k == 0) {
-        if (t == GK_FLOAT32)
-            cpu_gemm_k0_f32(m, n, (float)beta, c, ldc);
-        else
-            cpu_gemm_k0_f64(m, n, beta, c, ldc);
-        return GK_OK;
-    }
     /* In double, as OpenBLAS compares it: m n k may exceed size_t. */
-    int team = (double)m * (double)n * (double)k > (double)GK_CPU_PAR_MIN_GEMM;
+    int team = k != 0 && (double)m * (double)n * (double)k > (double)GK_CPU_PAR_MIN_GEMM;
     if (team)
         blas_threads_enter(gk__cpu_threads(st));
-    if (t == GK_FLOAT32)
-        cpu_gemm_f32(ta, tb, m, n, k, (float)alpha, a, lda, b, ldb, (float)beta, c, ldc);
-    else
-        cpu_gemm_f64(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    gk__cpu_gemm_serial(t, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     if (team)
         blas_threads_leave();
     return GK_OK;

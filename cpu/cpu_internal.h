@@ -125,6 +125,14 @@ gk_status gk__cpu_nrm2(void *st, gk_dtype t, size_t n, const void *x, double *re
 gk_status gk__cpu_gemm(void *st, gk_dtype t, gk_transpose ta, gk_transpose tb, size_t m, size_t n,
                        size_t k, double alpha, const void *a, size_t lda, const void *b, size_t ldb,
                        double beta, void *c, size_t ldc);
+/* For a product split over the caller's own team: between gk__cpu_blas_serial_enter and _leave
+ * OpenBLAS's pthread pool is held at one thread, so that each member's gk__cpu_gemm_serial (t a
+ * float dtype) runs on its own thread, with no BLAS threads spinning beside the team. */
+void gk__cpu_blas_serial_enter(void);
+void gk__cpu_blas_serial_leave(void);
+void gk__cpu_gemm_serial(gk_dtype t, gk_transpose ta, gk_transpose tb, size_t m, size_t n, size_t k,
+                         double alpha, const void *a, size_t lda, const void *b, size_t ldb,
+                         double beta, void *c, size_t ldc);
 
 /* cpu_rbf_rows.c, cpu_rbf_matrix.c, cpu_rbf_matvec.c */
 gk_status gk__cpu_rbf_rows(void *st, gk_dtype t, size_t n, size_t d, double gamma, const void *a,

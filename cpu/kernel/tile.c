@@ -2,6 +2,7 @@
 /* tile.c - one tile of the kernel family's pass: inner products or squared distances from a
  * dgemm, L1 sums from a direct loop, each row then handed to the caller's epilogue. */
 #include <math.h>
+#include <omp.h>
 
 #include "cpu_internal.h"
 #include "kernel/kernel.h"
@@ -182,42 +183,69 @@ static void widen(size_t nb, const float *src, double *dst)
         dst[jj] = (double)src[jj];
 }
 
+/* Rows [r0, r1) of a tile: their inner products (unless the tile's gemm ran), then each row's
+ * pass and the caller's epilogue. */
+static void tile_rows(const gk_cpu_job *j, int gemm, size_t i0, size_t r0, size_t r1, size_t j0,
+                      size_t nb, gk_cpu_row_fn row, void *arg)
+{
+    const size_t d = j->d, ld = d > 0 ? d : 1;
+    if (r1 <= r0)
+        return;
+    if (gemm && j->sgemm)
+        gk__cpu_gemm_serial(GK_FLOAT32, GK_NO_TRANS, GK_TRANS, r1 - r0, nb, d, 1.0,
+                            (const float *)j->x + (i0 + r0) * d, ld, (const float *)j->y + j0 * d,
+                            ld, 0.0, j->vf + r0 * nb, nb);
+    else if (gemm && j->pass != GK_CPU_PASS_L1)
+        gk__cpu_gemm_serial(GK_FLOAT64, GK_NO_TRANS, GK_TRANS, r1 - r0, nb, d, 1.0, j->xs + r0 * d,
+                            ld, j->ys, ld, 0.0, j->v + r0 * nb, nb);
+    for (size_t r = r0; r < r1; r++) {
+        double *v = j->v + r * nb;
+        if (j->sgemm)
+            widen(nb, j->vf + r * nb, v);
+        else if (j->pass == GK_CPU_PASS_L1 && j->t == GK_FLOAT32)
+            l1_row_f32(d, nb, (const float *)j->xs + r * d, (const float *)j->ys, v);
+        else if (j->pass == GK_CPU_PASS_L1)
+            l1_row_f64(d, nb, j->xs + r * d, j->ys, v);
+        else if (j->pass == GK_CPU_PASS_SQDIST &&
+                 sqdist_expand(nb, j->beta, j->tol, j->nx[r], j->ny, v) > 0)
+            for (size_t jj = 0; jj < nb; jj++)
+                if (isnan(v[jj]))
+                    v[jj] = gk__cpu_sqdist_direct(j->t, d, j->x, i0 + r, j->y, j0 + jj);
+        row(arg, j, r, v);
+    }
+}
+
+/* With a team, its members split the tile's rows, each with its own one-thread gemm: a
+ * multithreaded gemm per tile between the team's epilogues left OpenBLAS's threads and the
+ * team's spinning beside each other at every tile (cpu_rbf_fused.c tells the same of the RBF
+ * GEMM form). */
 gk_status gk__cpu_job_tile(void *st, gk_cpu_job *j, size_t i0, size_t mb, size_t j0, size_t nb,
                            gk_cpu_row_fn row, void *arg)
 {
-    const size_t d = j->d;
+    const size_t d = j->d, ld = d > 0 ? d : 1;
     prepare(j, j->y, j0, nb, 1, j->ys, j->ny);
-    if (j->sgemm) {
-        const float *x = (const float *)j->x + i0 * d, *y = (const float *)j->y + j0 * d;
-        gk_status s = gk__cpu_gemm(st, GK_FLOAT32, GK_NO_TRANS, GK_TRANS, mb, nb, d, 1.0, x,
-                                   d > 0 ? d : 1, y, d > 0 ? d : 1, 0.0, j->vf, nb);
-        if (s != GK_OK)
-            return s;
-    } else if (j->pass != GK_CPU_PASS_L1) {
-        gk_status s = gk__cpu_gemm(st, GK_FLOAT64, GK_NO_TRANS, GK_TRANS, mb, nb, d, 1.0, j->xs,
-                                   d > 0 ? d : 1, j->ys, d > 0 ? d : 1, 0.0, j->v, nb);
-        if (s != GK_OK)
-            return s;
-    }
     const gk_cpu_job *cj = j;
     int team = mb * nb * (d + 1) > GK_KERNEL_PAR_MIN && j->threads > 1 && mb > 1;
-    GK_CPU_PARALLEL_IF(
-        team, "omp parallel for num_threads(cj->threads) schedule(dynamic, 4)",
-        for (size_t r = 0; r < mb; r++) {
-            double *v = cj->v + r * nb;
-            if (cj->sgemm)
-                widen(nb, cj->vf + r * nb, v);
-            else if (cj->pass == GK_CPU_PASS_L1 && cj->t == GK_FLOAT32)
-                l1_row_f32(d, nb, (const float *)cj->xs + r * d, (const float *)cj->ys, v);
-            else if (cj->pass == GK_CPU_PASS_L1)
-                l1_row_f64(d, nb, cj->xs + r * d, cj->ys, v);
-            else if (cj->pass == GK_CPU_PASS_SQDIST &&
-                     sqdist_expand(nb, cj->beta, cj->tol, cj->nx[r], cj->ny, v) > 0)
-                for (size_t jj = 0; jj < nb; jj++)
-                    if (isnan(v[jj]))
-                        v[jj] = gk__cpu_sqdist_direct(cj->t, d, cj->x, i0 + r, cj->y, j0 + jj);
-            row(arg, cj, r, v);
-        });
+    if (!team) {
+        gk_status s = GK_OK;
+        if (j->sgemm)
+            s = gk__cpu_gemm(st, GK_FLOAT32, GK_NO_TRANS, GK_TRANS, mb, nb, d, 1.0,
+                             (const float *)j->x + i0 * d, ld, (const float *)j->y + j0 * d, ld,
+                             0.0, j->vf, nb);
+        else if (j->pass != GK_CPU_PASS_L1)
+            s = gk__cpu_gemm(st, GK_FLOAT64, GK_NO_TRANS, GK_TRANS, mb, nb, d, 1.0, j->xs, ld,
+                             j->ys, ld, 0.0, j->v, nb);
+        if (s == GK_OK)
+            tile_rows(cj, 0, i0, 0, mb, j0, nb, row, arg);
+        return s;
+    }
+    gk__cpu_blas_serial_enter();
+#pragma omp parallel num_threads(cj->threads)
+    {
+        size_t nt = (size_t)omp_get_num_threads(), t = (size_t)omp_get_thread_num();
+        tile_rows(cj, 1, i0, mb * t / nt, mb * (t + 1) / nt, j0, nb, row, arg);
+    }
+    gk__cpu_blas_serial_leave();
     return GK_OK;
 }
 
@@ -244,13 +272,31 @@ gk_status gk__cpu_job_tile_f32(void *st, gk_cpu_job *j, size_t i0, size_t mb, si
     const size_t d = j->d;
     prepare(j, j->y, j0, nb, 1, j->ys, j->ny);
     const float *x = (const float *)j->x + i0 * d, *y = (const float *)j->y + j0 * d;
-    gk_status s = gk__cpu_gemm(st, GK_FLOAT32, GK_NO_TRANS, GK_TRANS, mb, nb, d, 1.0, x,
-                               d > 0 ? d : 1, y, d > 0 ? d : 1, 0.0, c, ldc);
-    if (s != GK_OK || j->finish == GK_CPU_FINISH_NONE)
-        return s;
+    const size_t ld = d > 0 ? d : 1;
     const gk_cpu_job *cj = j;
-    int team = mb * nb > GK_KERNEL_PAR_MIN && j->threads > 1 && mb > 1;
-    GK_CPU_PARALLEL_IF(team, "omp parallel for num_threads(cj->threads) schedule(static)",
-                       for (size_t r = 0; r < mb; r++) finish_row_f32(cj, nb, r, c + r * ldc););
+    int team = mb * nb * (d + 1) > GK_KERNEL_PAR_MIN && j->threads > 1 && mb > 1;
+    if (!team) {
+        gk_status s = gk__cpu_gemm(st, GK_FLOAT32, GK_NO_TRANS, GK_TRANS, mb, nb, d, 1.0, x, ld, y,
+                                   ld, 0.0, c, ldc);
+        if (s == GK_OK && j->finish != GK_CPU_FINISH_NONE)
+            for (size_t r = 0; r < mb; r++)
+                finish_row_f32(cj, nb, r, c + r * ldc);
+        return s;
+    }
+    /* as gk__cpu_job_tile: the members split the rows, each with its own one-thread gemm */
+    gk__cpu_blas_serial_enter();
+#pragma omp parallel num_threads(cj->threads)
+    {
+        size_t nt = (size_t)omp_get_num_threads(), t = (size_t)omp_get_thread_num();
+        size_t r0 = mb * t / nt, r1 = mb * (t + 1) / nt;
+        if (r1 > r0) {
+            gk__cpu_gemm_serial(GK_FLOAT32, GK_NO_TRANS, GK_TRANS, r1 - r0, nb, d, 1.0, x + r0 * d,
+                                ld, y, ld, 0.0, c + r0 * ldc, ldc);
+            if (cj->finish != GK_CPU_FINISH_NONE)
+                for (size_t r = r0; r < r1; r++)
+                    finish_row_f32(cj, nb, r, c + r * ldc);
+        }
+    }
+    gk__cpu_blas_serial_leave();
     return GK_OK;
 }
