@@ -144,18 +144,29 @@ static double pair_work(size_t m, size_t n, size_t per_pair)
     return (double)m * (double)n * (double)per_pair;
 }
 
+/* The operands of an m x n output of x (m x d) against y (n x d), checked; *mn its entries. */
+static gk_status pairwise_operands(const char *fn, const gk_context *ctx, size_t m, size_t n,
+                                   size_t d, const gk_buffer *x, const gk_buffer *y, gk_buffer *out,
+                                   kernel_operands *o, size_t *mn)
+{
+    size_t md, nd;
+    GK_FORWARD(gk__mul_size(fn, "m * d", m, d, &md));
+    GK_FORWARD(gk__mul_size(fn, "n * d", n, d, &nd));
+    GK_FORWARD(gk__mul_size(fn, "m * n", m, n, mn));
+    kernel_operands ops = {{x, y, out}, {"x", "y", "out"}, {md, nd, *mn}, 3, 1};
+    *o = ops;
+    return check_operands(fn, ctx, o, 0);
+}
+
 GK_API gk_status gk_kernel_matrix(gk_context *ctx, const gk_kernel *k, size_t m, size_t n, size_t d,
                                   const gk_buffer *x, const gk_buffer *y, gk_buffer *out)
 {
     static const char fn[] = "gk_kernel_matrix";
     GK_FORWARD(gk__check_context(fn, ctx));
     GK_FORWARD(check_kernel(fn, k));
-    size_t md, nd, mn;
-    GK_FORWARD(gk__mul_size(fn, "m * d", m, d, &md));
-    GK_FORWARD(gk__mul_size(fn, "n * d", n, d, &nd));
-    GK_FORWARD(gk__mul_size(fn, "m * n", m, n, &mn));
-    kernel_operands o = {{x, y, out}, {"x", "y", "out"}, {md, nd, mn}, 3, 1};
-    GK_FORWARD(check_operands(fn, ctx, &o, 0));
+    kernel_operands o;
+    size_t mn;
+    GK_FORWARD(pairwise_operands(fn, ctx, m, n, d, x, y, out, &o, &mn));
     gk_dtype t = x->dtype;
     gk_kernel kr;
     GK_FORWARD(round_kernel(fn, k, t, &kr));
@@ -208,12 +219,9 @@ GK_API gk_status gk_distance_matrix(gk_context *ctx, gk_metric metric, size_t m,
     static const char fn[] = "gk_distance_matrix";
     GK_FORWARD(gk__check_context(fn, ctx));
     GK_FORWARD(check_metric(fn, metric));
-    size_t md, nd, mn;
-    GK_FORWARD(gk__mul_size(fn, "m * d", m, d, &md));
-    GK_FORWARD(gk__mul_size(fn, "n * d", n, d, &nd));
-    GK_FORWARD(gk__mul_size(fn, "m * n", m, n, &mn));
-    kernel_operands o = {{x, y, out}, {"x", "y", "out"}, {md, nd, mn}, 3, 1};
-    GK_FORWARD(check_operands(fn, ctx, &o, 0));
+    kernel_operands o;
+    size_t mn;
+    GK_FORWARD(pairwise_operands(fn, ctx, m, n, d, x, y, out, &o, &mn));
     if (mn == 0)
         return GK_OK;
     gk_call call;

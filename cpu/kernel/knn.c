@@ -22,6 +22,16 @@ static inline int before(double da, int64_t ja, double db, int64_t jb)
 }
 
 /* Restores the max-heap (by `before`, the last pair on top) below slot p of n. */
+static void swap_entries(double *hd, int64_t *hi, size_t a, size_t b)
+{
+    double td = hd[a];
+    int64_t ti = hi[a];
+    hd[a] = hd[b];
+    hi[a] = hi[b];
+    hd[b] = td;
+    hi[b] = ti;
+}
+
 static void sift_down(double *hd, int64_t *hi, size_t n, size_t p)
 {
     for (;;) {
@@ -32,12 +42,7 @@ static void sift_down(double *hd, int64_t *hi, size_t n, size_t p)
             c++;
         if (!before(hd[p], hi[p], hd[c], hi[c]))
             return;
-        double td = hd[p];
-        int64_t ti = hi[p];
-        hd[p] = hd[c];
-        hi[p] = hi[c];
-        hd[c] = td;
-        hi[c] = ti;
+        swap_entries(hd, hi, p, c);
         p = c;
     }
 }
@@ -48,12 +53,7 @@ static void sift_up(double *hd, int64_t *hi, size_t p)
         size_t q = (p - 1) / 2;
         if (!before(hd[q], hi[q], hd[p], hi[p]))
             return;
-        double td = hd[p];
-        int64_t ti = hi[p];
-        hd[p] = hd[q];
-        hi[p] = hi[q];
-        hd[q] = td;
-        hi[q] = ti;
+        swap_entries(hd, hi, p, q);
         p = q;
     }
 }
@@ -158,12 +158,7 @@ gk_status gk__cpu_knn(void *st, gk_dtype t, gk_metric metric, size_t m, size_t n
                 int64_t *hi = a.hi + r * k;
                 /* Heap sort: the top (the last pair) goes to the end, k times. */
                 for (size_t e = k; e > 1; e--) {
-                    double td = hd[0];
-                    int64_t ti = hi[0];
-                    hd[0] = hd[e - 1];
-                    hi[0] = hi[e - 1];
-                    hd[e - 1] = td;
-                    hi[e - 1] = ti;
+                    swap_entries(hd, hi, 0, e - 1);
                     sift_down(hd, hi, e - 1, 0);
                 }
                 settle(&j, root, i0 + r, k, hd, hi);
