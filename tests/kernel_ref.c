@@ -4,6 +4,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "gk_test.h"
@@ -95,4 +96,14 @@ void gk_ref_check(gk_dtype t, const char *what, size_t i, size_t j, double got, 
         return;
     GK_FAIL("%s: entry (%zu,%zu) is %.17g, reference %.17Lg (error %.3Lg > %.3Lg)", what, i, j, got,
             ref, fabsl((long double)got - ref), tol);
+}
+
+void gk_ref_check_rbf(gk_dtype t, double got, long double ref, long double tol, int identical,
+                      const char *what, size_t i, size_t j)
+{
+    char label[256];
+    snprintf(label, sizeof label, "%s %s", what, gk_test_dtype_name(t));
+    if (identical && !isnan(ref) && got != 1.0)
+        GK_FAIL("%s: entry (%zu,%zu) of identical rows is %.17g, not exactly 1", label, i, j, got);
+    gk_ref_check(t, label, i, j, got, ref, tol);
 }

@@ -40,4 +40,10 @@ int gk_ref_rows_equal(gk_dtype t, const void *x, size_t i, const void *y, size_t
 void gk_ref_check(gk_dtype t, const char *what, size_t i, size_t j, double got, long double ref,
                   long double tol);
 
+/* A Gaussian kernel's entry (rbf_rows, rbf_matrix, rbf_matvec): gk_ref_check, what followed by
+ * t's name in the messages, and first, where identical (the two rows hold the same bits) and ref
+ * is not NaN, that got is exactly 1. */
+void gk_ref_check_rbf(gk_dtype t, double got, long double ref, long double tol, int identical,
+                      const char *what, size_t i, size_t j);
+
 #endif /* GK_KERNEL_REF_H */
