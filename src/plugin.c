@@ -161,20 +161,63 @@ static const char *vet_file(const char *path, char *why, size_t size)
     return bad;
 }
 
-/* Tries one path; 1 when the module loaded and handed over a table we can use. A module that
- * loads is kept (never dlclose'd: its CUDA runtime may have registered exit handlers). */
-static int try_module(const char *path)
+/* Why the file at real (a resolved path) is not to be trusted, or NULL when it is: the file
+ * and every directory above it must belong to this user (the effective uid) or root, and none
+ * may be writable by every user, except a directory with the sticky bit (/tmp), where only an
+ * entry's owner may rename or remove it. Otherwise another user could put code of theirs into
+ * this process, through the file or by swapping it between these checks and dlopen. Group write
+ * is accepted: with umask 002 every file a user makes is group-writable. */
+static const char *vet_owner(const char *real, char *why, size_t size)
 {
-    char why[512], buf[256];
+    char path[PATH_MAX], buf[256];
+    snprintf(path, sizeof path, "%s", real);
+    uid_t me = geteuid();
+    for (int file = 1;; file = 0) {
+        const char *name = path[0] != '\0' ? path : "/";
+        const char *kind = file ? "the file" : "its directory";
+        struct stat st;
+        if (lstat(name, &st) != 0) {
+            snprintf(why, size, "cannot stat %s %s: %s", kind, shown(name, buf, sizeof buf),
+                     strerror(errno));
+            return why;
+        }
+        if (st.st_uid != me && st.st_uid != 0) {
+            snprintf(why, size, "%s %s is owned by uid %u, neither this user (uid %u) nor root",
+                     kind, shown(name, buf, sizeof buf), (unsigned)st.st_uid, (unsigned)me);
+            return why;
+        }
+        if ((st.st_mode & S_IWOTH) != 0 && (file || (st.st_mode & S_ISVTX) == 0)) {
+            snprintf(why, size, "%s %s is writable by every user (mode %04o%s)", kind,
+                     shown(name, buf, sizeof buf), (unsigned)(st.st_mode & 07777),
+                     file ? "" : ", no sticky bit");
+            return why;
+        }
+        if (path[0] == '\0')
+            return NULL;
+        *strrchr(path, '/') = '\0';
+    }
+}
+
+/* Tries one path; 1 when the module loaded and handed over a table we can use. A module that
+ * loads is kept (never dlclose'd: its CUDA runtime may have registered exit handlers). A path
+ * from the environment (from_env) must also pass vet_owner; the others are the library's own
+ * directories, which whoever could write there could replace libgpukern.so in as well. */
+static int try_module(const char *path, int from_env)
+{
+    char why[1024], buf[256], real[PATH_MAX];
     const char *what = shown(path, buf, sizeof buf);
     gk__log("trying CUDA module %s", path);
-    if (vet_file(path, why, sizeof why) != NULL) {
+    /* dlopen is given the resolved path that was checked, so no link can be swapped after. */
+    if (realpath(path, real) == NULL) {
+        reject(what, "cannot resolve: %s", strerror(errno));
+        return 0;
+    }
+    if ((from_env && vet_owner(real, why, sizeof why) != NULL) ||
+        vet_file(real, why, sizeof why) != NULL) {
         reject(what, "%s", why);
         return 0;
     }
-    /* The file could change between the check and dlopen; the paths come from the library's own
-     * install and from GK_CUDA_PLUGIN, which whoever sets the environment controls anyway. */
-    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    void *handle = dlopen(real, RTLD_NOW | RTLD_LOCAL);
     if (handle == NULL) {
         reject(what, "dlopen failed: %s", dlerror());
         return 0;
@@ -275,7 +318,7 @@ static void load_once(void)
         int seen = 0;
         for (int j = 0; j < i; j++)
             seen |= strcmp(candidates[i], candidates[j]) == 0;
-        if (!seen && try_module(candidates[i]))
+        if (!seen && try_module(candidates[i], candidates[i] == env))
             break;
     }
     gk__error_restore(saved);

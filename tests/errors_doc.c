@@ -470,6 +470,15 @@ static void generate(void)
     mkfifo(fifo, 0600);
     plugin_row("a FIFO", fifo);
     plugin_row("a directory", workdir);
+    const char *writable = scratch_file("writable.so", module, got);
+    chmod(writable, 0666);
+    plugin_row("a module writable by every user", writable);
+    char open_dir[256];
+    snprintf(open_dir, sizeof open_dir, "%s/open", workdir);
+    mkdir(open_dir, 0700);
+    chmod(open_dir, 0777);
+    plugin_row("a module in a directory writable by every user, no sticky bit",
+               scratch_file("open/m.so", module, got));
     static char longpath[5001];
     memset(longpath, 'x', 5000);
     longpath[0] = '/';

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* Each call runs on a context that logs (GK_LOG=1) and forces the transform (GK_RBF_FORM=fgt on
  * the CPU, cuda_matvec_fgt on CUDA), or leaves the choice to the planner; the form that ran is
@@ -267,131 +266,6 @@ static void test_planner_takes_it(void **state)
     gk_context_destroy(ctx);
 }
 
-/* ------------------------------------------------------------------------------------------
- * The issue's timing rows (docs/fgt.md), run only with GK_FGT_TIMING=<rows> set (GK_FGT_DIRECT=1
- * also times direct summation: the difference form on the CPU, cuda_matvec_fact on CUDA):
- * float32 d = 3 on U[0,1) at gamma 0.5, N(0,1) at 1/d and 1/median, 50 clusters (spread 0.5)
- * over [-10, 10]^3 at 2 and 1/d. Each call's form is asserted (the planner's transform), 16
- * rows against the direct sum, and the median of three timed calls printed.
- * ---------------------------------------------------------------------------------------- */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* The median of three timed calls (after one untimed), in ms; the last call's form in *form. */
-static double time_matvec(gk_context *ctx, size_t m, size_t n, double gamma, gk_buffer *x,
-                          gk_buffer *y, gk_buffer *w, gk_buffer *out, char *form, size_t size)
-{
-    double t[3];
-    GK_CHECK_OK(gk_rbf_matvec(ctx, m, n, 3, gamma, x, y, w, out));
-    GK_CHECK_OK(gk_context_synchronize(ctx));
-    for (int k = 0; k < 3; k++) {
-        if (k == 2)
-            gk_test_capture_begin();
-        double t0 = now_s();
-        GK_CHECK_OK(gk_rbf_matvec(ctx, m, n, 3, gamma, x, y, w, out));
-        GK_CHECK_OK(gk_context_synchronize(ctx));
-        t[k] = (now_s() - t0) * 1e3;
-    }
-    snprintf(form, size, "%s", gk_test_capture_form("rbf_matvec"));
-    double lo = fmin(t[0], fmin(t[1], t[2])), hi = fmax(t[0], fmax(t[1], t[2]));
-    return t[0] + t[1] + t[2] - lo - hi;
-}
-
-static void test_timing(void **state)
-{
-    gk_test_context(state);
-    const char *rows = getenv("GK_FGT_TIMING");
-    if (rows == NULL || atol(rows) <= 0) {
-        printf("[ SKIP WHY ] set GK_FGT_TIMING=<rows> (1000000: the issue's size) to time\n");
-        skip();
-    }
-    int cuda = gk_test_is_cuda(state);
-    int direct = getenv("GK_FGT_DIRECT") != NULL && strcmp(getenv("GK_FGT_DIRECT"), "1") == 0;
-    gk_backend be = cuda ? GK_BACKEND_CUDA : GK_BACKEND_CPU;
-    gk_context *ctx = gk_test_logging_context(be, NULL);
-    gk_context *dctx =
-        direct ? gk_test_logging_context(be, cuda ? "cuda_matvec_fact" : "diff") : NULL;
-    const size_t n = (size_t)atol(rows), m = n, d = 3;
-    const struct {
-        int kind;
-        double gamma; /* 0: 1/median of |x - y|^2 */
-        const char *name;
-    } cases[] = {{DATA_UNIFORM, 0.5, "U[0,1), gamma 0.5"},
-                 {DATA_NORMAL, 1.0 / 3, "N(0,1), gamma 1/d"},
-                 {DATA_NORMAL, 0.0, "N(0,1), gamma 1/median"},
-                 {DATA_TIGHT, 2.0, "50 clusters, gamma 2"},
-                 {DATA_TIGHT, 1.0 / 3, "50 clusters, gamma 1/d"}};
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        double var;
-        float *h = make_points(GK_FLOAT32, cases[c].kind, m, n, d, &var);
-        if (cases[c].kind == DATA_TIGHT) /* spread 0.5 about the centres, not 0.02 */
-            for (size_t q = 0; q < (m + n) * d; q++)
-                h[q] = (float)(h[q] + 0.5 * normal());
-        double gamma = cases[c].gamma;
-        if (gamma == 0.0) {
-            double dist[2001];
-            for (int k = 0; k < 2001; k++) {
-                size_t i = gk_test_rand_size(0, m - 1), j = gk_test_rand_size(0, n - 1);
-                dist[k] = 0.0;
-                for (size_t f = 0; f < d; f++)
-                    dist[k] += ((double)h[i * d + f] - h[(m + j) * d + f]) *
-                               ((double)h[i * d + f] - h[(m + j) * d + f]);
-            }
-            for (int a = 0; a <= 1000; a++) /* the median by selection */
-                for (int b = a + 1; b < 2001; b++)
-                    if (dist[b] < dist[a]) {
-                        double tmp = dist[a];
-                        dist[a] = dist[b];
-                        dist[b] = tmp;
-                    }
-            gamma = 1.0 / dist[1000];
-        }
-        void *hw = gk_test_random_array(GK_FLOAT32, n, -1.0, 1.0);
-        gk_buffer *x = gk_test_buffer_from(ctx, GK_FLOAT32, m * d, h);
-        gk_buffer *y = gk_test_buffer_from(ctx, GK_FLOAT32, n * d, h + m * d);
-        gk_buffer *w = gk_test_buffer_from(ctx, GK_FLOAT32, n, hw);
-        gk_buffer *out = gk_test_buffer_const(ctx, GK_FLOAT32, m, 0.0);
-        char form[64], dform[64] = "-";
-        double ms = time_matvec(ctx, m, n, gamma, x, y, w, out, form, sizeof form);
-        /* On CUDA the one-box Taylor form runs before the transform where its bound holds. */
-        if (strcmp(form, cuda ? "cuda_matvec_fgt" : "fgt") != 0 &&
-            !(cuda && strcmp(form, "cuda_matvec_taylor") == 0))
-            GK_FAIL("%s: form %s ran, not the transform", cases[c].name, form);
-        void *got = gk_test_read_all(out);
-        check_sums(GK_FLOAT32, cases[c].name, m, n, d, gamma, h, hw, got, 16);
-        free(got);
-        double dms = 0.0;
-        if (direct) {
-            gk_buffer *dx = gk_test_buffer_from(dctx, GK_FLOAT32, m * d, h);
-            gk_buffer *dy = gk_test_buffer_from(dctx, GK_FLOAT32, n * d, h + m * d);
-            gk_buffer *dw = gk_test_buffer_from(dctx, GK_FLOAT32, n, hw);
-            gk_buffer *dout = gk_test_buffer_const(dctx, GK_FLOAT32, m, 0.0);
-            dms = time_matvec(dctx, m, n, gamma, dx, dy, dw, dout, dform, sizeof dform);
-            gk_buffer_destroy(dout);
-            gk_buffer_destroy(dw);
-            gk_buffer_destroy(dy);
-            gk_buffer_destroy(dx);
-        }
-        printf("fgt timing, %s float32 %zux%zux3, %s (gamma %.4g): %s %.2f ms; direct (%s) %.2f "
-               "ms; x%.1f\n",
-               cuda ? "cuda" : "cpu", m, n, cases[c].name, gamma, form, ms, dform, dms,
-               dms > 0.0 ? dms / ms : 0.0);
-        free(hw);
-        free(h);
-        gk_buffer_destroy(out);
-        gk_buffer_destroy(w);
-        gk_buffer_destroy(y);
-        gk_buffer_destroy(x);
-    }
-    gk_context_destroy(dctx);
-    gk_context_destroy(ctx);
-}
-
 /* The bound of src/fgt_params.h against the truncated expansion in one dimension, worst over
  * offsets u, v on a grid of [-rho, rho] and the centres' distances delta = k side of the pairs
  * that interact: never below the measured error (it is rigorous), and at most 16 times it
@@ -436,9 +310,10 @@ static void test_bound(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        GK_TEST_BOTH(test_forced),           GK_TEST_BOTH(test_planned),
-        GK_TEST_BOTH(test_planner_takes_it), cmocka_unit_test(test_bound),
-        GK_TEST_BOTH(test_timing),
+        GK_TEST_BOTH(test_forced),
+        GK_TEST_BOTH(test_planned),
+        GK_TEST_BOTH(test_planner_takes_it),
+        cmocka_unit_test(test_bound),
     };
     return cmocka_run_group_tests_name("fgt", tests, gk_test_group_setup, NULL);
 }

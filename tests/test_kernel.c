@@ -2,6 +2,7 @@
 /* test_kernel.c - the kernel family, distances, k-NN and int64 buffers against long double
  * references written from the formulas, and every error path. */
 #include "gk_test.h"
+#include "kernel_ref.h"
 
 #include <float.h>
 #include <math.h>
@@ -10,12 +11,6 @@
 #include <string.h>
 
 static const gk_dtype dtypes[] = {GK_FLOAT32, GK_FLOAT64};
-
-/* The contract's unit: 1e-5 float32, 1e-12 float64. */
-static double tol_of(gk_dtype t)
-{
-    return t == GK_FLOAT32 ? 1e-5 : 1e-12;
-}
 
 /* ------------------------------------------------------------------------------------------
  * Data: standardized, clustered, offset by 1e3, with identical rows of x in y.
@@ -52,109 +47,6 @@ static void share_rows(gk_dtype t, void *y, size_t n, const void *x, size_t m, s
     size_t es = gk_test_esize(t);
     for (size_t j = 0; j < n && j / step < m; j += step)
         memcpy((char *)y + j * d * es, (const char *)x + (j / step) * d * es, d * es);
-}
-
-static int rows_equal(gk_dtype t, const void *x, size_t i, const void *y, size_t j, size_t d)
-{
-    size_t es = gk_test_esize(t);
-    return memcmp((const char *)x + i * d * es, (const char *)y + j * d * es, d * es) == 0;
-}
-
-/* ------------------------------------------------------------------------------------------
- * References, in long double from the stored values.
- * ---------------------------------------------------------------------------------------- */
-
-typedef struct pair_sums {
-    long double ip, aip, sq, l1, nx, ny; /* <x,y>, <|x|,|y|>, |x-y|^2, |x-y|_1, |x|^2, |y|^2 */
-} pair_sums;
-
-static pair_sums sums_of(gk_dtype t, const void *x, size_t i, const void *y, size_t j, size_t d)
-{
-    pair_sums s = {0, 0, 0, 0, 0, 0};
-    for (size_t f = 0; f < d; f++) {
-        long double a = gk_test_get(t, x, i * d + f), b = gk_test_get(t, y, j * d + f);
-        s.ip += a * b;
-        s.aip += fabsl(a) * fabsl(b);
-        s.sq += (a - b) * (a - b);
-        s.l1 += fabsl(a - b);
-        s.nx += a * a;
-        s.ny += b * b;
-    }
-    return s;
-}
-
-static long double cosine_sim(const pair_sums *s)
-{
-    return s->nx == 0 || s->ny == 0 ? 0.0L : s->ip / (sqrtl(s->nx) * sqrtl(s->ny));
-}
-
-/* The kernel's value, and *bound its error bound in units of the contract. */
-static long double ref_kernel(const gk_kernel *k, gk_dtype t, const pair_sums *s,
-                              long double *bound)
-{
-    long double g = gk_test_round(t, k->gamma), c0 = gk_test_round(t, k->coef0);
-    *bound = 1.0L;
-    switch (k->kind) {
-    case GK_KERNEL_RBF:
-        return gk_test_exp_ref(-g * s->sq);
-    case GK_KERNEL_LAPLACIAN:
-        return gk_test_exp_ref(-g * s->l1);
-    case GK_KERNEL_POLYNOMIAL:
-        *bound = powl(g * s->aip + fabsl(c0), k->degree);
-        return powl(g * s->ip + c0, k->degree);
-    case GK_KERNEL_SIGMOID:
-        return tanhl(g * s->ip + c0);
-    case GK_KERNEL_LINEAR:
-        *bound = s->aip;
-        return s->ip;
-    case GK_KERNEL_COSINE:
-        return cosine_sim(s);
-    default: {
-        long double r = sqrtl(g * s->sq);
-        if (k->nu == 0.5)
-            return gk_test_exp_ref(-r);
-        if (k->nu == 1.5)
-            return (1 + sqrtl(3.0L) * r) * gk_test_exp_ref(-sqrtl(3.0L) * r);
-        return (1 + sqrtl(5.0L) * r + 5.0L * r * r / 3) * gk_test_exp_ref(-sqrtl(5.0L) * r);
-    }
-    }
-}
-
-/* The metric's value and *bound: the true distance (relative contract), or 1 for cosine, whose
- * contract is absolute 1e-6 (1e-12 float64). */
-static long double ref_distance(gk_metric metric, const pair_sums *s, long double *bound)
-{
-    switch (metric) {
-    case GK_METRIC_SQEUCLIDEAN:
-        *bound = s->sq;
-        return s->sq;
-    case GK_METRIC_EUCLIDEAN:
-        *bound = sqrtl(s->sq);
-        return sqrtl(s->sq);
-    case GK_METRIC_MANHATTAN:
-        *bound = s->l1;
-        return s->l1;
-    default: {
-        *bound = 1.0L;
-        int zero = s->nx == 0 || s->ny == 0;
-        return zero ? 1.0L : 1.0L - cosine_sim(s);
-    }
-    }
-}
-
-/* got (of dtype t) against ref within tol * bound, NaN for NaN, and the infinity of ref's sign
- * where ref is infinite or beyond t's largest value (under valgrind, whose long double is
- * double, powl gives LDBL_MAX for an infinite result). */
-static void check_value(gk_dtype t, const char *what, size_t i, size_t j, double got,
-                        long double ref, long double tol)
-{
-    long double top = t == GK_FLOAT32 ? FLT_MAX : DBL_MAX;
-    if (isnan(ref)         ? isnan(got)
-        : fabsl(ref) > top ? isinf(got) && !signbit(got) == !signbit(ref)
-                           : fabsl((long double)got - ref) <= tol)
-        return;
-    GK_FAIL("%s: entry (%zu,%zu) is %.17g, reference %.17Lg (error %.3Lg > %.3Lg)", what, i, j, got,
-            ref, fabsl((long double)got - ref), tol);
 }
 
 /* An int64 buffer of n elements, each -7. */
@@ -225,20 +117,18 @@ static void matrix_case(gk_context *ctx, gk_dtype t, const gk_kernel *k, gk_metr
     char what[160];
     snprintf(what, sizeof what, "%s %s %zux%zux%zu %s (gamma %g)", k != NULL ? "kernel" : "metric",
              gk_test_dtype_name(t), m, n, d, data_names[data], k != NULL ? k->gamma : 0.0);
-    long double tol = tol_of(t);
-    if (k == NULL && metric == GK_METRIC_COSINE)
-        tol = t == GK_FLOAT32 ? 1e-6L : 1e-12L;
+    long double tol = gk_ref_tol(t);
     int unit = k != NULL && (k->kind == GK_KERNEL_RBF || k->kind == GK_KERNEL_LAPLACIAN ||
                              k->kind == GK_KERNEL_MATERN);
     for (size_t i = 0; i < m; i++)
         for (size_t j = 0; j < n; j++) {
-            pair_sums s = sums_of(t, hx, i, hy, j, d);
+            gk_ref_sums s = gk_ref_sums_of(t, hx, i, hy, j, d);
             long double bound;
             long double ref =
-                k != NULL ? ref_kernel(k, t, &s, &bound) : ref_distance(metric, &s, &bound);
+                k != NULL ? gk_ref_kernel(k, t, &s, &bound) : gk_ref_distance(metric, &s, &bound);
             double got = gk_test_get(t, ho, i * n + j);
-            check_value(t, what, i, j, got, ref, tol * bound);
-            if (rows_equal(t, hx, i, hy, j, d) && d > 0) {
+            gk_ref_check(t, what, i, j, got, ref, tol * bound);
+            if (gk_ref_rows_equal(t, hx, i, hy, j, d) && d > 0) {
                 if (unit && got != 1.0)
                     GK_FAIL("%s: identical rows (%zu,%zu) give %.17g, not exactly 1", what, i, j,
                             got);
@@ -315,7 +205,7 @@ static void test_no_features(void **state)
                           : kinds[ki] == GK_KERNEL_LINEAR || kinds[ki] == GK_KERNEL_COSINE ? 0.0
                                                                                            : 1.0;
             for (size_t e = 0; e < 6; e++)
-                if (fabs(gk_test_get(t, ho, e) - want) > tol_of(t))
+                if (fabs(gk_test_get(t, ho, e) - want) > gk_ref_tol(t))
                     GK_FAIL("kind %d d = 0: entry %zu is %g, not %g", (int)kinds[ki], e,
                             gk_test_get(t, ho, e), want);
             free(ho);
@@ -360,14 +250,14 @@ static void test_special_values(void **state)
             void *ho = gk_test_read_all(out);
             for (size_t i = 0; i < m; i++)
                 for (size_t j = 0; j < n; j++) {
-                    pair_sums s = sums_of(t, hx, i, hy, j, d);
-                    long double bound, ref = !metric ? ref_kernel(&k, t, &s, &bound)
-                                                     : ref_distance(metrics[c - 7], &s, &bound);
+                    gk_ref_sums s = gk_ref_sums_of(t, hx, i, hy, j, d);
+                    long double bound, ref = !metric ? gk_ref_kernel(&k, t, &s, &bound)
+                                                     : gk_ref_distance(metrics[c - 7], &s, &bound);
                     char what[64];
                     snprintf(what, sizeof what, "special values, case %zu %s", c,
                              gk_test_dtype_name(t));
-                    long double tol = tol_of(t) * (isfinite(bound) ? bound : 1.0L);
-                    check_value(t, what, i, j, gk_test_get(t, ho, i * n + j), ref, tol);
+                    long double tol = gk_ref_tol(t) * (isfinite(bound) ? bound : 1.0L);
+                    gk_ref_check(t, what, i, j, gk_test_get(t, ho, i * n + j), ref, tol);
                 }
             free(ho);
         }
@@ -403,8 +293,8 @@ static void matmul_case(gk_context *ctx, gk_dtype t, const gk_kernel *k, size_t 
              gk_test_dtype_name(t), m, n, d, r);
     for (size_t i = 0; i < m; i++) {
         for (size_t j = 0; j < n; j++) {
-            pair_sums s = sums_of(t, hx, i, hy, j, d);
-            kref[j] = ref_kernel(k, t, &s, &kbound[j]);
+            gk_ref_sums s = gk_ref_sums_of(t, hx, i, hy, j, d);
+            kref[j] = gk_ref_kernel(k, t, &s, &kbound[j]);
         }
         for (size_t c = 0; c < r; c++) {
             gk_test_sum ref = {0, 0}, via = {0, 0};
@@ -416,9 +306,9 @@ static void matmul_case(gk_context *ctx, gk_dtype t, const gk_kernel *k, size_t 
                 bound += fabsl(kbound[j] * wj);
             }
             double got = gk_test_get(t, ho, i * r + c);
-            check_value(t, what, i, c, got, gk_test_sum_value(&ref), tol_of(t) * bound);
+            gk_ref_check(t, what, i, c, got, gk_test_sum_value(&ref), gk_ref_tol(t) * bound);
             /* and against the matrix times w: within both entries' errors */
-            check_value(t, what, i, c, got, gk_test_sum_value(&via), 2 * tol_of(t) * bound);
+            gk_ref_check(t, what, i, c, got, gk_test_sum_value(&via), 2 * gk_ref_tol(t) * bound);
         }
     }
     free(kref);
@@ -501,12 +391,12 @@ static void knn_check(gk_context *ctx, gk_dtype t, gk_metric metric, size_t m, s
     int64_t *hi = read_int64(index);
     long double *all = malloc(n * sizeof *all), *sorted = malloc(n * sizeof *sorted);
     char *seen = malloc(n);
-    long double tol = metric == GK_METRIC_COSINE ? (t == GK_FLOAT32 ? 1e-6L : 1e-12L) : tol_of(t);
+    long double tol = gk_ref_tol(t);
     for (size_t i = 0; i < m; i++) {
         for (size_t j = 0; j < n; j++) {
-            pair_sums s = sums_of(t, hx, i, hy, j, d);
-            long double b;
-            all[j] = ref_distance(metric, &s, &b);
+            gk_ref_sums s = gk_ref_sums_of(t, hx, i, hy, j, d);
+            long double scale;
+            all[j] = gk_ref_distance(metric, &s, &scale);
             seen[j] = 0;
         }
         /* the true k-th distance */
@@ -520,11 +410,11 @@ static void knn_check(gk_context *ctx, gk_dtype t, gk_metric metric, size_t m, s
                 GK_FAIL("knn row %zu: neighbour %zu has index %lld (n %zu, or repeated)", i, e,
                         (long long)j, n);
             seen[j] = 1;
-            long double scale = metric == GK_METRIC_COSINE ? 1.0L : all[j];
+            long double scale = gk_ref_distance_scale(metric, all[j]);
             if (!(fabsl((long double)got - all[j]) <= tol * scale))
                 GK_FAIL("knn row %zu: neighbour %zu (index %lld) at %.17g, true %.17Lg", i, e,
                         (long long)j, got, all[j]);
-            if (all[j] > kth + tol * (metric == GK_METRIC_COSINE ? 1.0L : kth))
+            if (all[j] > kth + tol * gk_ref_distance_scale(metric, kth))
                 GK_FAIL("knn row %zu: neighbour %zu (index %lld) at %.17Lg is beyond the k-th "
                         "nearest (%.17Lg)",
                         i, e, (long long)j, all[j], kth);

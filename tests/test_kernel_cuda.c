@@ -3,6 +3,7 @@
  * selections have edges: sizes around the tile shapes, outputs at odd offsets, k past the
  * register lists and past a tile's columns, ties and NaN across tiles, offset data. */
 #include "gk_test.h"
+#include "kernel_ref.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -10,12 +11,6 @@
 #include <string.h>
 
 static const gk_dtype dtypes[] = {GK_FLOAT32, GK_FLOAT64};
-
-/* The contract's unit: 1e-5 float32, 1e-12 float64. */
-static long double tol_of(gk_dtype t)
-{
-    return t == GK_FLOAT32 ? 1e-5L : 1e-12L;
-}
 
 /* rows x d values in [offset, offset + 1) with every `step`-th row of y a copy of a row of x
  * (step 0: none); x and y malloc'ed. */
@@ -27,94 +22,6 @@ static void make_data(gk_dtype t, size_t m, size_t n, size_t d, double offset, s
     size_t es = gk_test_esize(t);
     for (size_t j = 0; step > 0 && j < n && m > 0; j += step)
         memcpy((char *)*y + j * d * es, (const char *)*x + (j / step % m) * d * es, d * es);
-}
-
-static int rows_equal(gk_dtype t, const void *x, size_t i, const void *y, size_t j, size_t d)
-{
-    size_t es = gk_test_esize(t);
-    return memcmp((const char *)x + i * d * es, (const char *)y + j * d * es, d * es) == 0;
-}
-
-typedef struct sums {
-    long double ip, aip, sq, l1, nx, ny;
-} sums;
-
-static sums sums_of(gk_dtype t, const void *x, size_t i, const void *y, size_t j, size_t d)
-{
-    sums s = {0, 0, 0, 0, 0, 0};
-    for (size_t f = 0; f < d; f++) {
-        long double a = gk_test_get(t, x, i * d + f), b = gk_test_get(t, y, j * d + f);
-        s.ip += a * b;
-        s.aip += fabsl(a * b);
-        s.sq += (a - b) * (a - b);
-        s.l1 += fabsl(a - b);
-        s.nx += a * a;
-        s.ny += b * b;
-    }
-    return s;
-}
-
-static long double cosine_of(const sums *s)
-{
-    return s->nx == 0 || s->ny == 0 ? 0.0L : s->ip / sqrtl(s->nx * s->ny);
-}
-
-/* The kernel's value; *scale is what the contract's unit multiplies (1 for bounded kernels,
- * the kernel on |x|, |y| for linear and polynomial). */
-static long double ref_kernel(const gk_kernel *k, gk_dtype t, const sums *s, long double *scale)
-{
-    long double g = gk_test_round(t, k->gamma), c0 = gk_test_round(t, k->coef0), r;
-    *scale = 1.0L;
-    switch (k->kind) {
-    case GK_KERNEL_RBF:
-        return gk_test_exp_ref(-g * s->sq);
-    case GK_KERNEL_LAPLACIAN:
-        return gk_test_exp_ref(-g * s->l1);
-    case GK_KERNEL_POLYNOMIAL:
-        *scale = powl(g * s->aip + fabsl(c0), k->degree);
-        return powl(g * s->ip + c0, k->degree);
-    case GK_KERNEL_SIGMOID:
-        return tanhl(g * s->ip + c0);
-    case GK_KERNEL_LINEAR:
-        *scale = s->aip;
-        return s->ip;
-    case GK_KERNEL_COSINE:
-        return cosine_of(s);
-    default:
-        r = sqrtl(g * s->sq);
-        if (k->nu == 0.5)
-            return gk_test_exp_ref(-r);
-        if (k->nu == 1.5)
-            return (1 + sqrtl(3.0L) * r) * gk_test_exp_ref(-sqrtl(3.0L) * r);
-        return (1 + sqrtl(5.0L) * r + 5.0L * r * r / 3) * gk_test_exp_ref(-sqrtl(5.0L) * r);
-    }
-}
-
-/* The distance; *scale as above: the distance itself, or 0.1 for cosine (absolute 1e-6). */
-static long double ref_distance(gk_metric metric, const sums *s, long double *scale)
-{
-    switch (metric) {
-    case GK_METRIC_SQEUCLIDEAN:
-        *scale = s->sq;
-        return s->sq;
-    case GK_METRIC_EUCLIDEAN:
-        *scale = sqrtl(s->sq);
-        return *scale;
-    case GK_METRIC_MANHATTAN:
-        *scale = s->l1;
-        return s->l1;
-    default:
-        *scale = 0.1L;
-        return s->nx == 0 || s->ny == 0 ? 1.0L : 1.0L - cosine_of(s);
-    }
-}
-
-static void check_value(const char *what, size_t i, size_t j, double got, long double ref,
-                        long double tol)
-{
-    if (isnan(ref) ? !isnan(got) : !(fabsl((long double)got - ref) <= tol))
-        GK_FAIL("%s: entry (%zu,%zu) is %.17g, reference %.17Lg (error %.3Lg > %.3Lg)", what, i, j,
-                got, ref, fabsl((long double)got - ref), tol);
 }
 
 /* The kinds other than RBF (rbf_matrix's own tests cover it), with parameters that spread the
@@ -169,12 +76,12 @@ static void test_matrix_edges(void **state)
                              (int)k.kind, k.nu, gk_test_dtype_name(t), m, n, d, offsets[oi]);
                     for (size_t i = 0; i < m; i++)
                         for (size_t j = 0; j < n; j++) {
-                            sums s = sums_of(t, hx, i, hy, j, d);
-                            long double scale, ref = ref_kernel(&k, t, &s, &scale);
+                            gk_ref_sums s = gk_ref_sums_of(t, hx, i, hy, j, d);
+                            long double scale, ref = gk_ref_kernel(&k, t, &s, &scale);
                             double v = gk_test_get(t, got, i * n + j);
-                            check_value(what, i, j, v, ref, tol_of(t) * scale);
+                            gk_ref_check(t, what, i, j, v, ref, gk_ref_tol(t) * scale);
                             if ((k.kind == GK_KERNEL_LAPLACIAN || k.kind == GK_KERNEL_MATERN) &&
-                                rows_equal(t, hx, i, hy, j, d) && v != 1.0)
+                                gk_ref_rows_equal(t, hx, i, hy, j, d) && v != 1.0)
                                 GK_FAIL("%s: entry (%zu,%zu) of identical rows is %.17g", what, i,
                                         j, v);
                         }
@@ -187,11 +94,11 @@ static void test_matrix_edges(void **state)
                              gk_test_dtype_name(t), m, n, d, offsets[oi]);
                     for (size_t i = 0; i < m; i++)
                         for (size_t j = 0; j < n; j++) {
-                            sums s = sums_of(t, hx, i, hy, j, d);
-                            long double scale, ref = ref_distance(mt, &s, &scale);
+                            gk_ref_sums s = gk_ref_sums_of(t, hx, i, hy, j, d);
+                            long double scale, ref = gk_ref_distance(mt, &s, &scale);
                             double v = gk_test_get(t, got, i * n + j);
-                            check_value(what, i, j, v, ref, tol_of(t) * scale);
-                            if (mt != GK_METRIC_COSINE && rows_equal(t, hx, i, hy, j, d) &&
+                            gk_ref_check(t, what, i, j, v, ref, gk_ref_tol(t) * scale);
+                            if (mt != GK_METRIC_COSINE && gk_ref_rows_equal(t, hx, i, hy, j, d) &&
                                 v != 0.0)
                                 GK_FAIL("%s: entry (%zu,%zu) of identical rows is %.17g", what, i,
                                         j, v);
@@ -363,9 +270,9 @@ static void knn_case(gk_context *ctx, gk_dtype t, gk_metric metric, size_t m, si
     for (size_t i = 0; i < m; i++) {
         size_t finite = 0;
         for (size_t j = 0; j < n; j++) {
-            sums s = sums_of(t, hx, i, hy, j, d);
+            gk_ref_sums s = gk_ref_sums_of(t, hx, i, hy, j, d);
             long double scale;
-            truth[j] = ref_distance(metric, &s, &scale);
+            truth[j] = gk_ref_distance(metric, &s, &scale);
             if (!isnan(truth[j]))
                 sorted[finite++] = truth[j];
         }
@@ -382,10 +289,10 @@ static void knn_case(gk_context *ctx, gk_dtype t, gk_metric metric, size_t m, si
             if (isnan(truth[j]) && finite >= k)
                 GK_FAIL("%s: row %zu neighbour %zu (index %lld) is NaN, but %zu rows are finite",
                         what, i, e, (long long)j, finite);
-            long double scale = metric == GK_METRIC_COSINE ? 0.1L : fabsl(truth[j]);
-            check_value(what, i, (size_t)j, v, truth[j], tol_of(t) * scale);
+            long double scale = gk_ref_distance_scale(metric, truth[j]);
+            gk_ref_check(t, what, i, (size_t)j, v, truth[j], gk_ref_tol(t) * scale);
             if (!isnan(kth) && !isnan(truth[j]) &&
-                truth[j] > kth + 2 * tol_of(t) * (metric == GK_METRIC_COSINE ? 0.1L : kth))
+                truth[j] > kth + 2 * gk_ref_tol(t) * gk_ref_distance_scale(metric, kth))
                 GK_FAIL("%s: row %zu neighbour %zu (index %lld) is at %.17Lg, past the k-th "
                         "distance %.17Lg",
                         what, i, e, (long long)j, truth[j], kth);
@@ -409,7 +316,7 @@ static void knn_case(gk_context *ctx, gk_dtype t, gk_metric metric, size_t m, si
             for (size_t p = a; p < b; p++)
                 for (size_t q = p + 1; q < b; q++)
                     if (!seen[groups[p].j] && seen[groups[q].j] && !isnan(truth[groups[q].j]) &&
-                        rows_equal(t, hy, groups[p].j, hy, groups[q].j, d))
+                        gk_ref_rows_equal(t, hy, groups[p].j, hy, groups[q].j, d))
                         GK_FAIL("%s: row %zu returned index %zu but not %zu, an identical row",
                                 what, i, groups[q].j, groups[p].j);
             a = b;
@@ -591,8 +498,8 @@ static void matmul_case(gk_context *ctx, gk_dtype t, const gk_kernel *k, size_t 
         for (size_t c = 0; c < r; c++)
             ref[c] = bound[c] = 0;
         for (size_t j = 0; j < n; j++) {
-            sums s = sums_of(t, hx, i, hy, j, d);
-            long double scale, kv = ref_kernel(k, t, &s, &scale);
+            gk_ref_sums s = gk_ref_sums_of(t, hx, i, hy, j, d);
+            long double scale, kv = gk_ref_kernel(k, t, &s, &scale);
             long double kb = scale > fabsl(kv) ? scale : fabsl(kv);
             for (size_t c = 0; c < r; c++) {
                 long double wv = gk_test_get(t, hw, j * r + c);
@@ -601,7 +508,8 @@ static void matmul_case(gk_context *ctx, gk_dtype t, const gk_kernel *k, size_t 
             }
         }
         for (size_t c = 0; c < r; c++)
-            check_value(what, i, c, gk_test_get(t, got, i * r + c), ref[c], tol_of(t) * bound[c]);
+            gk_ref_check(t, what, i, c, gk_test_get(t, got, i * r + c), ref[c],
+                         gk_ref_tol(t) * bound[c]);
     }
     free(ref);
     free(bound);
@@ -655,9 +563,10 @@ static void test_tiny_gamma(void **state)
     void *got = gk_test_read_all(out);
     for (size_t i = 0; i < m; i++)
         for (size_t j = 0; j < n; j++) {
-            sums sm = sums_of(t, hx, i, hy, j, d);
-            long double scale, ref = ref_kernel(&k, t, &sm, &scale);
-            check_value("matern, gamma 1e-38", i, j, gk_test_get(t, got, i * n + j), ref, 1e-5L);
+            gk_ref_sums sm = gk_ref_sums_of(t, hx, i, hy, j, d);
+            long double scale, ref = gk_ref_kernel(&k, t, &sm, &scale);
+            gk_ref_check(t, "matern, gamma 1e-38", i, j, gk_test_get(t, got, i * n + j), ref,
+                         1e-5L);
         }
     free(got);
     gk_kernel_init(&k, GK_KERNEL_RBF);
@@ -668,14 +577,14 @@ static void test_tiny_gamma(void **state)
         for (size_t c = 0; c < r; c++) {
             long double ref = 0, bound = 0;
             for (size_t j = 0; j < n; j++) {
-                sums sm = sums_of(t, hx, i, hy, j, d);
-                long double scale, kv = ref_kernel(&k, t, &sm, &scale);
+                gk_ref_sums sm = gk_ref_sums_of(t, hx, i, hy, j, d);
+                long double scale, kv = gk_ref_kernel(&k, t, &sm, &scale);
                 long double wv = gk_test_get(t, hw, j * r + c);
                 ref += kv * wv;
                 bound += fabsl(wv);
             }
-            check_value("rbf kernel_matmul, gamma 1e-38", i, c, gk_test_get(t, got, i * r + c), ref,
-                        1e-5L * bound);
+            gk_ref_check(t, "rbf kernel_matmul, gamma 1e-38", i, c, gk_test_get(t, got, i * r + c),
+                         ref, 1e-5L * bound);
         }
     free(got);
     free(hx);
@@ -708,9 +617,10 @@ static void test_euclidean_overflow(void **state)
         snprintf(what, sizeof what, "euclidean near overflow %s", gk_test_dtype_name(t));
         for (size_t i = 0; i < m; i++)
             for (size_t j = 0; j < n; j++) {
-                sums sm = sums_of(t, hx, i, hy, j, d);
-                long double scale, ref = ref_distance(GK_METRIC_EUCLIDEAN, &sm, &scale);
-                check_value(what, i, j, gk_test_get(t, got, i * n + j), ref, tol_of(t) * scale);
+                gk_ref_sums sm = gk_ref_sums_of(t, hx, i, hy, j, d);
+                long double scale, ref = gk_ref_distance(GK_METRIC_EUCLIDEAN, &sm, &scale);
+                gk_ref_check(t, what, i, j, gk_test_get(t, got, i * n + j), ref,
+                             gk_ref_tol(t) * scale);
             }
         free(got);
         knn_case(ctx, t, GK_METRIC_EUCLIDEAN, m, n, d, 2, hx, hy, what);

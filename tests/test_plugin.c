@@ -227,7 +227,7 @@ static void test_long_plugin_path(void **state)
     snprintf(longer, sizeof longer, "%s.not-there", path);
     run_child(longer, NULL, 0, &result);
     expect_log("a path whose first 1023 characters name a module", &result,
-               "mmm.so.not-there (1033 characters): cannot open: No such file or directory",
+               "mmm.so.not-there (1033 characters): cannot resolve: No such file or directory",
                (const char *)NULL);
     expect_not_in_log("a path whose first 1023 characters name a module", &result,
                       "fake module entered");
@@ -245,6 +245,96 @@ static void test_long_plugin_path(void **state)
     run_child(longer, NULL, 0, &result);
     expect_log("a 5000-character path", &result, "(5000 characters): ignored, longer than PATH_MAX",
                (const char *)NULL);
+}
+
+/* dir/name, or dir itself where name is NULL: a static buffer, as each case uses one path. */
+static const char *in_workdir(const char *dir, const char *name)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s%s%s", workdir, dir, name ? "/" : "", name ? name : "");
+    return path;
+}
+
+/* A directory of the work directory with exactly mode (mkdir applies the umask). */
+static void make_dir(const char *dir, mode_t mode)
+{
+    const char *path = in_workdir(dir, NULL);
+    assert_int_equal(mkdir(path, 0700), 0);
+    assert_int_equal(chmod(path, mode), 0);
+}
+
+/* The fake module at path with exactly mode, loaded from GK_CUDA_PLUGIN (or not): the log holds
+ * want, and "fake module entered" exactly when it is loaded. */
+static void expect_plugin(const char *what, const char *path, mode_t mode, int loaded,
+                          const char *want)
+{
+    place_module(path, 0);
+    assert_int_equal(chmod(path, mode), 0);
+    run_child(path, NULL, 0, &result);
+    expect_log(what, &result, want, (const char *)NULL);
+    if (!loaded)
+        expect_not_in_log(what, &result, "fake module entered");
+}
+
+/* A module named by GK_CUDA_PLUGIN that another user could replace is refused before dlopen (at
+ * 77d1b29 every one of them was loaded): writable by every user, in a directory writable by
+ * every user without the sticky bit, reached through a link into such a directory. Group write
+ * and a sticky directory writable by all (/tmp) are accepted. */
+static void test_writable_module_is_refused(void **state)
+{
+    (void)state;
+    expect_plugin("a module writable by all", in_workdir("writable.so", NULL), 0666, 0,
+                  "writable.so: the file /tmp/gk_test_plugin_");
+    expect_log("a module writable by all", &result,
+               "writable.so is writable by every user (mode 0666)", (const char *)NULL);
+    expect_plugin("a group-writable module", in_workdir("group.so", NULL), 0664, 1,
+                  "fake module entered");
+
+    make_dir("open", 0777);
+    expect_plugin("a module in a directory writable by all", in_workdir("open", "m.so"), 0644, 0,
+                  "/open is writable by every user (mode 0777, no sticky bit)");
+    make_dir("sticky", 01777);
+    expect_plugin("a module in a sticky directory writable by all", in_workdir("sticky", "m.so"),
+                  0644, 1, "fake module entered");
+
+    char link[512];
+    snprintf(link, sizeof link, "%s", in_workdir("link.so", NULL));
+    assert_int_equal(symlink(in_workdir("open", "m.so"), link), 0);
+    run_child(link, NULL, 0, &result);
+    expect_log("a link to a module in a directory writable by all", &result,
+               "link.so: its directory ", "/open is writable by every user", (const char *)NULL);
+    expect_not_in_log("a link to a module in a directory writable by all", &result,
+                      "fake module entered");
+}
+
+/* A module named by GK_CUDA_PLUGIN that belongs to another user (uid 65534), or sits in a
+ * directory of theirs, is refused (at 77d1b29 both were loaded). Only root can give a file
+ * away: skipped for other users. */
+static void test_module_of_another_user_is_refused(void **state)
+{
+    (void)state;
+    if (geteuid() != 0) {
+        print_message("[ SKIP WHY ] only root can make a file another user's (chown)\n");
+        skip();
+    }
+    const char *path = in_workdir("theirs.so", NULL);
+    place_module(path, 0);
+    assert_int_equal(chown(path, 65534, 65534), 0);
+    run_child(path, NULL, 0, &result);
+    expect_log("another user's module", &result,
+               "theirs.so is owned by uid 65534, neither this user (uid 0) nor root",
+               (const char *)NULL);
+    expect_not_in_log("another user's module", &result, "fake module entered");
+
+    make_dir("their_dir", 0755);
+    assert_int_equal(chown(in_workdir("their_dir", NULL), 65534, 65534), 0);
+    path = in_workdir("their_dir", "m.so");
+    place_module(path, 0);
+    run_child(path, NULL, 0, &result);
+    expect_log("a module in another user's directory", &result,
+               "their_dir is owned by uid 65534, neither this user (uid 0) nor root",
+               (const char *)NULL);
+    expect_not_in_log("a module in another user's directory", &result, "fake module entered");
 }
 
 /* GK_CALIBRATION naming a FIFO: an AUTO context on a GPU host reads its cache file; it must not
@@ -286,6 +376,8 @@ int main(void)
         cmocka_unit_test(test_truncated_module_is_refused),
         cmocka_unit_test(test_fifo_module_is_refused),
         cmocka_unit_test(test_long_plugin_path),
+        cmocka_unit_test(test_writable_module_is_refused),
+        cmocka_unit_test(test_module_of_another_user_is_refused),
         cmocka_unit_test(test_fifo_calibration),
     };
     return cmocka_run_group_tests_name("plugin", tests, make_workdir, remove_workdir);

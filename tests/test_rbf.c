@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* test_rbf.c - rbf_rows, rbf_matrix, rbf_matvec against long double references, and errors. */
 #include "gk_test.h"
+#include "kernel_ref.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -46,23 +47,6 @@ static void copy_row(gk_dtype t, void *dst, size_t di, const void *src, size_t s
     memcpy((char *)dst + di * d * es, (const char *)src + si * d * es, d * es);
 }
 
-static int rows_equal(gk_dtype t, const void *x, size_t i, const void *y, size_t j, size_t d)
-{
-    size_t es = gk_test_esize(t);
-    return memcmp((const char *)x + i * d * es, (const char *)y + j * d * es, d * es) == 0;
-}
-
-static void check_entry(gk_dtype t, double got, long double ref, long double tol, int identical,
-                        const char *what, size_t i, size_t j)
-{
-    if (identical && got != 1.0)
-        GK_FAIL("%s %s: entry (%zu,%zu) of identical rows is %.17g, not exactly 1", what,
-                gk_test_dtype_name(t), i, j, got);
-    if (!(fabsl((long double)got - ref) <= tol))
-        GK_FAIL("%s %s: entry (%zu,%zu) is %.17g, reference %.17Lg (error %.3Lg > %.3Lg)", what,
-                gk_test_dtype_name(t), i, j, got, ref, fabsl((long double)got - ref), tol);
-}
-
 /* --------------------------------------------------------------------------------------------
  * rbf_rows
  * ------------------------------------------------------------------------------------------ */
@@ -81,8 +65,8 @@ static void rows_case(gk_context *ctx, gk_dtype t, size_t n, size_t d, double ga
     void *got = gk_test_read_all(k);
     for (size_t i = 0; i < n; i++) {
         long double ref = ref_kernel(t, gamma, ha, i, hb, i, d);
-        int same = rows_equal(t, ha, i, hb, i, d);
-        check_entry(t, gk_test_get(t, got, i), ref, abs_tol(t), same, "rbf_rows", i, i);
+        int same = gk_ref_rows_equal(t, ha, i, hb, i, d);
+        gk_ref_check_rbf(t, gk_test_get(t, got, i), ref, abs_tol(t), same, "rbf_rows", i, i);
     }
     free(got);
     free(ha);
@@ -210,8 +194,9 @@ static void matrix_case(gk_context *ctx, gk_dtype t, size_t m, size_t n, size_t 
                 continue;
             }
             long double ref = ref_kernel(t, gamma, hx, i, hy, j, d);
-            check_entry(t, g, ref, abs_tol(t), identical && rows_equal(t, hx, i, hy, j, d),
-                        "rbf_matrix", i, j);
+            gk_ref_check_rbf(t, g, ref, abs_tol(t),
+                             identical && gk_ref_rows_equal(t, hx, i, hy, j, d), "rbf_matrix", i,
+                             j);
         }
     free(got);
     free(hx);
@@ -249,7 +234,7 @@ static void *matvec_check(gk_context *ctx, gk_dtype t, size_t m, size_t n, size_
                         gk_test_dtype_name(t), m, n, d, gamma, i, g, ref);
             continue;
         }
-        check_entry(t, g, ref, abs_tol(t) * wsum, 0, what, i, 0);
+        gk_ref_check_rbf(t, g, ref, abs_tol(t) * wsum, 0, what, i, 0);
     }
     gk_buffer_destroy(x);
     gk_buffer_destroy(y);
@@ -809,8 +794,8 @@ static void special_matrix_case(gk_context *ctx, gk_dtype t, size_t m, size_t n,
                             gk_test_dtype_name(t), m, n, d, i, j, g, ref);
                 continue;
             }
-            check_entry(t, g, ref, abs_tol(t), rows_equal(t, hx, i, hy, j, d),
-                        "rbf_matrix (NaN/inf data)", i, j);
+            gk_ref_check_rbf(t, g, ref, abs_tol(t), gk_ref_rows_equal(t, hx, i, hy, j, d),
+                             "rbf_matrix (NaN/inf data)", i, j);
         }
     free(got);
     gk_buffer_destroy(x);
@@ -859,8 +844,8 @@ static void test_matrix_inner_product_special(void **state)
                             gk_test_dtype_name(t), i, g, ref);
                 continue;
             }
-            check_entry(t, g, ref, abs_tol(t) * (long double)n, 0, "rbf_matvec (NaN/inf data)", i,
-                        0);
+            gk_ref_check_rbf(t, g, ref, abs_tol(t) * (long double)n, 0, "rbf_matvec (NaN/inf data)",
+                             i, 0);
         }
         free(gv);
         free(hw);
@@ -910,8 +895,8 @@ static void tc_case(gk_context *ctx, size_t m, size_t n, size_t d, double gamma,
                             i, j, g, ref);
                 continue;
             }
-            check_entry(t, g, ref, abs_tol(t), rows_equal(t, hx, i, hy, j, d),
-                        "rbf_matrix (tensor-core sizes)", i, j);
+            gk_ref_check_rbf(t, g, ref, abs_tol(t), gk_ref_rows_equal(t, hx, i, hy, j, d),
+                             "rbf_matrix (tensor-core sizes)", i, j);
         }
     }
     free(got);
@@ -1067,8 +1052,8 @@ static void test_views_and_host(void **state)
         GK_CHECK_OK(gk_rbf_matrix(ctx, m, n, d, 0.7, x, y, kw));
         for (size_t i = 0; i < m; i++)
             for (size_t j = 0; j < n; j++)
-                check_entry(t, gk_test_get(t, hk, 1 + i * n + j),
-                            ref_kernel(t, 0.7, hx, i, hy, j, d), abs_tol(t), 0, "views", i, j);
+                gk_ref_check_rbf(t, gk_test_get(t, hk, 1 + i * n + j),
+                                 ref_kernel(t, 0.7, hx, i, hy, j, d), abs_tol(t), 0, "views", i, j);
         assert_true(gk_test_get(t, hk, 0) == GK_TEST_SENTINEL);
         assert_true(gk_test_get(t, hk, m * n + 1) == GK_TEST_SENTINEL);
         /* rows of the first n rows of x against y */
@@ -1076,8 +1061,8 @@ static void test_views_and_host(void **state)
         gk_buffer *ko = gk_test_view(kw, 3, n);
         GK_CHECK_OK(gk_rbf_rows(ctx, n, d, 0.7, xv, y, ko));
         for (size_t i = 0; i < n; i++)
-            check_entry(t, gk_test_get(t, hk, 4 + i), ref_kernel(t, 0.7, hx, i, hy, i, d),
-                        abs_tol(t), 0, "rows on views", i, i);
+            gk_ref_check_rbf(t, gk_test_get(t, hk, 4 + i), ref_kernel(t, 0.7, hx, i, hy, i, d),
+                             abs_tol(t), 0, "rows on views", i, i);
         gk_buffer *buffers[] = {p, x, y, kw, xv, ko};
         for (size_t i = 0; i < 6; i++)
             gk_buffer_destroy(buffers[i]);
@@ -1304,8 +1289,8 @@ static void cuda_form_case(const char *op, const char *form, gk_dtype t, size_t 
                                         gk_test_dtype_name(t), kind, i, j, g, ref);
                             continue;
                         }
-                        check_entry(t, g, ref, abs_tol(t), rows_equal(t, hx, i, hy, j, d), form, i,
-                                    j);
+                        gk_ref_check_rbf(t, g, ref, abs_tol(t),
+                                         gk_ref_rows_equal(t, hx, i, hy, j, d), form, i, j);
                     }
                     sum += ref * (long double)gk_test_get(t, hw, j);
                     bound += fabsl((long double)gk_test_get(t, hw, j));
@@ -1385,9 +1370,10 @@ static void test_tiny_gamma(void **state)
             void *got = gk_test_read_all(k);
             for (size_t i = 0; i < m; i++)
                 for (size_t j = 0; j < n; j++)
-                    check_entry(t, gk_test_get(t, got, i * n + j),
-                                tiny_ref(t, gamma / (double)d, hx, i, hy, j, d), abs_tol(t),
-                                rows_equal(t, hx, i, hy, j, d), "rbf_matrix (tiny gamma)", i, j);
+                    gk_ref_check_rbf(t, gk_test_get(t, got, i * n + j),
+                                     tiny_ref(t, gamma / (double)d, hx, i, hy, j, d), abs_tol(t),
+                                     gk_ref_rows_equal(t, hx, i, hy, j, d),
+                                     "rbf_matrix (tiny gamma)", i, j);
             free(got);
             void *hw = gk_test_const_array(t, n, 1.0);
             gk_buffer *w = gk_test_buffer_from(ctx, t, n, hw);
@@ -1398,8 +1384,8 @@ static void test_tiny_gamma(void **state)
                 long double ref = 0;
                 for (size_t j = 0; j < n; j++)
                     ref += tiny_ref(t, gamma / (double)d, hx, i, hy, j, d);
-                check_entry(t, gk_test_get(t, got, i), ref, abs_tol(t) * (long double)n, 0,
-                            "rbf_matvec (tiny gamma)", i, 0);
+                gk_ref_check_rbf(t, gk_test_get(t, got, i), ref, abs_tol(t) * (long double)n, 0,
+                                 "rbf_matvec (tiny gamma)", i, 0);
             }
             free(got);
             free(hx);

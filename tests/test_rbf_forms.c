@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* test_rbf_forms.c - rbf_matrix where the CPU's fused inner-product and ISA kernels take it. */
 #include "gk_test.h"
+#include "kernel_ref.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -34,21 +35,9 @@ static void check_all(const char *what, size_t m, size_t n, size_t d, double gam
                       const float *y, const float *k0)
 {
     for (size_t i = 0; i < m; i++)
-        for (size_t j = 0; j < n; j++) {
-            double got = k0[i * n + j];
-            long double ref = ref_kernel(gamma, x, i, y, j, d);
-            if (isnan(ref) || isnan(got)) {
-                if (!(isnan(ref) && isnan(got)))
-                    GK_FAIL("%s: entry (%zu,%zu) is %g, reference %Lg", what, i, j, got, ref);
-                continue;
-            }
-            if (memcmp(x + i * d, y + j * d, d * sizeof *x) == 0 && got != 1.0)
-                GK_FAIL("%s: entry (%zu,%zu) of identical rows is %.9g, not exactly 1", what, i, j,
-                        got);
-            if (!(fabsl((long double)got - ref) <= 1e-5L))
-                GK_FAIL("%s: entry (%zu,%zu) is %.9g, reference %.9Lg (error %.3Lg)", what, i, j,
-                        got, ref, fabsl((long double)got - ref));
-        }
+        for (size_t j = 0; j < n; j++)
+            gk_ref_check_rbf(GK_FLOAT32, k0[i * n + j], ref_kernel(gamma, x, i, y, j, d), 1e-5L,
+                             memcmp(x + i * d, y + j * d, d * sizeof *x) == 0, what, i, j);
 }
 
 enum { DATA_NORMAL, DATA_CLUSTERS, DATA_OFFSET, DATA_SPECIAL, DATA_KINDS };
@@ -317,29 +306,6 @@ static long double ref_entry(gk_dtype t, double gamma, const void *h, size_t a, 
     return gk_test_exp_ref(-(long double)gk_test_round(t, gamma) * dist);
 }
 
-static int same_rows(gk_dtype t, const void *h, size_t a, size_t b, size_t d)
-{
-    size_t es = gk_test_esize(t);
-    return memcmp((const char *)h + a * d * es, (const char *)h + b * d * es, d * es) == 0;
-}
-
-static void expect_near(const char *what, gk_dtype t, double got, long double ref, long double tol,
-                        int identical, size_t i, size_t j)
-{
-    if (isnan(ref) || isnan(got)) {
-        if (!(isnan(ref) && isnan(got)))
-            GK_FAIL("%s %s: entry (%zu,%zu) is %g, reference %Lg", what, gk_test_dtype_name(t), i,
-                    j, got, ref);
-        return;
-    }
-    if (identical && got != 1.0)
-        GK_FAIL("%s %s: entry (%zu,%zu) of identical rows is %.17g, not exactly 1", what,
-                gk_test_dtype_name(t), i, j, got);
-    if (!(fabsl((long double)got - ref) <= tol))
-        GK_FAIL("%s %s: entry (%zu,%zu) is %.17g, reference %.17Lg (error %.3Lg > %.3Lg)", what,
-                gk_test_dtype_name(t), i, j, got, ref, fabsl((long double)got - ref), tol);
-}
-
 /* The form that runs when `form` is forced: itself where it can run the call (fused: float32
  * rbf_matrix with an ISA kernel; rbf_rows: diff only), else the planner's choice; the
  * inner-product forms decline NaN and infinities. */
@@ -383,9 +349,9 @@ static void cpu_form_case(const char *form, gk_dtype t, int kind, size_t m, size
     void *got = gk_test_read_all(k);
     for (size_t i = 0; i < m; i++)
         for (size_t j = 0; j < n; j++)
-            expect_near(what, t, gk_test_get(t, got, i * n + j),
-                        ref_entry(t, gamma, h, i, yo + j, d), t == GK_FLOAT32 ? 1e-5L : 1e-12L,
-                        same_rows(t, h, i, yo + j, d), i, j);
+            gk_ref_check_rbf(t, gk_test_get(t, got, i * n + j),
+                             ref_entry(t, gamma, h, i, yo + j, d), t == GK_FLOAT32 ? 1e-5L : 1e-12L,
+                             gk_ref_rows_equal(t, h, i, h, yo + j, d), what, i, j);
     free(got);
     gk_buffer_destroy(k);
 
@@ -406,8 +372,8 @@ static void cpu_form_case(const char *form, gk_dtype t, int kind, size_t m, size
         long double ref = 0;
         for (size_t j = 0; j < n; j++)
             ref += ref_entry(t, gamma, h, i, yo + j, d) * (long double)gk_test_get(t, hw, j);
-        expect_near(what, t, gk_test_get(t, got, i), ref, (t == GK_FLOAT32 ? 1e-5L : 1e-12L) * wsum,
-                    0, i, 0);
+        gk_ref_check_rbf(t, gk_test_get(t, got, i), ref, (t == GK_FLOAT32 ? 1e-5L : 1e-12L) * wsum,
+                         0, what, i, 0);
     }
     free(got);
     free(hw);
@@ -424,8 +390,9 @@ static void cpu_form_case(const char *form, gk_dtype t, int kind, size_t m, size
             GK_FAIL("rbf_rows %s: form %s ran, expected diff", what, ran);
         got = gk_test_read_all(kr);
         for (size_t i = 0; i < m; i++)
-            expect_near(what, t, gk_test_get(t, got, i), ref_entry(t, gamma, h, i, m + i, d),
-                        t == GK_FLOAT32 ? 1e-5L : 1e-12L, same_rows(t, h, i, m + i, d), i, i);
+            gk_ref_check_rbf(t, gk_test_get(t, got, i), ref_entry(t, gamma, h, i, m + i, d),
+                             t == GK_FLOAT32 ? 1e-5L : 1e-12L,
+                             gk_ref_rows_equal(t, h, i, h, m + i, d), what, i, i);
         free(got);
         gk_buffer_destroy(yv);
         gk_buffer_destroy(kr);
@@ -533,11 +500,12 @@ static void test_cpu_overflow(void **state)
                         for (size_t j = 0; j < n; j++) {
                             long double ref = ref_entry(GK_FLOAT32, gamma, h, i, m + j, d);
                             total += ref;
-                            expect_near(what, GK_FLOAT32, got[i * n + j], ref, 1e-5L,
-                                        same_rows(GK_FLOAT32, h, i, m + j, d), i, j);
+                            gk_ref_check_rbf(GK_FLOAT32, got[i * n + j], ref, 1e-5L,
+                                             gk_ref_rows_equal(GK_FLOAT32, h, i, h, m + j, d), what,
+                                             i, j);
                         }
-                        expect_near(what, GK_FLOAT32, sums[i], total, 1e-5L * (long double)n, 0, i,
-                                    0);
+                        gk_ref_check_rbf(GK_FLOAT32, sums[i], total, 1e-5L * (long double)n, 0,
+                                         what, i, 0);
                     }
                     free(got);
                     free(sums);

@@ -516,17 +516,12 @@ out:
     drop_buffer(x);
 }
 
-/* An AUTO context (on a GPU host it also keeps the CPU backend and has a cost model to
- * measure), calibrated, then placing a call on host memory. A one-backend context has nothing
- * to calibrate, so on the CPU this sweeps the context alone. */
-static void sc_calibrate(sweep *s)
+/* gk_add on three wrapped host arrays of 100 float64, which an AUTO context places. */
+static void add_on_host(sweep *s, gk_context *c)
 {
-    gk_context *c = NO_CONTEXT;
     gk_buffer *a = NO_BUFFER, *b = NO_BUFFER, *o = NO_BUFFER;
     double ho[100];
     fill_host(ho, 100, SENTINEL);
-    STEP(s, gk_context_create(GK_BACKEND_AUTO, &c), "gk_context_create", c == NO_CONTEXT);
-    STEP(s, gk_context_calibrate(c, 0), "gk_context_calibrate", 1);
     STEP(s, gk_buffer_wrap_host(c, GK_FLOAT64, 100, s->hx64, &a), "gk_buffer_wrap_host",
          a == NO_BUFFER);
     STEP(s, gk_buffer_wrap_host(c, GK_FLOAT64, 100, s->hy64, &b), "gk_buffer_wrap_host",
@@ -538,6 +533,18 @@ out:
     drop_buffer(o);
     drop_buffer(b);
     drop_buffer(a);
+}
+
+/* An AUTO context (on a GPU host it also keeps the CPU backend and has a cost model to
+ * measure), calibrated, then placing a call on host memory. A one-backend context has nothing
+ * to calibrate, so on the CPU this sweeps the context alone. */
+static void sc_calibrate(sweep *s)
+{
+    gk_context *c = NO_CONTEXT;
+    STEP(s, gk_context_create(GK_BACKEND_AUTO, &c), "gk_context_create", c == NO_CONTEXT);
+    STEP(s, gk_context_calibrate(c, 0), "gk_context_calibrate", 1);
+    add_on_host(s, c);
+out:
     drop_context(c);
 }
 
@@ -548,22 +555,10 @@ out:
 static void sc_hybrid(sweep *s)
 {
     gk_context *c = NO_CONTEXT;
-    gk_buffer *a = NO_BUFFER, *b = NO_BUFFER, *o = NO_BUFFER;
-    double ho[100];
-    fill_host(ho, 100, SENTINEL);
     STEP(s, gk_context_create(GK_BACKEND_AUTO, &c), "gk_context_create", c == NO_CONTEXT);
     record(s, gk_context_backend(c));
-    STEP(s, gk_buffer_wrap_host(c, GK_FLOAT64, 100, s->hx64, &a), "gk_buffer_wrap_host",
-         a == NO_BUFFER);
-    STEP(s, gk_buffer_wrap_host(c, GK_FLOAT64, 100, s->hy64, &b), "gk_buffer_wrap_host",
-         b == NO_BUFFER);
-    STEP(s, gk_buffer_wrap_host(c, GK_FLOAT64, 100, ho, &o), "gk_buffer_wrap_host", o == NO_BUFFER);
-    STEP(s, gk_add(c, a, b, o), "gk_add", all_sentinel(o));
-    STEP(s, record_buffer(s, o), "gk_buffer_read", 1);
+    add_on_host(s, c);
 out:
-    drop_buffer(o);
-    drop_buffer(b);
-    drop_buffer(a);
     drop_context(c);
 }
 

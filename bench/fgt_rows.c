@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/* fgt_rows.c - times float32 rbf_matvec at d = 3 on the fast Gauss transform's rows (docs/fgt.md):
+ * the form the planner ran, the median of three calls, 16 rows checked against a direct sum. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common.h"
+
+enum { D = 3, CHECKED_ROWS = 16, MEDIAN_PAIRS = 2001 };
+
+typedef enum data_kind { DATA_UNIFORM, DATA_NORMAL, DATA_CLUSTERS } data_kind;
+
+/* The rows: U[0,1) at 0.5; N(0,1) at 1/d and at 1/median of |x - y|^2; 50 clusters, centres
+ * U[-10, 10)^3, spread 0.5, at 2 and at 1/d. */
+static const struct row {
+    data_kind kind;
+    double gamma; /* 0: 1/median */
+    const char *name;
+} rows[] = {{DATA_UNIFORM, 0.5, "U[0,1), gamma 0.5"},
+            {DATA_NORMAL, 1.0 / 3, "N(0,1), gamma 1/d"},
+            {DATA_NORMAL, 0.0, "N(0,1), gamma 1/median"},
+            {DATA_CLUSTERS, 2.0, "50 clusters, gamma 2"},
+            {DATA_CLUSTERS, 1.0 / 3, "50 clusters, gamma 1/d"}};
+
+static uint64_t rng_state;
+
+/* splitmix64: a fresh stream per --seed, so a row's data can be made again. */
+static double uniform(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return (double)((z ^ (z >> 31)) >> 11) * 0x1p-53;
+}
+
+static double normal(void)
+{
+    double u = 1.0 - uniform(), v = uniform();
+    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
+}
+
+/* m + n rows of D features of kind k: x's rows, then y's (malloc'ed). */
+static float *make_points(data_kind k, size_t rows_total)
+{
+    float *h = gkx_malloc(rows_total * D * sizeof *h);
+    double centres[50][D];
+    for (int c = 0; c < 50; c++)
+        for (int f = 0; f < D; f++)
+            centres[c][f] = -10.0 + 20.0 * uniform();
+    for (size_t r = 0; r < rows_total; r++) {
+        int c = (int)(uniform() * 50);
+        for (int f = 0; f < D; f++)
+            h[r * D + f] = (float)(k == DATA_UNIFORM  ? uniform()
+                                   : k == DATA_NORMAL ? normal()
+                                                      : centres[c][f] + 0.5 * normal());
+    }
+    return h;
+}
+
+/* 1 / the median of |x_i - y_j|^2 over MEDIAN_PAIRS random pairs. */
+static double median_gamma(const float *x, size_t m, const float *y, size_t n)
+{
+    double dist[MEDIAN_PAIRS];
+    for (int k = 0; k < MEDIAN_PAIRS; k++) {
+        size_t i = (size_t)(uniform() * (double)m), j = (size_t)(uniform() * (double)n);
+        dist[k] = 0.0;
+        for (int f = 0; f < D; f++) {
+            double z = (double)x[i * D + f] - y[j * D + f];
+            dist[k] += z * z;
+        }
+    }
+    return 1.0 / gkx_median(dist, MEDIAN_PAIRS);
+}
+
+/* The largest error of CHECKED_ROWS rows of out, spread over m, against the long double direct
+ * sum, over the contract's bound 1e-5 sum |w|: at most 1 keeps the contract. */
+static double checked_error(const float *x, size_t m, const float *y, size_t n, const float *w,
+                            double gamma, const float *out)
+{
+    long double g = (float)gamma, wsum = 0, worst = 0;
+    for (size_t j = 0; j < n; j++)
+        wsum += fabsl((long double)w[j]);
+    size_t step = m > CHECKED_ROWS ? m / CHECKED_ROWS : 1;
+    for (size_t i = 0; i < m; i += step) {
+        long double sum = 0;
+        for (size_t j = 0; j < n; j++) {
+            long double dist = 0;
+            for (int f = 0; f < D; f++) {
+                long double z = (long double)x[i * D + f] - y[j * D + f];
+                dist += z * z;
+            }
+            sum += expl(-g * dist) * w[j];
+        }
+        long double err = fabsl((long double)out[i] - sum);
+        worst = isnan(err) || err > worst ? err : worst;
+    }
+    return (double)(worst / (1e-5L * wsum));
+}
+
+/* A context of backend be whose rbf calls log their form (GK_LOG=1), with GK_RBF_FORM=form
+ * (NULL: the planner's choice); the environment is put back afterwards. */
+static gk_context *logging_context(gk_backend be, const char *form)
+{
+    const char *vars[2] = {"GK_LOG", "GK_RBF_FORM"}, *values[2] = {"1", form};
+    char *old[2];
+    for (int v = 0; v < 2; v++) {
+        const char *was = getenv(vars[v]);
+        old[v] = was != NULL ? strdup(was) : NULL;
+        if (values[v] != NULL)
+            setenv(vars[v], values[v], 1);
+        else
+            unsetenv(vars[v]);
+    }
+    gk_context *ctx = NULL;
+    GKX_CHECK(gkx_open(be, 0, 0, &ctx));
+    for (int v = 0; v < 2; v++) {
+        if (old[v] != NULL)
+            setenv(vars[v], old[v], 1);
+        else
+            unsetenv(vars[v]);
+        free(old[v]);
+    }
+    return ctx;
+}
+
+/* Runs one call with stderr sent to a temporary file, then echoes what the call logged and
+ * copies into form (size bytes) the form its "gpukern: rbf_matvec: form <name>" line names. */
+static void call_logging_form(gk_context *ctx, size_t m, size_t n, double gamma, gk_buffer *x,
+                              gk_buffer *y, gk_buffer *w, gk_buffer *out, char *form, size_t size)
+{
+    static const char prefix[] = "gpukern: rbf_matvec: form ";
+    fflush(stderr);
+    FILE *log = tmpfile();
+    int saved = dup(STDERR_FILENO);
+    if (log == NULL || saved < 0 || dup2(fileno(log), STDERR_FILENO) < 0) {
+        perror("fgt_rows: capturing the log");
+        exit(EXIT_FAILURE);
+    }
+    gk_status st = gk_rbf_matvec(ctx, m, n, D, gamma, x, y, w, out);
+    if (st == GK_OK)
+        st = gk_context_synchronize(ctx);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    GKX_CHECK(st);
+    snprintf(form, size, "?");
+    char line[1024];
+    rewind(log);
+    while (fgets(line, sizeof line, log) != NULL) {
+        fputs(line, stderr);
+        if (strncmp(line, prefix, sizeof prefix - 1) == 0)
+            snprintf(form, size, "%.*s", (int)strcspn(line + sizeof prefix - 1, " (\n"),
+                     line + sizeof prefix - 1);
+    }
+    fclose(log);
+}
+
+/* The median of three timed calls (after one untimed), in ms; the last call's form in form. */
+static double time_matvec(gk_context *ctx, size_t m, size_t n, double gamma, gk_buffer *x,
+                          gk_buffer *y, gk_buffer *w, gk_buffer *out, char *form, size_t size)
+{
+    double t[3];
+    GKX_CHECK(gk_rbf_matvec(ctx, m, n, D, gamma, x, y, w, out));
+    GKX_CHECK(gk_context_synchronize(ctx));
+    for (int k = 0; k < 3; k++) {
+        double t0 = gkx_now();
+        if (k == 2) {
+            call_logging_form(ctx, m, n, gamma, x, y, w, out, form, size);
+        } else {
+            GKX_CHECK(gk_rbf_matvec(ctx, m, n, D, gamma, x, y, w, out));
+            GKX_CHECK(gk_context_synchronize(ctx));
+        }
+        t[k] = (gkx_now() - t0) * 1e3;
+    }
+    return gkx_median(t, 3);
+}
+
+/* x (m rows, then y's n) and w in buffers of ctx, timed; out read back into host_out. */
+static double time_on(gk_context *ctx, const float *h, size_t m, size_t n, const float *hw,
+                      double gamma, char *form, size_t size, float *host_out)
+{
+    gk_buffer *x, *y, *w, *out;
+    GKX_CHECK(gk_buffer_create(ctx, GK_FLOAT32, m * D, &x));
+    GKX_CHECK(gk_buffer_create(ctx, GK_FLOAT32, n * D, &y));
+    GKX_CHECK(gk_buffer_create(ctx, GK_FLOAT32, n, &w));
+    GKX_CHECK(gk_buffer_create(ctx, GK_FLOAT32, m, &out));
+    GKX_CHECK(gk_buffer_write(x, 0, m * D, h));
+    GKX_CHECK(gk_buffer_write(y, 0, n * D, h + m * D));
+    GKX_CHECK(gk_buffer_write(w, 0, n, hw));
+    double ms = time_matvec(ctx, m, n, gamma, x, y, w, out, form, size);
+    GKX_CHECK(gk_buffer_read(out, 0, m, host_out));
+    gk_buffer_destroy(out);
+    gk_buffer_destroy(w);
+    gk_buffer_destroy(y);
+    gk_buffer_destroy(x);
+    return ms;
+}
+
+int main(int argc, char **argv)
+{
+    size_t n = 1000000;
+    int direct = 0, seed = 1;
+    unsigned mask = GKX_ALL;
+    const gkx_flag flags[] = {
+        {"--rows", GKX_SIZE, &n, "points in x and in y (default 1e6, the issue's size)"},
+        {"--backend", GKX_BACKENDS, &mask, "cpu, cuda or all (default: all there are)"},
+        {"--direct", GKX_SWITCH, &direct,
+         "also time direct summation (the CPU's form diff, CUDA's cuda_matvec_fact)"},
+        {"--seed", GKX_INT, &seed, "seed of the data (default 1)"},
+    };
+    gkx_parse_flags(argc, argv,
+                    "Times float32 rbf_matvec, m = n = rows, d = 3, on the fast Gauss transform's "
+                    "rows (docs/fgt.md).",
+                    flags, (int)(sizeof flags / sizeof flags[0]));
+    if (n == 0) {
+        fprintf(stderr, "fgt_rows: --rows must be at least 1\n");
+        return 2;
+    }
+    const size_t m = n;
+    gk_backend be[2];
+    int nb = gkx_backends(mask, be), failed = 0;
+    printf("fgt_rows: float32 %zux%zux%d, seed %d, median of 3 calls after one untimed\n", m, n, D,
+           seed);
+    for (int b = 0; b < nb; b++) {
+        int cuda = be[b] == GK_BACKEND_CUDA;
+        gk_context *ctx = logging_context(be[b], NULL);
+        gk_context *dctx =
+            direct ? logging_context(be[b], cuda ? "cuda_matvec_fact" : "diff") : NULL;
+        for (size_t c = 0; c < sizeof rows / sizeof rows[0]; c++) {
+            rng_state = (uint64_t)seed * 1000 + c;
+            float *h = make_points(rows[c].kind, m + n);
+            float *hw = gkx_malloc(n * sizeof *hw), *got = gkx_malloc(m * sizeof *got);
+            for (size_t j = 0; j < n; j++)
+                hw[j] = (float)(2.0 * uniform() - 1.0);
+            double gamma = rows[c].gamma > 0.0 ? rows[c].gamma : median_gamma(h, m, h + m * D, n);
+            char form[64], dform[64] = "-";
+            double ms = time_on(ctx, h, m, n, hw, gamma, form, sizeof form, got);
+            double err = checked_error(h, m, h + m * D, n, hw, gamma, got), dms = 0.0;
+            if (direct)
+                dms = time_on(dctx, h, m, n, hw, gamma, dform, sizeof dform, got);
+            printf("fgt timing, %s float32 %zux%zux3, %s (gamma %.4g): %s %.2f ms; direct (%s) "
+                   "%.2f ms; x%.1f\n",
+                   cuda ? "cuda" : "cpu", m, n, rows[c].name, gamma, form, ms, dform, dms,
+                   dms > 0.0 ? dms / ms : 0.0);
+            fflush(stdout);
+            if (!(err <= 1.0)) {
+                printf("  FAILED: %d rows against the direct sum: error %.3g x the contract's "
+                       "1e-5 sum |w|\n",
+                       CHECKED_ROWS, err);
+                failed = 1;
+            }
+            free(got);
+            free(hw);
+            free(h);
+        }
+        gk_context_destroy(dctx);
+        gk_context_destroy(ctx);
+    }
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
