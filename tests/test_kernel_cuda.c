@@ -434,8 +434,9 @@ static void knn_gemm_case(gk_context *ctx, gk_dtype t, gk_metric metric, size_t 
 }
 
 /* The gemm form (the Euclidean metrics, k <= 16, d >= 8, 2^22 pairs and more): on U[0,1) every
- * row certified, ties across tiles included; on data offset by 1e3 (norms that dwarf the
- * distances) every row searched again by differences; a NaN in x or y takes the same road. */
+ * row certified, ties across tiles included, over several tiles of rows and columns; on data offset
+ * by 1e3 (norms that dwarf the distances) every row searched again by differences; a NaN in x or y
+ * takes the same road. */
 static void test_knn_gemm(void **state)
 {
     (void)gk_test_context(state); /* skips, with the reason, where CUDA is not usable */
@@ -460,6 +461,12 @@ static void test_knn_gemm(void **state)
         free(hy);
     }
     void *hx, *hy;
+    /* More rows of x than one gemm tile holds (2048), a last tile of odd width, odd d. */
+    make_data(GK_FLOAT32, 2100, n + 1, 19, 0.0, 0, &hx, &hy);
+    knn_gemm_case(ctx, GK_FLOAT32, GK_METRIC_EUCLIDEAN, 2100, n + 1, 19, 10, hx, hy,
+                  "gemm, two tiles of rows", NULL);
+    free(hx);
+    free(hy);
     make_data(GK_FLOAT32, m, n, d, 1e3, 0, &hx, &hy);
     knn_gemm_case(ctx, GK_FLOAT32, GK_METRIC_EUCLIDEAN, m, n, d, 10, hx, hy, "gemm, offset",
                   "520 of 520");
