@@ -764,6 +764,13 @@ class Context:
             ch = self._h
             if ch is None:
                 self._live()
+            fast = _FAST_FN.get(id(fn))
+            if fast is not None:
+                # The C extension: wrap, op and release in one call (an out= ndarray too).
+                status = _fast_call(ch.value, fast, code, dtype.itemsize, *inputs, z)
+                if status:
+                    raise _error(status)
+                return z
             try:
                 for a in (*inputs, z):
                     h = c_void_p()
