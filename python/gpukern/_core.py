@@ -223,15 +223,15 @@ def _writes_in_place(dst, dtype, inputs, alias_ok):
 
 
 def _gamma(gamma, d, x=None, caller="rbf"):
-    """gamma validated as scikit-learn validates it (a real >= 0, None, "scale" or "auto"), as a
-    float: None and "auto" are 1 / n_features, "scale" 1 / (n_features * x.var()) (SVC's) when
-    x is given; else InvalidParameterError, a ValueError and a TypeError as scikit-learn's."""
+    """gamma validated as scikit-learn validates it (a finite real >= 0, None, "scale" or "auto"),
+    as a float: None and "auto" are 1 / n_features, "scale" 1 / (n_features * x.var()) (SVC's)
+    when x is given; else InvalidParameterError, a ValueError and a TypeError as scikit-learn's."""
     if gamma is None or (gamma == "auto" if isinstance(gamma, str) else False):
         return 1.0 / d if d else 1.0
     if isinstance(gamma, str) and gamma == "scale" and x is not None:
         var = float(x.var()) if np.size(x) else 0.0
         return 1.0 / (d * var) if d and var != 0 else 1.0
-    if isinstance(gamma, numbers.Real) and not isinstance(gamma, (bool, np.bool_)) and gamma >= 0:
+    if isinstance(gamma, numbers.Real) and not isinstance(gamma, (bool, np.bool_)) and 0 <= gamma < math.inf:
         return float(gamma) + 0.0  # -0.0 as 0.0: ranks compare gamma's bits (issue 31, item 16)
     accepted = "None, 'scale' or 'auto'" if x is not None else "None or 'auto'"
     raise InvalidParameterError("The 'gamma' parameter of %s must be a float in the range [0.0, inf), "
@@ -1102,10 +1102,10 @@ class Context:
     def rbf_matvec(self, x, y, w, gamma=None, out=None):
         """rbf_matrix(x, y, gamma) @ w without forming the matrix; the result has m elements.
 
-        gamma as rbf_matrix takes it ("scale" over x).
+        y=None is x, and gamma as rbf_matrix takes it ("scale" over x).
         """
         x = _operand(x, "x", self)
-        y = _operand(y, "y", self)
+        y = x if y is None else _operand(y, "y", self)
         w = _operand(w, "w", self)
         dtype = _same_dtype((x, y, w), ("x", "y", "w"))
         m, d = _matrix(x, "x")
