@@ -981,12 +981,29 @@ class Context:
         self._call(lambda c, h, o: fn(c, *h, byref(result)), operands, None, None, _NO_OUTPUT)
         return result.value
 
+    def _reduce_array(self, fn, x):
+        """fn(ctx, x, &result) for an Array x, without the general path's checks and lists: a
+        16-element a.sum() within issue 36's 2 us on Arrays."""
+        result = c_double()
+        with self._lock:
+            ch = self._h
+            if ch is None:
+                self._live()
+            status = fn(ch, x._h, byref(result))
+        if status:
+            raise _error(status)
+        return result.value
+
     def sum(self, x):
         """The sum of all elements, as a Python float (float32 data is summed in double)."""
+        if type(x) is Array:
+            return self._reduce_array(_gk_sum, x)
         return self._reduce(_gk_sum, (_operand(x, "x", self, t_ok=True),))
 
     def nrm2(self, x):
         """sqrt(sum(x**2)) over all elements, without overflow or underflow, as a float."""
+        if type(x) is Array:
+            return self._reduce_array(_gk_nrm2, x)
         return self._reduce(_gk_nrm2, (_operand(x, "x", self, t_ok=True),))
 
     def dot(self, x, y):

@@ -106,6 +106,35 @@ def test_small_ndarray_ops_are_one_call_into_the_extension(cpu, rng, dtype, monk
         np.testing.assert_allclose(z, want, rtol=tol, err_msg=name)
 
 
+def test_array_reductions_are_one_c_call(ctx, rng, dtype, monkeypatch):
+    # a.sum(), a.norm(), ctx.sum(a), ctx.nrm2(a) skip the general call path (2.1 us for a.sum()
+    # of 16 elements through it, 1.3 without), with the same results and refusals.
+    x = rng.uniform(-1, 1, (4, 5)).astype(dtype)
+    a = ctx.asarray(x)
+    other = gpukern.Context("cpu")
+    closed = gpukern.Context(ctx.backend)
+    c = closed.asarray(x)
+    closed.close()
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the general call path")
+
+    monkeypatch.setattr(gpukern.Context, "_call", refuse)
+    tol = 1e-6 if dtype == np.float32 else 1e-13
+    x64 = x.astype(np.float64)
+    for got in (a.sum(), a.T.sum(), ctx.sum(a)):
+        assert float(got) == pytest.approx(x64.sum(), abs=tol * np.abs(x64).sum())
+    assert type(a.sum()) is np.dtype(dtype).type
+    for got in (a.norm(), a.T.norm(), ctx.nrm2(a)):
+        assert float(got) == pytest.approx(np.linalg.norm(x64), rel=tol)
+    with pytest.raises(gpukern.GpukernError) as e:
+        other.sum(a)
+    assert e.value.status == gpukern.Status.CONTEXT_MISMATCH
+    with pytest.raises(ValueError, match="closed gpukern.Context"):
+        c.sum()
+    other.close()
+
+
 def test_in_place_and_read_only_operands(cpu, rng, dtype, path):
     x = rng.uniform(-1, 1, 64).astype(dtype)
     expected = np.exp(x.astype(np.float64))
