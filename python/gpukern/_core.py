@@ -909,6 +909,11 @@ class Context:
             return z
         x = _operand(x, "x", self, t_ok=True)
         y = _operand(y, "y", self, t_ok=True)
+        if out is None and type(x) is Array and type(y) is Array:
+            # Foreign operands (torch tensors) are Arrays now: the lean path takes them too.
+            z = self._lean(fn, (x, y), None)
+            if z is not None:
+                return z
         dtype = _same_dtype((x, y), ("x", "y"))
         _same_shape(x, y)
         t = _transposed((x, y), ("x", "y"))
@@ -940,6 +945,8 @@ class Context:
         if z is not None:
             return z
         x = _operand(x, "x", self, t_ok=True)
+        if out is None and type(x) is Array:
+            return self._lean_unary(_gk_exp, x)  # a foreign operand (a torch tensor), now an Array
         dtype = x.dtype
         t = _transposed((x,), ("x",))
         if out is not None:
