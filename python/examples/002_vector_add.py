@@ -25,10 +25,9 @@ def per_call(fn, sync=None):
     return min(run(number) for _ in range(5)) / number
 
 
-def print_table(header, rows):
-    widths = [max(len(v) for v in col) for col in zip(header, *rows)]
-    for r in [header] + rows:
-        print("  ".join(v.rjust(w) for v, w in zip(r, widths)))
+def print_cell(value, width, last=False):
+    """One cell of the table as soon as it is measured: each row takes seconds at the larger sizes."""
+    print(value.rjust(width), end="\n" if last else "  ", flush=True)
 
 
 def main():
@@ -43,6 +42,10 @@ def main():
     header = ["n", "NumPy"]
     for ctx in contexts:
         header += ["%s ndarray" % ctx.backend, "%s Array" % ctx.backend]
+    widths = [max(len(h), 9) for h in header]
+    print()
+    print("c = a + b, float32: microseconds per call (results checked against NumPy, bit for bit)")
+    print("  ".join(h.rjust(w) for h, w in zip(header, widths)))
     rows = []
     rng = np.random.default_rng(0)
     for n in sizes:
@@ -51,17 +54,18 @@ def main():
         c = np.empty_like(a)
         expected = a + b
         row = [str(n), "%.1f" % (per_call(lambda: np.add(a, b, out=c)) * 1e6)]
+        print_cell(row[0], widths[0])
+        print_cell(row[1], widths[1])
         for ctx in contexts:
             # ndarrays: used in place on the CPU, copied to the device and back on CUDA.
             row.append("%.1f" % (per_call(lambda: ctx.add(a, b, out=c)) * 1e6))
             assert np.array_equal(c, expected)
+            print_cell(row[-1], widths[len(row) - 1])
             x, y, z = ctx.asarray(a), ctx.asarray(b), ctx.empty(n)
             row.append("%.1f" % (per_call(lambda: ctx.add(x, y, out=z), ctx.synchronize) * 1e6))
             assert np.array_equal(z.get(), expected)
+            print_cell(row[-1], widths[len(row) - 1], last=len(row) == len(header))
         rows.append(row)
-    print()
-    print("c = a + b, float32: microseconds per call (results checked against NumPy, bit for bit)")
-    print_table(header, rows)
     n = sizes[-1]
     print()
     print("at n = %d, moving 3 x %d MB:" % (n, 4 * n // 10**6), ", ".join(

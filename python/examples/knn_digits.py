@@ -18,13 +18,6 @@ import numpy as np
 
 import gpukern
 
-try:
-    from sklearn.datasets import load_digits
-    from sklearn.neighbors import KNeighborsClassifier
-except ImportError:
-    sys.exit("knn_digits.py needs scikit-learn for its data set: pip install scikit-learn")
-
-
 def vote(labels, k_index, train_labels):
     """The majority label of each row's neighbours; ties go to the label of the nearest."""
     near = train_labels[k_index]  # m x k labels, nearest first
@@ -56,6 +49,13 @@ def main():
     ap.add_argument("--seed", type=int, default=2026)
     a = ap.parse_args()
 
+    # A line first: importing scikit-learn and a CUDA context's start take seconds on some machines.
+    print("k-NN on scikit-learn's digits (loading scikit-learn and the data) ...", flush=True)
+    try:
+        from sklearn.datasets import load_digits
+        from sklearn.neighbors import KNeighborsClassifier
+    except ImportError:
+        sys.exit("knn_digits.py needs scikit-learn for its data set: pip install scikit-learn")
     digits = load_digits()
     x = digits.data.astype(np.float32)
     labels = digits.target.astype(np.int64)

@@ -223,15 +223,15 @@ def _writes_in_place(dst, dtype, inputs, alias_ok):
 
 
 def _gamma(gamma, d, x=None, caller="rbf"):
-    """gamma validated as scikit-learn validates it (a real >= 0, None, "scale" or "auto"), as a
-    float: None and "auto" are 1 / n_features, "scale" 1 / (n_features * x.var()) (SVC's) when
-    x is given; else InvalidParameterError, a ValueError and a TypeError as scikit-learn's."""
+    """gamma validated as scikit-learn validates it (a finite real >= 0, None, "scale" or "auto"),
+    as a float: None and "auto" are 1 / n_features, "scale" 1 / (n_features * x.var()) (SVC's)
+    when x is given; else InvalidParameterError, a ValueError and a TypeError as scikit-learn's."""
     if gamma is None or (gamma == "auto" if isinstance(gamma, str) else False):
         return 1.0 / d if d else 1.0
     if isinstance(gamma, str) and gamma == "scale" and x is not None:
         var = float(x.var()) if np.size(x) else 0.0
         return 1.0 / (d * var) if d and var != 0 else 1.0
-    if isinstance(gamma, numbers.Real) and not isinstance(gamma, (bool, np.bool_)) and gamma >= 0:
+    if isinstance(gamma, numbers.Real) and not isinstance(gamma, (bool, np.bool_)) and 0 <= gamma < math.inf:
         return float(gamma) + 0.0  # -0.0 as 0.0: ranks compare gamma's bits (issue 31, item 16)
     accepted = "None, 'scale' or 'auto'" if x is not None else "None or 'auto'"
     raise InvalidParameterError("The 'gamma' parameter of %s must be a float in the range [0.0, inf), "
@@ -764,6 +764,13 @@ class Context:
             ch = self._h
             if ch is None:
                 self._live()
+            fast = _FAST_FN.get(id(fn))
+            if fast is not None:
+                # The C extension: wrap, op and release in one call (an out= ndarray too).
+                status = _fast_call(ch.value, fast, code, dtype.itemsize, *inputs, z)
+                if status:
+                    raise _error(status)
+                return z
             try:
                 for a in (*inputs, z):
                     h = c_void_p()
@@ -902,6 +909,11 @@ class Context:
             return z
         x = _operand(x, "x", self, t_ok=True)
         y = _operand(y, "y", self, t_ok=True)
+        if out is None and type(x) is Array and type(y) is Array:
+            # Foreign operands (torch tensors) are Arrays now: the lean path takes them too.
+            z = self._lean(fn, (x, y), None)
+            if z is not None:
+                return z
         dtype = _same_dtype((x, y), ("x", "y"))
         _same_shape(x, y)
         t = _transposed((x, y), ("x", "y"))
@@ -933,6 +945,8 @@ class Context:
         if z is not None:
             return z
         x = _operand(x, "x", self, t_ok=True)
+        if out is None and type(x) is Array:
+            return self._lean_unary(_gk_exp, x)  # a foreign operand (a torch tensor), now an Array
         dtype = x.dtype
         t = _transposed((x,), ("x",))
         if out is not None:
@@ -974,12 +988,29 @@ class Context:
         self._call(lambda c, h, o: fn(c, *h, byref(result)), operands, None, None, _NO_OUTPUT)
         return result.value
 
+    def _reduce_array(self, fn, x):
+        """fn(ctx, x, &result) for an Array x, without the general path's checks and lists: a
+        16-element a.sum() within issue 36's 2 us on Arrays."""
+        result = c_double()
+        with self._lock:
+            ch = self._h
+            if ch is None:
+                self._live()
+            status = fn(ch, x._h, byref(result))
+        if status:
+            raise _error(status)
+        return result.value
+
     def sum(self, x):
         """The sum of all elements, as a Python float (float32 data is summed in double)."""
+        if type(x) is Array:
+            return self._reduce_array(_gk_sum, x)
         return self._reduce(_gk_sum, (_operand(x, "x", self, t_ok=True),))
 
     def nrm2(self, x):
         """sqrt(sum(x**2)) over all elements, without overflow or underflow, as a float."""
+        if type(x) is Array:
+            return self._reduce_array(_gk_nrm2, x)
         return self._reduce(_gk_nrm2, (_operand(x, "x", self, t_ok=True),))
 
     def dot(self, x, y):
@@ -1095,10 +1126,10 @@ class Context:
     def rbf_matvec(self, x, y, w, gamma=None, out=None):
         """rbf_matrix(x, y, gamma) @ w without forming the matrix; the result has m elements.
 
-        gamma as rbf_matrix takes it ("scale" over x).
+        y=None is x, and gamma as rbf_matrix takes it ("scale" over x).
         """
         x = _operand(x, "x", self)
-        y = _operand(y, "y", self)
+        y = x if y is None else _operand(y, "y", self)
         w = _operand(w, "w", self)
         dtype = _same_dtype((x, y, w), ("x", "y", "w"))
         m, d = _matrix(x, "x")

@@ -13,6 +13,8 @@ import numpy as np
 from . import _dlpack
 from ._array import _new_array
 from ._base import (
+    _F32,
+    _F64,
     _GK_DTYPE,
     _check_size,
     _dtype_message,
@@ -162,6 +164,27 @@ def from_capsule(ctx, obj, what, stream, read_only_ok):
     return _wrap(ctx, data, dtype, t.shape, transposed, t.take())
 
 
+def host_view(ctx, obj):
+    """A CPU context's Array over obj's host memory, to be read, through NumPy's DLPack import
+    (one C call: about 2 us for a torch tensor where from_capsule's Python parsing takes 13), or
+    None where any of from_capsule's checks could fail: from_capsule then raises its error."""
+    try:
+        host = np.from_dlpack(obj)
+    except Exception:  # NumPy's refusal, whatever its type (a SystemError on some bad capsules)
+        return None
+    dt = host.dtype
+    if not (dt.kind == "f" and dt.itemsize in (4, 8) and dt.isnative and host.flags.aligned):
+        return None
+    flags = host.flags
+    if flags.c_contiguous:
+        transposed = False
+    elif host.ndim == 2 and flags.f_contiguous:
+        transposed = True
+    else:
+        return None
+    return _wrap(ctx, host.ctypes.data, _F32 if dt.itemsize == 4 else _F64, host.shape, transposed, host)
+
+
 def from_cuda_interface(ctx, obj, cai, what):
     """obj's memory through __cuda_array_interface__, ordered after work on the producer's stream."""
     shape = tuple(cai["shape"])
@@ -214,7 +237,10 @@ def convert(ctx, obj, what, host_ok, read_only_ok):
         device_type, device_id = obj.__dlpack_device__()
         if device_type in (_dlpack.KDL_CPU, _dlpack.KDL_CUDA_HOST):
             if not cuda:
-                return from_capsule(ctx, obj, what, None, read_only_ok)
+                # An operand the call only reads comes through NumPy's import, which is cheaper;
+                # Arrays that outlive the call (asarray, from_dlpack) keep from_capsule's owner.
+                view = host_view(ctx, obj) if read_only_ok else None
+                return view if view is not None else from_capsule(ctx, obj, what, None, read_only_ok)
             if host_ok:
                 return host_array(obj)
         elif device_type == _dlpack.KDL_CUDA and cuda and device_id == ctx._device:

@@ -140,7 +140,18 @@ def test_rbf_calls_validate_gamma_as_scikit_learn(ctx, rng, dtype):
     # y=None is x (rbf_kernel(X)), with an Array as with an ndarray
     np.testing.assert_allclose(np.asarray(ctx.rbf_matrix(ctx.asarray(x))), ctx.rbf_matrix(x, x), rtol=1e-6)
     assert ctx.rbf_matrix(x).shape == (5, 5)
-    for bad in (-1, -1e-300, float("nan"), "Scale", "bogus", True, [1.0], 1j):
+    v = rng.random(5).astype(dtype)
+    np.testing.assert_array_equal(ctx.rbf_matvec(x, None, v), ctx.rbf_matvec(x, x, v))
+    np.testing.assert_array_equal(ctx.rbf_matvec(ctx.asarray(x), None, v).get(), ctx.rbf_matvec(x, x, v))
+    # lists, as scikit-learn takes them (then the dtype rule: NumPy's float64)
+    rows = x.tolist()
+    for got, want in [(ctx.rbf_rows(rows, rows), ctx.rbf_rows(x.astype(np.float64), x.astype(np.float64))),
+                      (ctx.rbf_matrix(rows), ctx.rbf_matrix(x.astype(np.float64))),
+                      (ctx.rbf_matvec(rows, None, v.tolist()), ctx.rbf_matvec(x.astype(np.float64), None,
+                                                                               v.astype(np.float64)))]:
+        assert type(got) is np.ndarray and got.dtype == np.float64
+        np.testing.assert_array_equal(got, want)
+    for bad in (-1, -1e-300, float("nan"), float("inf"), np.float32("inf"), "Scale", "bogus", True, [1.0], 1j):
         with pytest.raises(gpukern.InvalidParameterError, match="'gamma' parameter of rbf_matrix") as e:
             ctx.rbf_matrix(x, y, gamma=bad)
         assert isinstance(e.value, ValueError) and isinstance(e.value, TypeError)
