@@ -197,9 +197,10 @@ def history(paths, page_dir):
     return out
 
 
-def users_data(paths, page_dir):
-    """The "## Users' data: ..." sections of the newest day's runs that have them (a GPU's and a
-    CPU's are separate runs), copied whole, each run's after a line naming it."""
+def sections(paths, page_dir, prefix, title):
+    """The sections whose heading starts with prefix ("## Users' data") of the newest day's runs
+    that have them (a GPU's and a CPU's are separate runs), copied whole under title, each run's
+    after a line naming it."""
     def key(p):
         m = re.search(r"\d{4}-\d{2}-\d{2}", os.path.basename(p))
         return m.group(0) if m else ""
@@ -212,13 +213,14 @@ def users_data(paths, page_dir):
         mine, keep = [], False
         for ln in lines:
             if ln.startswith("## "):
-                keep = ln.startswith("## Users' data")
+                keep = ln.startswith(prefix)
                 if keep:
                     mine += ["", "### " + ln[3:], ""]
                 continue
             if keep and ln.strip():
-                if ln.startswith("|") and mine and not mine[-1].startswith("|"):
-                    mine.append("")  # a table after a paragraph needs the blank line between
+                # A table and a paragraph next to each other need a blank line between.
+                if mine and mine[-1] and ln.startswith("|") != mine[-1].startswith("|"):
+                    mine.append("")
                 mine.append(ln)
         if mine:
             day = key(p)
@@ -226,7 +228,7 @@ def users_data(paths, page_dir):
                     "were measured."] + mine
     if not out:
         return []
-    return ["", "## Users' data (the RBF workload suite's rows)"] + out
+    return ["", title] + out
 
 
 def build_page(results_dir, page_dir):
@@ -267,7 +269,8 @@ def build_page(results_dir, page_dir):
                 "that run (peer time / ours, above 1: libgpukern is faster), then the commit "
                 "(+: uncommitted changes); the newest figure of each row and backend.", ""]
         out += gkbench_table(runs, cpus, page_dir)
-    out += users_data(paths, page_dir)
+    out += sections(paths, page_dir, "## Users' data", "## Users' data (the RBF workload suite's rows)")
+    out += sections(paths, page_dir, "## Per-call cost", "## Per-call cost of the Python package")
     out += ["", "## All runs", ""] + history(paths, page_dir)
     return "\n".join(out) + "\n"
 
