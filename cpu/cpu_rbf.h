@@ -65,10 +65,10 @@ size_t gk__cpu_rbf_block_cols(size_t n, size_t d, size_t elem_size);
  * call does a block's worth of work, so the indirection costs nothing measurable. */
 typedef struct gk_cpu_rbf_kernels {
     size_t elem_size;
-    /* Copies rows j < nb of y (row-major, d features) to yt[f * ld + j], feature-major, so the
-     * row kernel reads consecutive columns; columns nb..ld-1 are zeroed (ld: a multiple of
-     * GK_RBF_COLS). */
-    void (*pack)(size_t d, size_t nb, size_t ld, const void *y, void *yt);
+    /* Copies rows j < nb of y (row-major, d features) to yt[f * ld + lead + j], feature-major,
+     * so the row kernel reads consecutive columns; the other columns of yt are zeroed (ld: a
+     * multiple of GK_RBF_COLS, lead + nb <= ld). */
+    void (*pack)(size_t d, size_t nb, size_t ld, size_t lead, const void *y, void *yt);
     /* out[j] = exp(-gamma * ||xi - y_j||^2) under the rule above, for j < nb, with y_j packed
      * in yt; gz is the exponent used at distance 0. gamma and gz hold values of the dtype. */
     void (*row)(size_t d, size_t nb, size_t ld, double gamma, double gz, const void *xi,
@@ -133,10 +133,14 @@ static inline float gk__cpu_rbf_round_up_f32(double v)
 typedef struct gk_cpu_rbf_isa {
     const char *name;
     /* The float32 difference form for `rows` consecutive rows of x (d features each) against nb
-     * columns packed by pack (ld: the packed row length): out[r * ldo + j] for r < rows, j < nb;
-     * the values of the generic row kernel's AVX-512 clone. */
-    void (*rows_f32)(size_t d, size_t rows, size_t nb, size_t ld, float gamma, float gz,
-                     const float *x, const float *yt, float *out, size_t ldo);
+     * columns packed by pack after `lead` zero columns (ld: the packed row length): out[r * ldo
+     * + j] for r < rows, j < nb; the values of the generic row kernel's AVX-512 clone. stream:
+     * whole vectors that start a cache line of out go past the cache (rbf_matrix's output,
+     * written once and not read here; the lead puts the columns on the output's lines), then
+     * an sfence. */
+    void (*rows_f32)(size_t d, size_t rows, size_t nb, size_t ld, size_t lead, int stream,
+                     float gamma, float gz, const float *x, const float *yt, float *out,
+                     size_t ldo);
     /* The fused inner-product form (ip_f32 NULL: none), panels of mr rows of x and nr of y. */
     size_t mr, nr;
     /* Bytes of one packed panel of x (side 0) or y (side 1) of d features. */
