@@ -295,6 +295,26 @@ static void test_large(void **state)
     matrix_case(ctx, GK_FLOAT32, NULL, GK_METRIC_MANHATTAN, 1000, 1025, 16, DATA_STANDARD);
 }
 
+/* kernel_matrix and distance_matrix give each thread of the team tiles of its own (256 x 1024
+ * at these d), in order down a block of columns (y's rows prepared once a block), and shorter
+ * tiles where there would be fewer than threads: several blocks of columns and of rows, and
+ * a few rows against one block, every kernel and metric, on data offset by 1e3. */
+static void test_member_tiles(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    const size_t sizes[][3] = {{300, 2100, 8}, {40, 100, 9}};
+    for (size_t ti = 0; ti < 2; ti++)
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+            size_t m = sizes[s][0], n = sizes[s][1], d = sizes[s][2];
+            for (size_t ki = 0; ki < sizeof kinds / sizeof kinds[0]; ki++) {
+                gk_kernel k = pick_kernel(kinds[ki], d, DATA_OFFSET, (int)(ki + s));
+                matrix_case(ctx, dtypes[ti], &k, 0, m, n, d, DATA_OFFSET);
+            }
+            for (size_t mi = 0; mi < sizeof metrics / sizeof metrics[0]; mi++)
+                matrix_case(ctx, dtypes[ti], NULL, metrics[mi], m, n, d, DATA_OFFSET);
+        }
+}
+
 /* d = 0: every distance is 0 and every inner product 0. */
 static void test_no_features(void **state)
 {
@@ -778,17 +798,12 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_kernel_init),
-        GK_TEST_BOTH(test_kernel_matrix),
-        GK_TEST_BOTH(test_distance_matrix),
-        GK_TEST_BOTH(test_large),
-        GK_TEST_BOTH(test_no_features),
-        GK_TEST_BOTH(test_special_values),
-        GK_TEST_BOTH(test_kernel_matmul),
-        GK_TEST_BOTH(test_matmul_empty),
-        GK_TEST_BOTH(test_knn),
-        GK_TEST_BOTH(test_knn_ties),
-        GK_TEST_BOTH(test_int64_buffers),
+        cmocka_unit_test(test_kernel_init), GK_TEST_BOTH(test_kernel_matrix),
+        GK_TEST_BOTH(test_distance_matrix), GK_TEST_BOTH(test_large),
+        GK_TEST_BOTH(test_member_tiles),    GK_TEST_BOTH(test_no_features),
+        GK_TEST_BOTH(test_special_values),  GK_TEST_BOTH(test_kernel_matmul),
+        GK_TEST_BOTH(test_matmul_empty),    GK_TEST_BOTH(test_knn),
+        GK_TEST_BOTH(test_knn_ties),        GK_TEST_BOTH(test_int64_buffers),
         GK_TEST_BOTH(test_errors),
     };
     return cmocka_run_group_tests_name("kernel", tests, gk_test_group_setup, NULL);

@@ -44,13 +44,18 @@ typedef struct gk_cpu_job {
     int sgemm;
     float *vf;
     int direct; /* set before gk__cpu_job_begin: kernel_matrix, whose sgemm form writes out */
+    /* set before gk__cpu_job_begin: each thread of the team computes tiles of its own
+     * (gk__cpu_job_member), with scratch for each */
+    int members;
     /* SQDIST: an entry is kept where beta (|x_i - c|^2 + |y_j - c|^2) <= tol |x_i - y_j|^2 */
     double beta, tol;
     /* Tile sizes and scratch: rows of x (mb x d, prepared), rows of y (nb x d; L1: d x nb),
      * their norms, the tile (mb x nb), the centre c (d). */
     size_t mb, nb;
     double *xs, *ys, *nx, *ny, *v, *c;
-    double *iny; /* cosine: 1 / ny (0 where ny is 0 or inf), so the epilogue multiplies */
+    double *iny;       /* cosine: 1 / ny (0 where ny is 0 or inf), so the epilogue multiplies */
+    size_t tile_elems; /* doubles of one tile's scratch */
+    size_t ys_from;    /* a member's job: the first row of y prepared in ys (SIZE_MAX: none) */
     void *mem;
     int threads;
 } gk_cpu_job;
@@ -59,11 +64,15 @@ typedef struct gk_cpu_job {
 void gk__cpu_job_kernel(gk_cpu_job *j, const gk_kernel *k);
 void gk__cpu_job_metric(gk_cpu_job *j, gk_metric metric);
 
-/* Sets the operands, allocates the scratch for tiles of at most mb_max rows of x and the
- * centre of a distance pass; GK_E_OUT_OF_MEMORY (nothing to free) on failure. */
+/* Sets the operands, allocates the scratch for tiles of at most mb_max rows of x (one tile's,
+ * or one for each thread with members) and the centre of a distance pass; GK_E_OUT_OF_MEMORY
+ * (nothing to free) on failure. */
 gk_status gk__cpu_job_begin(void *st, gk_cpu_job *j, gk_dtype t, size_t m, size_t n, size_t d,
                             const void *x, const void *y, size_t mb_max);
 void gk__cpu_job_end(gk_cpu_job *j);
+/* Member `member` of the team's copy of j (begun with members): its own tile scratch, one
+ * thread. */
+void gk__cpu_job_member(const gk_cpu_job *j, int member, gk_cpu_job *mj);
 
 /* Called once per row r < mb of a computed tile, from the team's threads, with the row's nb
  * values (the pass's, before the epilogue): row r of x is row i0 + r. */
@@ -76,10 +85,16 @@ void gk__cpu_job_rows(gk_cpu_job *j, size_t i0, size_t mb);
 gk_status gk__cpu_job_tile(void *st, gk_cpu_job *j, size_t i0, size_t mb, size_t j0, size_t nb,
                            gk_cpu_row_fn row, void *arg);
 
-/* A tile of a float32 kernel_matrix in the sgemm form: the inner products go straight into c
+/* The tile of rows i0 .. i0 + mb - 1 of x against rows j0 .. j0 + nb - 1 of y on the calling
+ * thread alone, with a member's job (gk__cpu_job_member): the rows prepared (y's unless the
+ * member's previous tile had the same), a one-thread gemm, then row(arg, j, r, v + r nb) for
+ * each row. */
+void gk__cpu_job_tile_member(gk_cpu_job *j, size_t i0, size_t mb, size_t j0, size_t nb,
+                             gk_cpu_row_fn row, void *arg);
+/* The same for a float32 kernel_matrix in the sgemm form: the inner products go straight into c
  * (row length ldc, the output), each row then finished in place; no tile of doubles. */
-gk_status gk__cpu_job_tile_f32(void *st, gk_cpu_job *j, size_t i0, size_t mb, size_t j0, size_t nb,
-                               float *c, size_t ldc);
+void gk__cpu_job_tile_f32_member(gk_cpu_job *j, size_t i0, size_t mb, size_t j0, size_t nb,
+                                 float *c, size_t ldc);
 
 /* |x_i - y_j|^2 for rows of d features, in double from the given values (differences of floats
  * are exact in double): the difference form, for entries the expanded one cannot give. */

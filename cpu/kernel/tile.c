@@ -3,6 +3,8 @@
  * dgemm, L1 sums from a direct loop, each row then handed to the caller's epilogue. */
 #include <math.h>
 #include <omp.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "cpu_internal.h"
 #include "kernel/kernel.h"
@@ -19,18 +21,23 @@ static double widen_row(gk_dtype t, size_t d, const void *src, size_t r, const d
     double s = 0.0;
     if (t == GK_FLOAT32) {
         const float *p = (const float *)src + r * d;
+        for (size_t f = 0; f < d; f++)
+            dst[f] = (double)p[f];
+    } else {
+        memcpy(dst, (const double *)src + r * d, d * sizeof *dst);
+    }
+    /* summed in any order: the bounds that use the norm hold for every order (g_d) */
+    if (c != NULL) {
+#pragma omp simd reduction(+ : s)
         for (size_t f = 0; f < d; f++) {
-            double v = (double)p[f] - (c != NULL ? c[f] : 0.0);
+            double v = dst[f] - c[f];
             dst[f] = v;
             s += v * v;
         }
     } else {
-        const double *p = (const double *)src + r * d;
-        for (size_t f = 0; f < d; f++) {
-            double v = p[f] - (c != NULL ? c[f] : 0.0);
-            dst[f] = v;
-            s += v * v;
-        }
+#pragma omp simd reduction(+ : s)
+        for (size_t f = 0; f < d; f++)
+            s += dst[f] * dst[f];
     }
     return s;
 }
@@ -43,12 +50,14 @@ static void prepare(const gk_cpu_job *j, const void *src, size_t r0, size_t rows
     const size_t d = j->d;
     const double *c = j->pass == GK_CPU_PASS_SQDIST ? j->c : NULL;
     const int l1 = j->pass == GK_CPU_PASS_L1, f32 = j->t == GK_FLOAT32;
+    if (j->sgemm && !j->norms)
+        return; /* the sgemm reads the rows as given, and nothing needs their norms */
     int team = rows * d > GK_KERNEL_PAR_MIN && j->threads > 1;
     GK_CPU_PARALLEL_IF(
         team, "omp parallel for num_threads(j->threads) schedule(static)",
         for (size_t r = 0; r < rows; r++) {
             norms[r] = 0.0;
-            if (j->sgemm) {
+            if (j->sgemm && j->norms) {
                 /* the sgemm reads the rows as given: only the cosine's norms */
                 const float *p = (const float *)src + (r0 + r) * d;
                 double s = 0.0;
@@ -266,37 +275,28 @@ static void finish_row_f32(const gk_cpu_job *j, size_t nb, size_t r, float *v)
     }
 }
 
-gk_status gk__cpu_job_tile_f32(void *st, gk_cpu_job *j, size_t i0, size_t mb, size_t j0, size_t nb,
-                               float *c, size_t ldc)
+void gk__cpu_job_tile_member(gk_cpu_job *j, size_t i0, size_t mb, size_t j0, size_t nb,
+                             gk_cpu_row_fn row, void *arg)
 {
-    const size_t d = j->d;
-    prepare(j, j->y, j0, nb, 1, j->ys, j->ny);
-    const float *x = (const float *)j->x + i0 * d, *y = (const float *)j->y + j0 * d;
-    const size_t ld = d > 0 ? d : 1;
-    const gk_cpu_job *cj = j;
-    int team = mb * nb * (d + 1) > GK_KERNEL_PAR_MIN && j->threads > 1 && mb > 1;
-    if (!team) {
-        gk_status s = gk__cpu_gemm(st, GK_FLOAT32, GK_NO_TRANS, GK_TRANS, mb, nb, d, 1.0, x, ld, y,
-                                   ld, 0.0, c, ldc);
-        if (s == GK_OK && j->finish != GK_CPU_FINISH_NONE)
-            for (size_t r = 0; r < mb; r++)
-                finish_row_f32(cj, nb, r, c + r * ldc);
-        return s;
-    }
-    /* as gk__cpu_job_tile: the members split the rows, each with its own one-thread gemm */
-    gk__cpu_blas_serial_enter();
-#pragma omp parallel num_threads(cj->threads)
-    {
-        size_t nt = (size_t)omp_get_num_threads(), t = (size_t)omp_get_thread_num();
-        size_t r0 = mb * t / nt, r1 = mb * (t + 1) / nt;
-        if (r1 > r0) {
-            gk__cpu_gemm_serial(GK_FLOAT32, GK_NO_TRANS, GK_TRANS, r1 - r0, nb, d, 1.0, x + r0 * d,
-                                ld, y, ld, 0.0, c + r0 * ldc, ldc);
-            if (cj->finish != GK_CPU_FINISH_NONE)
-                for (size_t r = r0; r < r1; r++)
-                    finish_row_f32(cj, nb, r, c + r * ldc);
-        }
-    }
-    gk__cpu_blas_serial_leave();
-    return GK_OK;
+    prepare(j, j->x, i0, mb, 0, j->xs, j->nx);
+    if (j->ys_from != j0)
+        prepare(j, j->y, j0, nb, 1, j->ys, j->ny);
+    j->ys_from = j0;
+    tile_rows(j, 1, i0, 0, mb, j0, nb, row, arg);
+}
+
+void gk__cpu_job_tile_f32_member(gk_cpu_job *j, size_t i0, size_t mb, size_t j0, size_t nb,
+                                 float *c, size_t ldc)
+{
+    const size_t d = j->d, ld = d > 0 ? d : 1;
+    prepare(j, j->x, i0, mb, 0, j->xs, j->nx);
+    if (j->ys_from != j0)
+        prepare(j, j->y, j0, nb, 1, j->ys, j->ny);
+    j->ys_from = j0;
+    gk__cpu_gemm_serial(GK_FLOAT32, GK_NO_TRANS, GK_TRANS, mb, nb, d, 1.0,
+                        (const float *)j->x + i0 * d, ld, (const float *)j->y + j0 * d, ld, 0.0, c,
+                        ldc);
+    if (j->finish != GK_CPU_FINISH_NONE)
+        for (size_t r = 0; r < mb; r++)
+            finish_row_f32(j, nb, r, c + r * ldc);
 }
