@@ -157,6 +157,10 @@ typedef struct gk_cpu_rbf_isa {
      * inside m x n); for a->upper, also the entries below the diagonal, as mirror images of
      * those it computes above. */
     void (*ip_f32)(const gk_cpu_rbf_ip_f32 *a, size_t p0, size_t p1, size_t q0, size_t q1);
+    /* out[j] = (float)v[j] for j < nb, the vectors that start a cache line of out streamed past
+     * the cache (an output written once and not read again: the kernel family's), then an
+     * sfence. */
+    void (*store_f32)(size_t nb, const double *v, float *out);
 } gk_cpu_rbf_isa;
 
 #if defined(__x86_64__) && defined(GK_HAVE_RBF_AVX512)

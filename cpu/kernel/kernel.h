@@ -58,6 +58,9 @@ typedef struct gk_cpu_job {
     size_t ys_from;    /* a member's job: the first row of y prepared in ys (SIZE_MAX: none) */
     void *mem;
     int threads;
+    /* kernel_matrix, distance_matrix: the context's ISA kernels (NULL: none), whose store_f32
+     * writes float32 rows */
+    const struct gk_cpu_rbf_isa *isa;
 } gk_cpu_job;
 
 /* The pass and epilogue of a kernel (validated by the core), or of a metric. */

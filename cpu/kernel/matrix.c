@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include "cpu_internal.h"
+#include "cpu_rbf.h"
 #include "kernel/kernel.h"
 
 typedef struct store_arg {
@@ -17,7 +18,9 @@ static void store_row(void *arg, const gk_cpu_job *j, size_t r, double *v)
     size_t nb = j->n - a->j0 < j->nb ? j->n - a->j0 : j->nb;
     gk__cpu_finish_row(j, nb, r, 0, v);
     size_t at = (a->i0 + r) * j->n + a->j0;
-    if (j->t == GK_FLOAT32) {
+    if (j->t == GK_FLOAT32 && j->isa != NULL && j->isa->store_f32 != NULL) {
+        j->isa->store_f32(nb, v, (float *)a->out + at);
+    } else if (j->t == GK_FLOAT32) {
         float *o = (float *)a->out + at;
         for (size_t jj = 0; jj < nb; jj++)
             o[jj] = (float)v[jj];
@@ -42,6 +45,7 @@ static gk_status run(void *st, gk_cpu_job *j, gk_dtype t, size_t m, size_t n, si
     if (t != GK_FLOAT32 && t != GK_FLOAT64)
         return gk__cpu_bad_dtype(t);
     j->members = 1;
+    j->isa = ((const gk_cpu_state *)st)->rbf_isa;
     gk_status s = gk__cpu_job_begin(st, j, t, m, n, d, x, y, m);
     if (s != GK_OK)
         return s;

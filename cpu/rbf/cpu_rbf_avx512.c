@@ -348,5 +348,25 @@ static void ip_f32(const gk_cpu_rbf_ip_f32 *a, size_t p0, size_t p1, size_t q0, 
         _mm_sfence(); /* streamed stores are weakly ordered: done before the team's barrier */
 }
 
-const gk_cpu_rbf_isa gk__cpu_rbf_avx512 = {"avx512",       rows_f32, IP_MR,      NR,
-                                           ip_panel_bytes, ip_pack,  ip_dot_err, ip_f32};
+/* Rounded as a scalar conversion rounds (to nearest), so values equal the portable store's. */
+static void store_f32(size_t nb, const double *v, float *out)
+{
+    size_t j = 0, head = (64 - (uintptr_t)out % 64) % 64 / sizeof(float);
+    if ((uintptr_t)out % sizeof(float) != 0)
+        head = nb;
+    for (; j < head && j < nb; j++)
+        out[j] = (float)v[j];
+    for (; j + 16 <= nb; j += 16) {
+        __m256 lo = _mm512_cvtpd_ps(_mm512_loadu_pd(v + j));
+        __m256 hi = _mm512_cvtpd_ps(_mm512_loadu_pd(v + j + 8));
+        __m512d both = _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)),
+                                          _mm256_castps_pd(hi), 1);
+        _mm512_stream_ps(out + j, _mm512_castpd_ps(both));
+    }
+    for (; j < nb; j++)
+        out[j] = (float)v[j];
+    _mm_sfence(); /* streamed stores are weakly ordered: done before the team's barrier */
+}
+
+const gk_cpu_rbf_isa gk__cpu_rbf_avx512 = {"avx512", rows_f32,   IP_MR,  NR,       ip_panel_bytes,
+                                           ip_pack,  ip_dot_err, ip_f32, store_f32};
