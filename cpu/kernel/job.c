@@ -56,12 +56,15 @@ static size_t clamp_size(size_t v, size_t lo, size_t hi)
 #define GK_KERNEL_SQDIST_TOL_F32 5e-6
 #define GK_KERNEL_SQDIST_TOL_F64 5e-13
 
-/* The largest Euclidean norm of `rows` float32 rows of d features, in double. */
+/* The largest Euclidean norm of `rows` float32 rows of d features, in double (each summed in
+ * any order: a bound, and the products are exact). */
+GK_CPU_CLONES
 static double max_norm(size_t rows, size_t d, const float *p)
 {
     double top = 0.0;
     for (size_t i = 0; i < rows; i++) {
         double s = 0.0;
+#pragma omp simd reduction(+ : s)
         for (size_t f = 0; f < d; f++)
             s += (double)p[i * d + f] * (double)p[i * d + f];
         top = s > top || isnan(s) ? s : top;
