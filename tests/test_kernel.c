@@ -315,6 +315,42 @@ static void test_member_tiles(void **state)
         }
 }
 
+/* Euclidean distances whose squares leave float32's normal range, above (3e19 apart: 9e38 >
+ * FLT_MAX) and below (1e-25 apart: 1e-50), while the distances themselves are ordinary floats:
+ * each within 1e-5 of itself. The CPU's float32 calls take the roots in float, of squares
+ * held in double. */
+static void test_euclidean_range(void **state)
+{
+    (void)state;
+    gk_context *ctx = NULL;
+    GK_CHECK_OK(gk_context_create(GK_BACKEND_CPU, &ctx));
+    const size_t m = 6, n = 3, d = 3;
+    const float hx[] = {3e19f, 0, 0,      1e19f, 2e18f, 0, 1e-25f, 0,      0,
+                        0,     0, 3e-30f, 1.5f,  -2.f,  0, 5e-20f, 5e-20f, 0};
+    const float hy[] = {0, 0, 0, 1e-25f, 1e-25f, 0, 2.f, 1.f, 0};
+    gk_buffer *x = gk_test_buffer_from(ctx, GK_FLOAT32, m * d, hx);
+    gk_buffer *y = gk_test_buffer_from(ctx, GK_FLOAT32, n * d, hy);
+    gk_buffer *out = gk_test_buffer_const(ctx, GK_FLOAT32, m * n, GK_TEST_SENTINEL);
+    GK_CHECK_OK(gk_distance_matrix(ctx, GK_METRIC_EUCLIDEAN, m, n, d, x, y, out));
+    float *ho = gk_test_read_all(out);
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++) {
+            long double s = 0;
+            for (size_t f = 0; f < d; f++) {
+                long double e = (long double)hx[i * d + f] - (long double)hy[j * d + f];
+                s += e * e;
+            }
+            long double ref = sqrtl(s);
+            check_value(GK_FLOAT32, "euclidean, squares outside float's range", i, j, ho[i * n + j],
+                        ref, 1e-5L * ref);
+        }
+    free(ho);
+    gk_buffer_destroy(x);
+    gk_buffer_destroy(y);
+    gk_buffer_destroy(out);
+    gk_context_destroy(ctx);
+}
+
 /* d = 0: every distance is 0 and every inner product 0. */
 static void test_no_features(void **state)
 {
@@ -798,12 +834,19 @@ static void test_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_kernel_init), GK_TEST_BOTH(test_kernel_matrix),
-        GK_TEST_BOTH(test_distance_matrix), GK_TEST_BOTH(test_large),
-        GK_TEST_BOTH(test_member_tiles),    GK_TEST_BOTH(test_no_features),
-        GK_TEST_BOTH(test_special_values),  GK_TEST_BOTH(test_kernel_matmul),
-        GK_TEST_BOTH(test_matmul_empty),    GK_TEST_BOTH(test_knn),
-        GK_TEST_BOTH(test_knn_ties),        GK_TEST_BOTH(test_int64_buffers),
+        cmocka_unit_test(test_kernel_init),
+        GK_TEST_BOTH(test_kernel_matrix),
+        GK_TEST_BOTH(test_distance_matrix),
+        GK_TEST_BOTH(test_large),
+        GK_TEST_BOTH(test_member_tiles),
+        GK_TEST_BOTH(test_no_features),
+        GK_TEST_BOTH(test_special_values),
+        cmocka_unit_test(test_euclidean_range),
+        GK_TEST_BOTH(test_kernel_matmul),
+        GK_TEST_BOTH(test_matmul_empty),
+        GK_TEST_BOTH(test_knn),
+        GK_TEST_BOTH(test_knn_ties),
+        GK_TEST_BOTH(test_int64_buffers),
         GK_TEST_BOTH(test_errors),
     };
     return cmocka_run_group_tests_name("kernel", tests, gk_test_group_setup, NULL);
