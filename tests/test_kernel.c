@@ -295,10 +295,14 @@ static void test_large(void **state)
     matrix_case(ctx, GK_FLOAT32, NULL, GK_METRIC_MANHATTAN, 1000, 1025, 16, DATA_STANDARD);
 }
 
+static void matmul_case(gk_context *ctx, gk_dtype t, const gk_kernel *k, size_t m, size_t n,
+                        size_t d, size_t r);
+
 /* kernel_matrix and distance_matrix give each thread of the team tiles of its own (256 x 1024
  * at these d), in order down a block of columns (y's rows prepared once a block), and shorter
  * tiles where there would be fewer than threads: several blocks of columns and of rows, and
- * a few rows against one block, every kernel and metric, on data offset by 1e3. */
+ * a few rows against one block, every kernel and metric, on data offset by 1e3; kernel_matmul
+ * gives each thread rows of its own, along every block of y. */
 static void test_member_tiles(void **state)
 {
     gk_context *ctx = gk_test_context(state);
@@ -312,6 +316,12 @@ static void test_member_tiles(void **state)
             }
             for (size_t mi = 0; mi < sizeof metrics / sizeof metrics[0]; mi++)
                 matrix_case(ctx, dtypes[ti], NULL, metrics[mi], m, n, d, DATA_OFFSET);
+            static const gk_kernel_kind passes[] = {GK_KERNEL_LAPLACIAN, GK_KERNEL_POLYNOMIAL,
+                                                    GK_KERNEL_MATERN};
+            for (size_t ki = 0; ki < 3; ki++) {
+                gk_kernel k = pick_kernel(passes[ki], d, DATA_STANDARD, (int)s);
+                matmul_case(ctx, dtypes[ti], &k, m, n, d, 3);
+            }
         }
 }
 
