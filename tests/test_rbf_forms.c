@@ -464,6 +464,20 @@ static void cpu_form_case(const char *form, gk_dtype t, int kind, size_t m, size
     gk_context_destroy(ctx);
 }
 
+/* The GEMM form (forced) runs rbf_matrix in tiles of 256 x 1024 and rbf_matvec in panels of 256
+ * rows of x against blocks of y of at most 2048 rows, each tile a one-thread gemm on the team's
+ * threads: shapes with several of each. */
+static void test_cpu_gemm_tiles(void **state)
+{
+    (void)state;
+    const gk_dtype dtypes[] = {GK_FLOAT32, GK_FLOAT64};
+    const size_t shapes[][3] = {{300, 2100, 64}, {270, 2100, 130}};
+    for (size_t ti = 0; ti < 2; ti++)
+        for (size_t s = 0; s < 2; s++)
+            cpu_form_case("gemm", dtypes[ti], s == 0 ? DATA_NORMAL : DATA_OFFSET, shapes[s][0],
+                          shapes[s][1], shapes[s][2], 1.0 / (double)shapes[s][2], 0);
+}
+
 static void test_cpu_forms(void **state)
 {
     (void)state;
@@ -588,6 +602,7 @@ int main(void)
         GK_TEST_BOTH(test_special),
         cmocka_unit_test(test_cpu_forms),
         cmocka_unit_test(test_cpu_diff_offsets),
+        cmocka_unit_test(test_cpu_gemm_tiles),
         cmocka_unit_test(test_cpu_form_switch),
         cmocka_unit_test(test_cpu_overflow),
     };
