@@ -293,6 +293,13 @@ static void test_large(void **state)
     matrix_case(ctx, GK_FLOAT32, &k, 0, 1000, 1025, 16, DATA_CLUSTERS);
     matrix_case(ctx, GK_FLOAT64, NULL, GK_METRIC_EUCLIDEAN, 1000, 1025, 16, DATA_OFFSET);
     matrix_case(ctx, GK_FLOAT32, NULL, GK_METRIC_MANHATTAN, 1000, 1025, 16, DATA_STANDARD);
+    /* cubic on standardized rows of 64 features: float inner products (the CPU's sgemm) where
+     * gamma max|x| max|y| / (that + coef0) leaves room for them, doubles on other data */
+    gk_kernel cubic;
+    gk_kernel_init(&cubic, GK_KERNEL_POLYNOMIAL);
+    cubic.gamma = 1.0 / 64;
+    for (int data = 0; data < DATA_KINDS; data++)
+        matrix_case(ctx, GK_FLOAT32, &cubic, 0, 300, 310, 64, (data_kind)data);
 }
 
 static void matmul_case(gk_context *ctx, gk_dtype t, const gk_kernel *k, size_t m, size_t n,

@@ -73,13 +73,17 @@ static double max_norm(size_t rows, size_t d, const float *p)
 }
 
 /* Whether float32 inner products summed in float keep this job's contract: sgemm's error is at
- * most g_d(u) sum_f |x_f y_f| (u = 2^-24), which for linear and the cosine kernel moves an entry
- * by that fraction of the contract's scale, and the polynomial's power multiplies by degree; the
- * rest of the 1e-5 goes to the epilogue and the final rounding. 64 features pass for linear,
- * cosine and degree 2, not degree 3. The sigmoid's error is at most gamma times the inner
- * product's (tanh' <= 1), absolute, so it depends on the data: sum_f |x_f y_f| <= |x| |y| bounds
- * it by gamma g_d(u) max |x| max |y| (standardized data, 64 features, gamma 1/64: 3.8e-6). The
- * cosine distance (1e-6) keeps double. */
+ * most g_d(u) S, S = sum_f |x_f y_f| (u = 2^-24), which for linear and the cosine kernel moves an
+ * entry by that fraction of the contract's scale; the rest of the 1e-5 goes to the epilogue and
+ * the final rounding. 64 features pass for linear and cosine. The sigmoid's error is at most
+ * gamma times the inner product's (tanh' <= 1), absolute, so it depends on the data:
+ * S <= |x| |y| bounds it by gamma g_d(u) max |x| max |y| (standardized data, 64 features, gamma
+ * 1/64: 3.8e-6). The polynomial's scale is A^p, A = gamma S + |coef0|, and its error at most
+ * p gamma g_d(u) S A^(p-1) (1 + g_d(u))^(p-1) = p g_d(u) (gamma S / A) (1 + g_d(u))^(p-1) A^p:
+ * within the budget for any data where p g_d(u) (1 + g_d(u))^(p-1) is (64 features: degree 2,
+ * not 3), else where it is with gamma S / A at its largest, gamma M / (gamma M + |coef0|) for
+ * M = max |x| max |y| and gamma >= 0 (standardized data, 64 features, gamma 1/64, coef0 1,
+ * degree 3: 7e-6). The cosine distance (1e-6) keeps double. */
 #define GK_KERNEL_SGEMM_ERR 8e-6
 static int sgemm_suffices(const gk_cpu_job *j, size_t d)
 {
@@ -90,10 +94,19 @@ static int sgemm_suffices(const gk_cpu_job *j, size_t d)
         double bound = fabs(j->gamma) * gd * max_norm(j->m, d, j->x) * max_norm(j->n, d, j->y);
         return bound <= GK_KERNEL_SGEMM_ERR;
     }
-    double times = j->finish == GK_CPU_FINISH_POLY ? j->degree
-                   : j->finish == GK_CPU_FINISH_NONE || j->finish == GK_CPU_FINISH_COS_SIM ? 1.0
-                                                                                           : -1.0;
-    return times >= 0.0 && times * gd <= GK_KERNEL_SGEMM_ERR;
+    if (j->finish == GK_CPU_FINISH_POLY) {
+        double p = j->degree, err = p * gd * pow(1.0 + gd, p > 1.0 ? p - 1.0 : 0.0);
+        if (err <= GK_KERNEL_SGEMM_ERR)
+            return 1;
+        if (!(j->gamma >= 0.0))
+            return 0;
+        double gm = j->gamma * max_norm(j->m, d, j->x) * max_norm(j->n, d, j->y);
+        double share = gm / (gm + fabs(j->coef0));
+        return share <= 1.0 && err * share <= GK_KERNEL_SGEMM_ERR;
+    }
+    return j->finish == GK_CPU_FINISH_NONE || j->finish == GK_CPU_FINISH_COS_SIM
+               ? gd <= GK_KERNEL_SGEMM_ERR
+               : 0;
 }
 
 /* Points a tile's scratch (tile_elems doubles from p) at its pieces. */
