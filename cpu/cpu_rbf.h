@@ -214,9 +214,11 @@ int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, d
 
 /* cpu_rbf_fused.c: float32 rbf_matrix in the inner-product form through the context's ISA
  * kernel, for a call the planner gave it; 1 when it ran (*r: the status), 0 when the data does
- * not suit it (*declined: why). */
-int gk__cpu_rbf_matrix_fused(void *st, size_t m, size_t n, size_t d, double gamma, const float *x,
-                             const float *y, float *k, gk_status *r, const char **declined);
+ * not suit it (*declined: why); sample (the planner's): decline where sampled entries fail the
+ * rounding bound. */
+int gk__cpu_rbf_matrix_fused(void *st, size_t m, size_t n, size_t d, double gamma, int sample,
+                             const float *x, const float *y, float *k, gk_status *r,
+                             const char **declined);
 
 /* Rows of d = 0 features address no element, so the core passes such operands as NULL; the
  * kernels still form row addresses p + i * d, which C defines only for a pointer to an object.

@@ -133,7 +133,7 @@ gk_status gk__cpu_rbf_matrix(void *st, gk_dtype t, size_t m, size_t n, size_t d,
     const char *declined = NULL;
     int ran = 0;
     if (p.form == GK_CPU_RBF_FUSED)
-        ran = gk__cpu_rbf_matrix_fused(st, m, n, d, gamma, x, y, k, &r, &declined);
+        ran = gk__cpu_rbf_matrix_fused(st, m, n, d, gamma, p.sample, x, y, k, &r, &declined);
     else if (p.form == GK_CPU_RBF_GEMM)
         ran = gk__cpu_rbf_matrix_gemm(st, t, m, n, d, gamma, x, y, k, &r, &declined);
     if (declined != NULL)
