@@ -162,7 +162,7 @@ gk_status gk__cpu_job_begin(void *st, gk_cpu_job *j, gk_dtype t, size_t m, size_
     /* a tile's rows, values and norms (in whole cache lines, so members share none); the
      * centre and its rounded copy (d + 1 doubles each), once */
     j->tile_elems = (rows + tile + j->mb + 2 * j->nb + ftile + 7) / 8 * 8;
-    size_t tiles = j->members ? (size_t)j->threads : 1, centre = 2 * d + 2;
+    size_t tiles = (size_t)j->threads, centre = 2 * d + 2;
     size_t bytes = (tiles * j->tile_elems + centre) * sizeof(double);
     j->mem = NULL;
     if (gk__aligned_alloc(&j->mem, 64, bytes) != 0)

@@ -31,7 +31,6 @@ gk_status gk__cpu_kernel_matmul(void *st, gk_dtype t, const gk_kernel *k, size_t
         return gk__cpu_bad_dtype(t);
     gk_cpu_job j = {0};
     gk__cpu_job_kernel(&j, k);
-    j.members = 1;
     gk_status s = gk__cpu_job_begin(st, &j, t, m, n, d, x, y, m);
     if (s != GK_OK)
         return s;

@@ -44,7 +44,6 @@ static gk_status run(void *st, gk_cpu_job *j, gk_dtype t, size_t m, size_t n, si
 {
     if (t != GK_FLOAT32 && t != GK_FLOAT64)
         return gk__cpu_bad_dtype(t);
-    j->members = 1;
     j->isa = ((const gk_cpu_state *)st)->rbf_isa;
     gk_status s = gk__cpu_job_begin(st, j, t, m, n, d, x, y, m);
     if (s != GK_OK)
