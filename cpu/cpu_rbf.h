@@ -65,10 +65,10 @@ size_t gk__cpu_rbf_block_cols(size_t n, size_t d, size_t elem_size);
  * call does a block's worth of work, so the indirection costs nothing measurable. */
 typedef struct gk_cpu_rbf_kernels {
     size_t elem_size;
-    /* Copies rows j < nb of y (row-major, d features) to yt[f * ld + j], feature-major, so the
-     * row kernel reads consecutive columns; columns nb..ld-1 are zeroed (ld: a multiple of
-     * GK_RBF_COLS). */
-    void (*pack)(size_t d, size_t nb, size_t ld, const void *y, void *yt);
+    /* Copies rows j < nb of y (row-major, d features) to yt[f * ld + lead + j], feature-major,
+     * so the row kernel reads consecutive columns; the other columns of yt are zeroed (ld: a
+     * multiple of GK_RBF_COLS, lead + nb <= ld). */
+    void (*pack)(size_t d, size_t nb, size_t ld, size_t lead, const void *y, void *yt);
     /* out[j] = exp(-gamma * ||xi - y_j||^2) under the rule above, for j < nb, with y_j packed
      * in yt; gz is the exponent used at distance 0. gamma and gz hold values of the dtype. */
     void (*row)(size_t d, size_t nb, size_t ld, double gamma, double gz, const void *xi,
@@ -133,10 +133,14 @@ static inline float gk__cpu_rbf_round_up_f32(double v)
 typedef struct gk_cpu_rbf_isa {
     const char *name;
     /* The float32 difference form for `rows` consecutive rows of x (d features each) against nb
-     * columns packed by pack (ld: the packed row length): out[r * ldo + j] for r < rows, j < nb;
-     * the values of the generic row kernel's AVX-512 clone. */
-    void (*rows_f32)(size_t d, size_t rows, size_t nb, size_t ld, float gamma, float gz,
-                     const float *x, const float *yt, float *out, size_t ldo);
+     * columns packed by pack after `lead` zero columns (ld: the packed row length): out[r * ldo
+     * + j] for r < rows, j < nb; the values of the generic row kernel's AVX-512 clone. stream:
+     * whole vectors that start a cache line of out go past the cache (rbf_matrix's output,
+     * written once and not read here; the lead puts the columns on the output's lines), then
+     * an sfence. */
+    void (*rows_f32)(size_t d, size_t rows, size_t nb, size_t ld, size_t lead, int stream,
+                     float gamma, float gz, const float *x, const float *yt, float *out,
+                     size_t ldo);
     /* The fused inner-product form (ip_f32 NULL: none), panels of mr rows of x and nr of y. */
     size_t mr, nr;
     /* Bytes of one packed panel of x (side 0) or y (side 1) of d features. */
@@ -153,6 +157,10 @@ typedef struct gk_cpu_rbf_isa {
      * inside m x n); for a->upper, also the entries below the diagonal, as mirror images of
      * those it computes above. */
     void (*ip_f32)(const gk_cpu_rbf_ip_f32 *a, size_t p0, size_t p1, size_t q0, size_t q1);
+    /* out[j] = (float)v[j] for j < nb, the vectors that start a cache line of out streamed past
+     * the cache (an output written once and not read again: the kernel family's), then an
+     * sfence. */
+    void (*store_f32)(size_t nb, const double *v, float *out);
 } gk_cpu_rbf_isa;
 
 #if defined(__x86_64__) && defined(GK_HAVE_RBF_AVX512)
@@ -206,9 +214,11 @@ int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, d
 
 /* cpu_rbf_fused.c: float32 rbf_matrix in the inner-product form through the context's ISA
  * kernel, for a call the planner gave it; 1 when it ran (*r: the status), 0 when the data does
- * not suit it (*declined: why). */
-int gk__cpu_rbf_matrix_fused(void *st, size_t m, size_t n, size_t d, double gamma, const float *x,
-                             const float *y, float *k, gk_status *r, const char **declined);
+ * not suit it (*declined: why); sample (the planner's): decline where sampled entries fail the
+ * rounding bound. */
+int gk__cpu_rbf_matrix_fused(void *st, size_t m, size_t n, size_t d, double gamma, int sample,
+                             const float *x, const float *y, float *k, gk_status *r,
+                             const char **declined);
 
 /* Rows of d = 0 features address no element, so the core passes such operands as NULL; the
  * kernels still form row addresses p + i * d, which C defines only for a pointer to an object.

@@ -31,11 +31,6 @@
 #define GK_RBF_FUSED_MIRROR_D ((size_t)128)
 /* Tiles up to this many rows and columns are mirrored. */
 #define GK_RBF_MIRROR_MAX 32
-/* Below this many features, data where sampled entries fail the bound (clustered data about its
- * global mean) takes differences: there the recompute of the failing tiles' entries cost up to
- * three times the difference form; from here on it costs about as much as differences (and
- * less where x is y, the mirrored tiles). */
-#define GK_RBF_FUSED_SAMPLE_MAX_D ((size_t)128)
 /* Panels per task: a task's x panels (8 x 14 rows with AVX-512) stay in L2 while its y panels
  * pass. */
 #define GK_RBF_FUSED_PANELS ((size_t)8)
@@ -59,8 +54,9 @@ static double pack_all(const gk_cpu_rbf_isa *isa, int nt, int side, size_t rows,
     return ok ? total : -1.0;
 }
 
-int gk__cpu_rbf_matrix_fused(void *st, size_t m, size_t n, size_t d, double gamma, const float *x,
-                             const float *y, float *k, gk_status *r, const char **declined)
+int gk__cpu_rbf_matrix_fused(void *st, size_t m, size_t n, size_t d, double gamma, int sample,
+                             const float *x, const float *y, float *k, gk_status *r,
+                             const char **declined)
 {
     const gk_cpu_rbf_isa *isa = ((const gk_cpu_state *)st)->rbf_isa;
     const double u = 0x1p-24;
@@ -99,8 +95,7 @@ int gk__cpu_rbf_matrix_fused(void *st, size_t m, size_t n, size_t d, double gamm
     double mx = sx / (double)m, my = sy / (double)n;
     /* Not finite, too large, or data where many entries fail the bound: differences. */
     if (sy < 0.0 || !gk__cpu_rbf_typical_passes(gamma, beta, tol, &mx, 1, &my, 1) ||
-        (d < GK_RBF_FUSED_SAMPLE_MAX_D &&
-         !gk__cpu_rbf_sample_passes(GK_FLOAT32, m, n, d, gamma, beta, tol, x, y, c))) {
+        (sample && !gk__cpu_rbf_sample_passes(GK_FLOAT32, m, n, d, gamma, beta, tol, x, y, c))) {
         *declined = sy < 0.0 ? "rows not finite or too large for float dot products"
                              : "sampled entries fail the rounding bound";
         gk__free(scratch);

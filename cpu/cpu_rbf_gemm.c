@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* cpu_rbf_gemm.c - rbf_matrix and rbf_matvec as ||x||^2 + ||y||^2 - 2 x.y through OpenBLAS GEMM. */
 #include <math.h>
+#include <omp.h>
 #include <stdint.h>
 
 #include "alloc.h"
@@ -231,6 +232,11 @@ static void cpu_rbf_finish_row(gk_dtype t, size_t n, size_t d, double gamma, dou
     }
 }
 
+/* rbf_matrix's tiles: a one-thread gemm of 256 rows keeps OpenBLAS's packing of the 1024
+ * columns to 1/256 of its work; 256 x 1024 doubles (2 MiB) stay in cache for the epilogue. */
+#define GK_RBF_GEMM_TILE_ROWS ((size_t)256)
+#define GK_RBF_GEMM_TILE_COLS ((size_t)1024)
+
 int gk__cpu_rbf_matrix_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
                             const void *x, const void *y, void *k, gk_status *r,
                             const char **declined)
@@ -260,23 +266,46 @@ int gk__cpu_rbf_matrix_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, 
         gk__free(scratch);
         return 0;
     }
-    *r = gk__cpu_gemm(st, t, GK_NO_TRANS, GK_TRANS, m, n, d, 1.0, xc, d, yc, d, 0.0, k, n);
-    if (*r == GK_OK) {
-#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
-        for (size_t i = 0; i < m; i++)
-            cpu_rbf_finish_row(t, n, d, gamma, beta, tol, nx[i], ny, (const char *)x + i * d * es,
-                               y, (char *)k + i * n * es);
+    /* Tiles of the output, each a one-thread gemm of its rows and columns into k, then finished
+     * there while in cache, on the team's threads: a multithreaded gemm then the team's pass
+     * over k left OpenBLAS's threads spinning beside the team (cpu_rbf_fused.c). */
+    size_t row_tiles = (m + GK_RBF_GEMM_TILE_ROWS - 1) / GK_RBF_GEMM_TILE_ROWS;
+    size_t col_tiles = (n + GK_RBF_GEMM_TILE_COLS - 1) / GK_RBF_GEMM_TILE_COLS;
+    size_t tasks = row_tiles * col_tiles;
+    int team = gk__cpu_region(nt, tasks);
+    gk__cpu_blas_serial_enter();
+#pragma omp parallel for num_threads(team) if (team > 1) schedule(static)
+    for (size_t task = 0; task < tasks; task++) {
+        size_t i0 = task / col_tiles * GK_RBF_GEMM_TILE_ROWS;
+        size_t j0 = task % col_tiles * GK_RBF_GEMM_TILE_COLS;
+        size_t mb = m - i0 < GK_RBF_GEMM_TILE_ROWS ? m - i0 : GK_RBF_GEMM_TILE_ROWS;
+        size_t nb = n - j0 < GK_RBF_GEMM_TILE_COLS ? n - j0 : GK_RBF_GEMM_TILE_COLS;
+        char *kt = (char *)k + (i0 * n + j0) * es;
+        gk__cpu_gemm_serial(t, GK_NO_TRANS, GK_TRANS, mb, nb, d, 1.0, xc + i0 * d * es, d,
+                            yc + j0 * d * es, d, 0.0, kt, n);
+        for (size_t i = i0; i < i0 + mb; i++)
+            cpu_rbf_finish_row(t, nb, d, gamma, beta, tol, nx[i], ny + j0,
+                               (const char *)x + i * d * es, (const char *)y + j0 * d * es,
+                               kt + (i - i0) * n * es);
     }
+    gk__cpu_blas_serial_leave();
+    *r = GK_OK;
     gk__free(scratch);
     return 1;
 }
 
-/* rbf_matvec tiles: panels of GK_RBF_GEMM_PANEL rows of x against blocks of
- * GK_RBF_GEMM_BLOCK rows of y, each centered when its tile is computed (the centering costs
- * 1 / (2 x block) of the GEMM), so scratch is a tile: the two centered pieces and the tile of
- * G, at most (256 + 2048) x 4096 + 256 x 2048 elements (the planner keeps d <= 4096). */
+/* rbf_matvec: each thread of the team takes panels of GK_RBF_GEMM_PANEL rows of x of its own
+ * and goes along y in blocks of at most GK_RBF_GEMM_BLOCK rows (fewer for large d, so that a
+ * block holds at most GK_RBF_GEMM_BLOCK_ELEMS values), each centred when its tile is computed
+ * (the centring costs 1 / (2 x panel) of the gemm): a one-thread gemm of the tile, the
+ * epilogue, the products with w into the rows' sums. A multithreaded gemm per tile between the
+ * team's epilogues left OpenBLAS's threads and the team's spinning beside each other at every
+ * tile (cpu_rbf_fused.c). A row's sum adds the blocks in order, whichever thread has it, so the
+ * result does not depend on the team. Scratch is a tile a thread: at most 256 x 4096 + 2^19 +
+ * 256 x 2048 values (the planner keeps d <= 4096). */
 #define GK_RBF_GEMM_PANEL ((size_t)256)
 #define GK_RBF_GEMM_BLOCK ((size_t)2048)
+#define GK_RBF_GEMM_BLOCK_ELEMS ((size_t)1 << 19)
 
 int gk__cpu_rbf_matvec_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
                             const void *x, const void *y, const void *w, void *out, gk_status *r,
@@ -286,54 +315,69 @@ int gk__cpu_rbf_matvec_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, 
     double u = t == GK_FLOAT32 ? 0x1p-24 : 0x1p-53;
     double beta = gk__cpu_rbf_beta(d, u, gk_gamma_d(d, u)),
            tol = t == GK_FLOAT32 ? GK_RBF_GEMM_ERR_F32 : GK_RBF_GEMM_ERR_F64;
+    const gk_cpu_rbf_kernels *kr = t == GK_FLOAT32 ? &gk__cpu_rbf_f32 : &gk__cpu_rbf_f64;
+    size_t block = GK_RBF_GEMM_BLOCK_ELEMS / d;
+    block = block < 32 ? 32 : block > GK_RBF_GEMM_BLOCK ? GK_RBF_GEMM_BLOCK : block;
     size_t pm = m < GK_RBF_GEMM_PANEL ? m : GK_RBF_GEMM_PANEL;
-    size_t bn = n < GK_RBF_GEMM_BLOCK ? n : GK_RBF_GEMM_BLOCK;
+    size_t bn = n < block ? n : block;
+    size_t panels = (m + pm - 1) / pm;
+    int nt = gk__cpu_threads(st), team = gk__cpu_region(nt, panels);
+    /* per thread: the panel's and the block's norms, centred rows and tile, in whole lines */
+    size_t per = ((pm + bn) * sizeof(double) + ((pm + bn) * d + pm * bn) * es + 63) / 64 * 64;
     size_t cbytes = (d * sizeof(double) + 63) / 64 * 64, tc = (d * es + 63) / 64 * 64;
-    size_t bytes = cbytes + tc + (pm + bn + m) * sizeof(double) + (pm + bn) * d * es + pm * bn * es;
+    size_t bytes = cbytes + tc + m * sizeof(double) + (size_t)team * per;
     void *scratch = NULL;
     if (gk__aligned_alloc(&scratch, 64, bytes) != 0) {
         *r = gk__error(GK_E_OUT_OF_MEMORY, "cannot allocate %zu bytes of scratch", bytes);
         return 1;
     }
-    double *cd = scratch, *nx = (double *)((char *)scratch + cbytes + tc), *ny = nx + pm;
-    double *acc = ny + bn;
+    double *cd = scratch, *acc = (double *)((char *)scratch + cbytes + tc);
     void *c = (char *)scratch + cbytes;
-    char *xc = (char *)(acc + m), *yc = xc + pm * d * es, *g = yc + bn * d * es;
-    int nt = gk__cpu_threads(st);
+    char *tiles = (char *)(acc + m);
     gk__cpu_rbf_mean(t, m, n, d, x, y, cd, c);
-    for (size_t i = 0; i < m; i++)
-        acc[i] = 0.0;
-    int ok = 1;
-    *r = GK_OK;
-    /* Blocks of y outside, panels of x inside: each row's sum runs over the blocks in order,
-     * so the result does not depend on the team. */
-    for (size_t j0 = 0; ok && j0 < n; j0 += bn) {
-        size_t nb = n - j0 < bn ? n - j0 : bn;
-        const char *yb = (const char *)y + j0 * d * es;
-        ok = cpu_rbf_center_rows(nt, t, nb, d, yb, c, yc, ny);
-        for (size_t i0 = 0; ok && i0 < m; i0 += pm) {
-            size_t mb = m - i0 < pm ? m - i0 : pm;
-            const char *xp = (const char *)x + i0 * d * es;
-            ok = cpu_rbf_center_rows(nt, t, mb, d, xp, c, xc, nx);
-            if (ok && j0 == 0 && i0 == 0)
-                ok = gk__cpu_rbf_typical_passes(gamma, beta, tol, nx, mb, ny, nb);
-            if (!ok)
-                break;
-            *r = gk__cpu_gemm(st, t, GK_NO_TRANS, GK_TRANS, mb, nb, d, 1.0, xc, d, yc, d, 0.0, g,
-                              nb);
-            if (*r != GK_OK) {
-                gk__free(scratch);
-                return 1;
-            }
-#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
-            for (size_t i = 0; i < mb; i++) {
-                char *gi = g + i * nb * es;
-                cpu_rbf_finish_row(t, nb, d, gamma, beta, tol, nx[i], ny, xp + i * d * es, yb, gi);
-                const gk_cpu_rbf_kernels *kr =
-                    t == GK_FLOAT32 ? &gk__cpu_rbf_f32 : &gk__cpu_rbf_f64;
-                acc[i0 + i] += kr->wdot(nb, gi, (const char *)w + j0 * es);
+    /* Infinities and NaNs follow the rule of cpu_rbf.h (the difference form), as does data whose
+     * typical entry fails the bound, judged on the first tile. */
+    int ok;
+    {
+        double *nx = (double *)tiles, *ny = nx + pm;
+        char *xc = (char *)(ny + bn), *yc = xc + pm * d * es;
+        ok = cpu_rbf_center_rows(1, t, pm, d, x, c, xc, nx) &&
+             cpu_rbf_center_rows(1, t, bn, d, y, c, yc, ny) &&
+             gk__cpu_rbf_typical_passes(gamma, beta, tol, nx, pm, ny, bn);
+    }
+    if (ok) {
+        gk__cpu_blas_serial_enter();
+#pragma omp parallel num_threads(team) if (team > 1) reduction(& : ok)
+        {
+            char *mine = tiles + (size_t)omp_get_thread_num() * per;
+            double *nx = (double *)mine, *ny = nx + pm;
+            char *xc = (char *)(ny + bn), *yc = xc + pm * d * es, *g = yc + bn * d * es;
+#pragma omp for schedule(dynamic, 1)
+            for (size_t p = 0; p < panels; p++) {
+                size_t i0 = p * pm, mb = m - i0 < pm ? m - i0 : pm;
+                const char *xp = (const char *)x + i0 * d * es;
+                int fine = cpu_rbf_center_rows(1, t, mb, d, xp, c, xc, nx);
+                for (size_t i = 0; i < mb; i++)
+                    acc[i0 + i] = 0.0;
+                for (size_t j0 = 0; fine && j0 < n; j0 += bn) {
+                    size_t nb = n - j0 < bn ? n - j0 : bn;
+                    const char *yb = (const char *)y + j0 * d * es;
+                    fine = cpu_rbf_center_rows(1, t, nb, d, yb, c, yc, ny);
+                    if (!fine)
+                        break;
+                    gk__cpu_gemm_serial(t, GK_NO_TRANS, GK_TRANS, mb, nb, d, 1.0, xc, d, yc, d, 0.0,
+                                        g, nb);
+                    for (size_t i = 0; i < mb; i++) {
+                        char *gi = g + i * nb * es;
+                        cpu_rbf_finish_row(t, nb, d, gamma, beta, tol, nx[i], ny, xp + i * d * es,
+                                           yb, gi);
+                        acc[i0 + i] += kr->wdot(nb, gi, (const char *)w + j0 * es);
+                    }
+                }
+                ok &= fine;
             }
         }
+        gk__cpu_blas_serial_leave();
     }
     if (ok) {
         for (size_t i = 0; i < m; i++) {
@@ -344,6 +388,7 @@ int gk__cpu_rbf_matvec_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, 
         }
     }
     gk__free(scratch);
+    *r = GK_OK;
     if (!ok)
         *declined = "rows not finite, or the typical entry fails the rounding bound";
     return ok; /* 0: nothing written: differences */

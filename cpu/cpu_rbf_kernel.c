@@ -22,27 +22,33 @@ size_t gk__cpu_rbf_block_cols(size_t n, size_t d, size_t elem_size)
     return cols < need ? cols : need;
 }
 
-static void cpu_rbf_pack_f32(size_t d, size_t nb, size_t ld, const void *yv, void *ytv)
+static void cpu_rbf_pack_f32(size_t d, size_t nb, size_t ld, size_t lead, const void *yv, void *ytv)
 {
     const float *y = yv;
     float *yt = ytv;
+    for (size_t f = 0; f < d; f++)
+        for (size_t j = 0; j < lead; j++)
+            yt[f * ld + j] = 0.0f;
     for (size_t j = 0; j < nb; j++)
         for (size_t f = 0; f < d; f++)
-            yt[f * ld + j] = y[j * d + f];
+            yt[f * ld + lead + j] = y[j * d + f];
     for (size_t f = 0; f < d; f++)
-        for (size_t j = nb; j < ld; j++)
+        for (size_t j = lead + nb; j < ld; j++)
             yt[f * ld + j] = 0.0f;
 }
 
-static void cpu_rbf_pack_f64(size_t d, size_t nb, size_t ld, const void *yv, void *ytv)
+static void cpu_rbf_pack_f64(size_t d, size_t nb, size_t ld, size_t lead, const void *yv, void *ytv)
 {
     const double *y = yv;
     double *yt = ytv;
+    for (size_t f = 0; f < d; f++)
+        for (size_t j = 0; j < lead; j++)
+            yt[f * ld + j] = 0.0;
     for (size_t j = 0; j < nb; j++)
         for (size_t f = 0; f < d; f++)
-            yt[f * ld + j] = y[j * d + f];
+            yt[f * ld + lead + j] = y[j * d + f];
     for (size_t f = 0; f < d; f++)
-        for (size_t j = nb; j < ld; j++)
+        for (size_t j = lead + nb; j < ld; j++)
             yt[f * ld + j] = 0.0;
 }
 

@@ -60,8 +60,18 @@ static gk_status cpu_rbf_matrix(int threads, const gk_cpu_rbf_isa *isa,
     double gz = gk__rbf_zero_exponent(gamma);
     if (es != sizeof(float) || (isa != NULL && isa->rows_f32 == NULL))
         isa = NULL;
-    size_t cols = gk__cpu_rbf_block_cols(n, d, es);
-    size_t col_blocks = (n + cols - 1) / cols;
+    /* The ISA kernel streams whole cache lines of the output past the cache (written once, not
+     * read: a store that misses would first read its line, twice the memory traffic where the
+     * team is bound by it), so the blocks' columns lie on the output's lines: block 0 starts
+     * after sh lanes of padding, the others at a line. */
+    int stream = isa != NULL && n % 16 == 0 && (uintptr_t)k % sizeof(float) == 0;
+    size_t sh = stream ? (uintptr_t)k / sizeof(float) % 16 : 0;
+    size_t cols = gk__cpu_rbf_block_cols(n + sh, d, es);
+    size_t col_blocks = (n + sh + cols - 1) / cols;
+    /* Blocks of even width, so that tasks are too (4096 columns at d = 20 were blocks of 1632,
+     * 1632 and 832, and the threads given the last finished early). */
+    cols = ((n + sh + col_blocks - 1) / col_blocks + GK_RBF_COLS - 1) / GK_RBF_COLS * GK_RBF_COLS;
+    col_blocks = (n + sh + cols - 1) / cols;
     size_t rows = tile_rows(threads, m, col_blocks);
     size_t row_tiles = (m + rows - 1) / rows;
     size_t tasks = row_tiles * col_blocks;
@@ -81,15 +91,17 @@ static gk_status cpu_rbf_matrix(int threads, const gk_cpu_rbf_isa *isa,
         {
             size_t cb = t / row_tiles, i0 = t % row_tiles * rows;
             size_t i1 = m - i0 < rows ? m : i0 + rows;
-            size_t j0 = cb * cols, nb = n - j0 < cols ? n - j0 : cols;
+            /* block cb: lanes cb cols .. of the padded columns (sh < cols) */
+            size_t lead = cb == 0 ? sh : 0, j0 = cb == 0 ? 0 : cb * cols - sh;
+            size_t j1 = (cb + 1) * cols - sh < n ? (cb + 1) * cols - sh : n, nb = j1 - j0;
             if (packed != cb)
-                kr->pack(d, nb, cols, y + j0 * d * es, yt);
+                kr->pack(d, nb, cols, lead, y + j0 * d * es, yt);
             packed = cb;
             const char *xr = x + i0 * d * es;
             char *kr0 = k + (i0 * n + j0) * es;
             if (isa != NULL)
-                isa->rows_f32(d, i1 - i0, nb, cols, (float)gamma, (float)gz, (const float *)xr,
-                              (const float *)yt, (float *)kr0, n);
+                isa->rows_f32(d, i1 - i0, nb, cols, lead, stream, (float)gamma, (float)gz,
+                              (const float *)xr, (const float *)yt, (float *)kr0, n);
             else
                 kr->rows(d, i1 - i0, nb, cols, gamma, gz, xr, yt, kr0, n);
         }
@@ -121,7 +133,7 @@ gk_status gk__cpu_rbf_matrix(void *st, gk_dtype t, size_t m, size_t n, size_t d,
     const char *declined = NULL;
     int ran = 0;
     if (p.form == GK_CPU_RBF_FUSED)
-        ran = gk__cpu_rbf_matrix_fused(st, m, n, d, gamma, x, y, k, &r, &declined);
+        ran = gk__cpu_rbf_matrix_fused(st, m, n, d, gamma, p.sample, x, y, k, &r, &declined);
     else if (p.form == GK_CPU_RBF_GEMM)
         ran = gk__cpu_rbf_matrix_gemm(st, t, m, n, d, gamma, x, y, k, &r, &declined);
     if (declined != NULL)

@@ -129,11 +129,11 @@ static gk_status cpu_rbf_matvec(int threads, int team, const gk_cpu_rbf_isa *isa
                 rsum[i - i0] = 0.0;
             for (size_t cb = cb0; cb < cb1; cb++) {
                 size_t j0 = cb * cols, nb = n - j0 < cols ? n - j0 : cols;
-                kr->pack(d, nb, cols, y + j0 * d * es, yt);
+                kr->pack(d, nb, cols, 0, y + j0 * d * es, yt);
                 for (size_t i = i0; i < i1; i += kt_rows) {
                     size_t r = i1 - i < kt_rows ? i1 - i : kt_rows;
                     if (isa != NULL)
-                        isa->rows_f32(d, r, nb, cols, (float)gamma, (float)gz,
+                        isa->rows_f32(d, r, nb, cols, 0, 0, (float)gamma, (float)gz,
                                       (const float *)(x + i * d * es), (const float *)yt,
                                       (float *)kt, cols);
                     else

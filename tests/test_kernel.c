@@ -183,6 +183,79 @@ static void test_large(void **state)
     matrix_case(ctx, GK_FLOAT32, &k, 0, 1000, 1025, 16, DATA_CLUSTERS);
     matrix_case(ctx, GK_FLOAT64, NULL, GK_METRIC_EUCLIDEAN, 1000, 1025, 16, DATA_OFFSET);
     matrix_case(ctx, GK_FLOAT32, NULL, GK_METRIC_MANHATTAN, 1000, 1025, 16, DATA_STANDARD);
+    /* cubic on standardized rows of 64 features: float inner products (the CPU's sgemm) where
+     * gamma max|x| max|y| / (that + coef0) leaves room for them, doubles on other data */
+    gk_kernel cubic;
+    gk_kernel_init(&cubic, GK_KERNEL_POLYNOMIAL);
+    cubic.gamma = 1.0 / 64;
+    for (int data = 0; data < DATA_KINDS; data++)
+        matrix_case(ctx, GK_FLOAT32, &cubic, 0, 300, 310, 64, (data_kind)data);
+}
+
+static void matmul_case(gk_context *ctx, gk_dtype t, const gk_kernel *k, size_t m, size_t n,
+                        size_t d, size_t r);
+
+/* kernel_matrix and distance_matrix give each thread of the team tiles of its own (256 x 1024
+ * at these d), in order down a block of columns (y's rows prepared once a block), and shorter
+ * tiles where there would be fewer than threads: several blocks of columns and of rows, and
+ * a few rows against one block, every kernel and metric, on data offset by 1e3; kernel_matmul
+ * gives each thread rows of its own, along every block of y. */
+static void test_member_tiles(void **state)
+{
+    gk_context *ctx = gk_test_context(state);
+    const size_t sizes[][3] = {{300, 2100, 8}, {40, 100, 9}};
+    for (size_t ti = 0; ti < 2; ti++)
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+            size_t m = sizes[s][0], n = sizes[s][1], d = sizes[s][2];
+            for (size_t ki = 0; ki < sizeof kinds / sizeof kinds[0]; ki++) {
+                gk_kernel k = pick_kernel(kinds[ki], d, DATA_OFFSET, (int)(ki + s));
+                matrix_case(ctx, dtypes[ti], &k, 0, m, n, d, DATA_OFFSET);
+            }
+            for (size_t mi = 0; mi < sizeof metrics / sizeof metrics[0]; mi++)
+                matrix_case(ctx, dtypes[ti], NULL, metrics[mi], m, n, d, DATA_OFFSET);
+            static const gk_kernel_kind passes[] = {GK_KERNEL_LAPLACIAN, GK_KERNEL_POLYNOMIAL,
+                                                    GK_KERNEL_MATERN};
+            for (size_t ki = 0; ki < 3; ki++) {
+                gk_kernel k = pick_kernel(passes[ki], d, DATA_STANDARD, (int)s);
+                matmul_case(ctx, dtypes[ti], &k, m, n, d, 3);
+            }
+        }
+}
+
+/* Euclidean distances whose squares leave float32's normal range, above (3e19 apart: 9e38 >
+ * FLT_MAX) and below (1e-25 apart: 1e-50), while the distances themselves are ordinary floats:
+ * each within 1e-5 of itself. The CPU's float32 calls take the roots in float, of squares
+ * held in double. */
+static void test_euclidean_range(void **state)
+{
+    (void)state;
+    gk_context *ctx = NULL;
+    GK_CHECK_OK(gk_context_create(GK_BACKEND_CPU, &ctx));
+    const size_t m = 6, n = 3, d = 3;
+    const float hx[] = {3e19f, 0, 0,      1e19f, 2e18f, 0, 1e-25f, 0,      0,
+                        0,     0, 3e-30f, 1.5f,  -2.f,  0, 5e-20f, 5e-20f, 0};
+    const float hy[] = {0, 0, 0, 1e-25f, 1e-25f, 0, 2.f, 1.f, 0};
+    gk_buffer *x = gk_test_buffer_from(ctx, GK_FLOAT32, m * d, hx);
+    gk_buffer *y = gk_test_buffer_from(ctx, GK_FLOAT32, n * d, hy);
+    gk_buffer *out = gk_test_buffer_const(ctx, GK_FLOAT32, m * n, GK_TEST_SENTINEL);
+    GK_CHECK_OK(gk_distance_matrix(ctx, GK_METRIC_EUCLIDEAN, m, n, d, x, y, out));
+    float *ho = gk_test_read_all(out);
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++) {
+            long double s = 0;
+            for (size_t f = 0; f < d; f++) {
+                long double e = (long double)hx[i * d + f] - (long double)hy[j * d + f];
+                s += e * e;
+            }
+            long double ref = sqrtl(s);
+            check_value(GK_FLOAT32, "euclidean, squares outside float's range", i, j, ho[i * n + j],
+                        ref, 1e-5L * ref);
+        }
+    free(ho);
+    gk_buffer_destroy(x);
+    gk_buffer_destroy(y);
+    gk_buffer_destroy(out);
+    gk_context_destroy(ctx);
 }
 
 /* d = 0: every distance is 0 and every inner product 0. */
@@ -672,8 +745,10 @@ int main(void)
         GK_TEST_BOTH(test_kernel_matrix),
         GK_TEST_BOTH(test_distance_matrix),
         GK_TEST_BOTH(test_large),
+        GK_TEST_BOTH(test_member_tiles),
         GK_TEST_BOTH(test_no_features),
         GK_TEST_BOTH(test_special_values),
+        cmocka_unit_test(test_euclidean_range),
         GK_TEST_BOTH(test_kernel_matmul),
         GK_TEST_BOTH(test_matmul_empty),
         GK_TEST_BOTH(test_knn),

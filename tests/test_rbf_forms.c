@@ -138,6 +138,33 @@ static void test_offsets(void **state)
         gk_context_destroy(ctx);
 }
 
+/* The difference form (forced) writes rbf_matrix's rows a cache line at a time too: its column
+ * blocks start after a lead of padding lanes that puts them on the output's lines. Outputs at
+ * offsets 0 .. 16 floats, n a multiple of 16 (streamed) and not, several column blocks (d = 64:
+ * 512 columns a block), n below one vector; data in [0, 1) and offset by 1e3. */
+static void test_cpu_diff_offsets(void **state)
+{
+    (void)state;
+    gk_context *ctx = gk_test_logging_context(GK_BACKEND_CPU, "diff");
+    assert_non_null(ctx);
+    const size_t shapes[][3] = {
+        {29, 1056, 64}, {25, 1000, 20}, {13, 48, 20}, {7, 16, 8}, {5, 9, 3}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        size_t m = shapes[s][0], n = shapes[s][1], d = shapes[s][2];
+        for (int o = 0; o < 2; o++) {
+            float *hx, *hy;
+            make_rows(m, n, d, o ? 1e3 : 0.0, o ? 1e3 + 1.0 : 1.0, &hx, &hy);
+            double gamma = gk_test_uniform(0.5, 6.0) / (double)d;
+            for (size_t off = 0; off <= 16; off += (n > 1000 ? 3 : 1))
+                matrix_at(ctx, "rbf_matrix, diff form, at an offset", m, n, d, gamma, hx, hy, off,
+                          "diff");
+            free(hx);
+            free(hy);
+        }
+    }
+    gk_context_destroy(ctx);
+}
+
 /* x and y the same buffer (scikit-learn's rbf_kernel(X)): the CPU computes the tiles on and
  * above the diagonal and mirrors the others (from d = 128); the diagonal is exactly 1. Outputs at
  * offsets (column shifts), n a multiple of 16 and not, data offset by 1e3. */
@@ -404,6 +431,20 @@ static void cpu_form_case(const char *form, gk_dtype t, int kind, size_t m, size
     gk_context_destroy(ctx);
 }
 
+/* The GEMM form (forced) runs rbf_matrix in tiles of 256 x 1024 and rbf_matvec in panels of 256
+ * rows of x against blocks of y of at most 2048 rows, each tile a one-thread gemm on the team's
+ * threads: shapes with several of each. */
+static void test_cpu_gemm_tiles(void **state)
+{
+    (void)state;
+    const gk_dtype dtypes[] = {GK_FLOAT32, GK_FLOAT64};
+    const size_t shapes[][3] = {{300, 2100, 64}, {270, 2100, 130}};
+    for (size_t ti = 0; ti < 2; ti++)
+        for (size_t s = 0; s < 2; s++)
+            cpu_form_case("gemm", dtypes[ti], s == 0 ? DATA_NORMAL : DATA_OFFSET, shapes[s][0],
+                          shapes[s][1], shapes[s][2], 1.0 / (double)shapes[s][2], 0);
+}
+
 static void test_cpu_forms(void **state)
 {
     (void)state;
@@ -528,6 +569,8 @@ int main(void)
         GK_TEST_BOTH(test_bound),
         GK_TEST_BOTH(test_special),
         cmocka_unit_test(test_cpu_forms),
+        cmocka_unit_test(test_cpu_diff_offsets),
+        cmocka_unit_test(test_cpu_gemm_tiles),
         cmocka_unit_test(test_cpu_form_switch),
         cmocka_unit_test(test_cpu_overflow),
     };

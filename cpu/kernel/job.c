@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* job.c - which pass and epilogue each kernel and metric takes; a call's scratch and centre. */
 #include <math.h>
+#include <stdint.h>
 
 #include "alloc.h"
 #include "cpu_internal.h"
@@ -38,8 +39,8 @@ void gk__cpu_job_metric(gk_cpu_job *j, gk_metric metric)
 
 /* Tiles: at most GK_KERNEL_TILE_ROWS rows of x against GK_KERNEL_TILE_COLS rows of y, fewer
  * where d is large, so that the prepared rows stay near GK_KERNEL_TILE_ELEMS doubles. A tile of
- * 256 x 1024 doubles (2 MiB) keeps a dgemm at its speed and the epilogue's rows in cache; the y
- * block is prepared again for every 256 rows of x, 1/512 of the dgemm's work. */
+ * 256 x 1024 doubles (2 MiB) keeps a dgemm at its speed (OpenBLAS packs the block of y for each
+ * call, once per 256 rows) and the epilogue's rows in cache. */
 #define GK_KERNEL_TILE_ROWS ((size_t)256)
 #define GK_KERNEL_TILE_COLS ((size_t)1024)
 #define GK_KERNEL_TILE_ELEMS ((size_t)1 << 20)
@@ -55,12 +56,15 @@ static size_t clamp_size(size_t v, size_t lo, size_t hi)
 #define GK_KERNEL_SQDIST_TOL_F32 5e-6
 #define GK_KERNEL_SQDIST_TOL_F64 5e-13
 
-/* The largest Euclidean norm of `rows` float32 rows of d features, in double. */
+/* The largest Euclidean norm of `rows` float32 rows of d features, in double (each summed in
+ * any order: a bound, and the products are exact). */
+GK_CPU_CLONES
 static double max_norm(size_t rows, size_t d, const float *p)
 {
     double top = 0.0;
     for (size_t i = 0; i < rows; i++) {
         double s = 0.0;
+#pragma omp simd reduction(+ : s)
         for (size_t f = 0; f < d; f++)
             s += (double)p[i * d + f] * (double)p[i * d + f];
         top = s > top || isnan(s) ? s : top;
@@ -69,13 +73,17 @@ static double max_norm(size_t rows, size_t d, const float *p)
 }
 
 /* Whether float32 inner products summed in float keep this job's contract: sgemm's error is at
- * most g_d(u) sum_f |x_f y_f| (u = 2^-24), which for linear and the cosine kernel moves an entry
- * by that fraction of the contract's scale, and the polynomial's power multiplies by degree; the
- * rest of the 1e-5 goes to the epilogue and the final rounding. 64 features pass for linear,
- * cosine and degree 2, not degree 3. The sigmoid's error is at most gamma times the inner
- * product's (tanh' <= 1), absolute, so it depends on the data: sum_f |x_f y_f| <= |x| |y| bounds
- * it by gamma g_d(u) max |x| max |y| (standardized data, 64 features, gamma 1/64: 3.8e-6). The
- * cosine distance (1e-6) keeps double. */
+ * most g_d(u) S, S = sum_f |x_f y_f| (u = 2^-24), which for linear and the cosine kernel moves an
+ * entry by that fraction of the contract's scale; the rest of the 1e-5 goes to the epilogue and
+ * the final rounding. 64 features pass for linear and cosine. The sigmoid's error is at most
+ * gamma times the inner product's (tanh' <= 1), absolute, so it depends on the data:
+ * S <= |x| |y| bounds it by gamma g_d(u) max |x| max |y| (standardized data, 64 features, gamma
+ * 1/64: 3.8e-6). The polynomial's scale is A^p, A = gamma S + |coef0|, and its error at most
+ * p gamma g_d(u) S A^(p-1) (1 + g_d(u))^(p-1) = p g_d(u) (gamma S / A) (1 + g_d(u))^(p-1) A^p:
+ * within the budget for any data where p g_d(u) (1 + g_d(u))^(p-1) is (64 features: degree 2,
+ * not 3), else where it is with gamma S / A at its largest, gamma M / (gamma M + |coef0|) for
+ * M = max |x| max |y| and gamma >= 0 (standardized data, 64 features, gamma 1/64, coef0 1,
+ * degree 3: 7e-6). The cosine distance (1e-6) keeps double. */
 #define GK_KERNEL_SGEMM_ERR 8e-6
 static int sgemm_suffices(const gk_cpu_job *j, size_t d)
 {
@@ -86,10 +94,38 @@ static int sgemm_suffices(const gk_cpu_job *j, size_t d)
         double bound = fabs(j->gamma) * gd * max_norm(j->m, d, j->x) * max_norm(j->n, d, j->y);
         return bound <= GK_KERNEL_SGEMM_ERR;
     }
-    double times = j->finish == GK_CPU_FINISH_POLY ? j->degree
-                   : j->finish == GK_CPU_FINISH_NONE || j->finish == GK_CPU_FINISH_COS_SIM ? 1.0
-                                                                                           : -1.0;
-    return times >= 0.0 && times * gd <= GK_KERNEL_SGEMM_ERR;
+    if (j->finish == GK_CPU_FINISH_POLY) {
+        double p = j->degree, err = p * gd * pow(1.0 + gd, p > 1.0 ? p - 1.0 : 0.0);
+        if (err <= GK_KERNEL_SGEMM_ERR)
+            return 1;
+        if (!(j->gamma >= 0.0))
+            return 0;
+        double gm = j->gamma * max_norm(j->m, d, j->x) * max_norm(j->n, d, j->y);
+        double share = gm / (gm + fabs(j->coef0));
+        return share <= 1.0 && err * share <= GK_KERNEL_SGEMM_ERR;
+    }
+    return j->finish == GK_CPU_FINISH_NONE || j->finish == GK_CPU_FINISH_COS_SIM
+               ? gd <= GK_KERNEL_SGEMM_ERR
+               : 0;
+}
+
+/* Points a tile's scratch (tile_elems doubles from p) at its pieces. */
+static void lay_out(gk_cpu_job *j, double *p)
+{
+    const int direct = j->sgemm && j->direct;
+    j->v = p;
+    p += direct ? 0 : j->mb * j->nb;
+    j->xs = p;
+    p += direct ? 0 : j->mb * j->d;
+    j->ys = p;
+    p += direct ? 0 : j->nb * j->d;
+    j->nx = p;
+    p += j->mb;
+    j->ny = p;
+    p += j->nb;
+    j->iny = p;
+    p += j->nb;
+    j->vf = j->sgemm && !direct ? (float *)p : NULL;
 }
 
 gk_status gk__cpu_job_begin(void *st, gk_cpu_job *j, gk_dtype t, size_t m, size_t n, size_t d,
@@ -123,39 +159,36 @@ gk_status gk__cpu_job_begin(void *st, gk_cpu_job *j, gk_dtype t, size_t m, size_
     }
     size_t rows = direct ? 0 : (j->mb + j->nb) * d, tile = direct ? 0 : j->mb * j->nb;
     size_t ftile = j->sgemm && !direct ? (j->mb * j->nb + 1) / 2 : 0;
-    /* the norms, the centre and its rounded copy (d + 1 doubles each), a float tile */
-    size_t elems = rows + tile + j->mb + 2 * j->nb + 2 * d + 2 + ftile;
-    size_t bytes = elems * sizeof(double);
+    /* a tile's rows, values and norms (in whole cache lines, so members share none); the
+     * centre and its rounded copy (d + 1 doubles each), once */
+    j->tile_elems = (rows + tile + j->mb + 2 * j->nb + ftile + 7) / 8 * 8;
+    size_t tiles = (size_t)j->threads, centre = 2 * d + 2;
+    size_t bytes = (tiles * j->tile_elems + centre) * sizeof(double);
     j->mem = NULL;
     if (gk__aligned_alloc(&j->mem, 64, bytes) != 0)
         return gk__error(GK_E_OUT_OF_MEMORY, "cannot allocate %zu bytes of scratch", bytes);
-    double *p = j->mem;
-    j->v = p;
-    p += tile;
-    j->xs = p;
-    p += direct ? 0 : j->mb * d;
-    j->ys = p;
-    p += direct ? 0 : j->nb * d;
-    j->nx = p;
-    p += j->mb;
-    j->ny = p;
-    p += j->nb;
-    j->iny = p;
-    p += j->nb;
-    j->c = p;
-    j->vf = ftile > 0 ? (float *)(p + 2 * d + 2) : NULL;
+    j->c = (double *)j->mem + tiles * j->tile_elems;
+    lay_out(j, j->mem);
     for (size_t f = 0; f < d; f++)
         j->c[f] = 0.0;
     if (j->pass == GK_CPU_PASS_SQDIST && d > 0) {
         /* The rbf forms' centre, about the mean of sampled rows; any centre keeps the bound, a
          * good one keeps the distances' cancellation to the data's spread. A feature whose mean
          * is not finite is not centred: the other rows stay accurate. */
-        gk__cpu_rbf_mean(t, m, n, d, j->x, j->y, j->c, p + d);
+        gk__cpu_rbf_mean(t, m, n, d, j->x, j->y, j->c, j->c + d + 1);
         for (size_t f = 0; f < d; f++)
             if (!isfinite(j->c[f]))
                 j->c[f] = 0.0;
     }
     return GK_OK;
+}
+
+void gk__cpu_job_member(const gk_cpu_job *j, int member, gk_cpu_job *mj)
+{
+    *mj = *j;
+    mj->threads = 1;
+    mj->ys_from = SIZE_MAX;
+    lay_out(mj, (double *)j->mem + (size_t)member * j->tile_elems);
 }
 
 void gk__cpu_job_end(gk_cpu_job *j)

@@ -29,7 +29,7 @@ typedef enum gk_cpu_finish {
     GK_CPU_FINISH_COS_DIST /* 1 - the similarity in [0, 2], 1 where a norm is 0 */
 } gk_cpu_finish;
 
-/* One call: its operands, its pass and epilogue, and the scratch of one tile. */
+/* One call: its operands, its pass and epilogue, and the scratch of the team's tiles. */
 typedef struct gk_cpu_job {
     gk_dtype t;
     size_t m, n, d;
@@ -50,36 +50,43 @@ typedef struct gk_cpu_job {
      * their norms, the tile (mb x nb), the centre c (d). */
     size_t mb, nb;
     double *xs, *ys, *nx, *ny, *v, *c;
-    double *iny; /* cosine: 1 / ny (0 where ny is 0 or inf), so the epilogue multiplies */
+    double *iny;       /* cosine: 1 / ny (0 where ny is 0 or inf), so the epilogue multiplies */
+    size_t tile_elems; /* doubles of one tile's scratch */
+    size_t ys_from;    /* a member's job: the first row of y prepared in ys (SIZE_MAX: none) */
     void *mem;
     int threads;
+    /* kernel_matrix, distance_matrix: the context's ISA kernels (NULL: none), whose store_f32
+     * writes float32 rows */
+    const struct gk_cpu_rbf_isa *isa;
 } gk_cpu_job;
 
 /* The pass and epilogue of a kernel (validated by the core), or of a metric. */
 void gk__cpu_job_kernel(gk_cpu_job *j, const gk_kernel *k);
 void gk__cpu_job_metric(gk_cpu_job *j, gk_metric metric);
 
-/* Sets the operands, allocates the scratch for tiles of at most mb_max rows of x and the
- * centre of a distance pass; GK_E_OUT_OF_MEMORY (nothing to free) on failure. */
+/* Sets the operands, allocates the scratch for the team's tiles (one a thread: each member
+ * computes tiles of its own, gk__cpu_job_member) of at most mb_max rows of x, and the centre of
+ * a distance pass; GK_E_OUT_OF_MEMORY (nothing to free) on failure. */
 gk_status gk__cpu_job_begin(void *st, gk_cpu_job *j, gk_dtype t, size_t m, size_t n, size_t d,
                             const void *x, const void *y, size_t mb_max);
 void gk__cpu_job_end(gk_cpu_job *j);
+/* Member `member` of the team's copy of j: its own tile scratch, one thread. */
+void gk__cpu_job_member(const gk_cpu_job *j, int member, gk_cpu_job *mj);
 
-/* Called once per row r < mb of a computed tile, from the team's threads, with the row's nb
+/* Called once per row r < mb of a computed tile, on the member's thread, with the row's nb
  * values (the pass's, before the epilogue): row r of x is row i0 + r. */
 typedef void (*gk_cpu_row_fn)(void *arg, const gk_cpu_job *j, size_t r, double *v);
 
-/* Prepares rows i0 .. i0 + mb - 1 of x, for the tiles that follow. */
-void gk__cpu_job_rows(gk_cpu_job *j, size_t i0, size_t mb);
-/* The tile of the prepared rows against rows j0 .. j0 + nb - 1 of y (nb <= j->nb) into j->v,
- * then row(arg, j, r, v + r nb) for each row. */
-gk_status gk__cpu_job_tile(void *st, gk_cpu_job *j, size_t i0, size_t mb, size_t j0, size_t nb,
-                           gk_cpu_row_fn row, void *arg);
-
-/* A tile of a float32 kernel_matrix in the sgemm form: the inner products go straight into c
+/* The tile of rows i0 .. i0 + mb - 1 of x against rows j0 .. j0 + nb - 1 of y on the calling
+ * thread alone, with a member's job (gk__cpu_job_member): the rows prepared (y's unless the
+ * member's previous tile had the same), a one-thread gemm, then row(arg, j, r, v + r nb) for
+ * each row. */
+void gk__cpu_job_tile_member(gk_cpu_job *j, size_t i0, size_t mb, size_t j0, size_t nb,
+                             gk_cpu_row_fn row, void *arg);
+/* The same for a float32 kernel_matrix in the sgemm form: the inner products go straight into c
  * (row length ldc, the output), each row then finished in place; no tile of doubles. */
-gk_status gk__cpu_job_tile_f32(void *st, gk_cpu_job *j, size_t i0, size_t mb, size_t j0, size_t nb,
-                               float *c, size_t ldc);
+void gk__cpu_job_tile_f32_member(gk_cpu_job *j, size_t i0, size_t mb, size_t j0, size_t nb,
+                                 float *c, size_t ldc);
 
 /* |x_i - y_j|^2 for rows of d features, in double from the given values (differences of floats
  * are exact in double): the difference form, for entries the expanded one cannot give. */

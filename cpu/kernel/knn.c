@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* knn.c - exact k nearest neighbours: each row keeps its k best (distance, index) pairs in a
- * bounded max-heap while the tiles of y go by, so memory is a panel's heaps, never m x n. */
+ * bounded max-heap while the tiles of y go by, so memory is the team's panels' heaps, never
+ * m x n. */
 #include <math.h>
+#include <omp.h>
 
 #include "alloc.h"
 #include "cpu_internal.h"
@@ -65,24 +67,53 @@ typedef struct knn_arg {
     size_t *cnt; /* pairs in each heap */
 } knn_arg;
 
-/* Offers row r's tile values (columns j0 onward, in increasing index) to its heap. */
+/* Values a full heap skips a block at a time: the first jj on, in steps of GK_KNN_SKIP, whose
+ * block may hold a value below top (blocks wholly at or above it, or NaN, cannot enter). */
+#define GK_KNN_SKIP ((size_t)16)
+GK_CPU_CLONES
+static size_t skip_blocks(const double *v, size_t jj, size_t nb, double top)
+{
+    for (; jj + GK_KNN_SKIP <= nb; jj += GK_KNN_SKIP) {
+        int any = 0;
+#pragma omp simd reduction(| : any)
+        for (size_t c = 0; c < GK_KNN_SKIP; c++)
+            any |= v[jj + c] < top;
+        if (any)
+            break;
+    }
+    return jj;
+}
+
+/* Offers row r's tile values (columns j0 onward, in increasing index) to its heap. Once the heap
+ * is full, a value enters only below its top: every kept index is smaller than the columns to
+ * come, so an equal distance never goes before it, and while the top is a number neither does
+ * NaN. */
 static void offer_row(void *arg, const gk_cpu_job *j, size_t r, double *v)
 {
     const knn_arg *a = arg;
     gk__cpu_finish_row(j, a->nb, r, 0, v);
     double *hd = a->hd + r * a->k;
     int64_t *hi = a->hi + r * a->k;
-    size_t c = a->cnt[r];
-    for (size_t jj = 0; jj < a->nb; jj++) {
-        int64_t idx = (int64_t)(a->j0 + jj);
-        if (c < a->k) {
-            hd[c] = v[jj];
-            hi[c] = idx;
-            sift_up(hd, hi, c++);
-        } else if (before(v[jj], idx, hd[0], hi[0])) {
-            hd[0] = v[jj];
-            hi[0] = idx;
-            sift_down(hd, hi, a->k, 0);
+    size_t c = a->cnt[r], jj = 0;
+    for (; jj < a->nb && c < a->k; jj++) {
+        hd[c] = v[jj];
+        hi[c] = (int64_t)(a->j0 + jj);
+        sift_up(hd, hi, c++);
+    }
+    while (jj < a->nb) {
+        if (!isnan(hd[0])) {
+            jj = skip_blocks(v, jj, a->nb, hd[0]);
+            if (jj >= a->nb)
+                break;
+        }
+        size_t end = a->nb - jj < GK_KNN_SKIP ? a->nb : jj + GK_KNN_SKIP;
+        for (; jj < end; jj++) {
+            int64_t idx = (int64_t)(a->j0 + jj);
+            if (before(v[jj], idx, hd[0], hi[0])) {
+                hd[0] = v[jj];
+                hi[0] = idx;
+                sift_down(hd, hi, a->k, 0);
+            }
         }
     }
     a->cnt[r] = c;
@@ -111,9 +142,16 @@ static void settle(const gk_cpu_job *j, int root, size_t i, size_t k, double *hd
     }
 }
 
-/* Heaps of a panel hold at most this many pairs (32 MiB): fewer rows per panel for large k. */
+/* The heaps of all the team's panels hold at most this many pairs (32 MiB): fewer rows per
+ * panel for large k. */
 #define GK_KNN_HEAP_PAIRS ((size_t)1 << 21)
+/* Rows per panel no fewer than this where shorter panels would fill the team. */
+#define GK_KNN_MIN_ROWS ((size_t)8)
 
+/* Each member of the team takes panels of rows of x of its own and goes along all of y for
+ * them, offering each tile's rows (a one-thread gemm or L1 loop, the epilogue) to the rows'
+ * heaps, then sorts and settles the panel's rows: no region per tile, and every gemm has the
+ * panel's rows (split over the team, a tile's rows were 16 a thread on 16 threads). */
 gk_status gk__cpu_knn(void *st, gk_dtype t, gk_metric metric, size_t m, size_t n, size_t d,
                       size_t k, const void *x, const void *y, void *dist, int64_t *index)
 {
@@ -125,35 +163,46 @@ gk_status gk__cpu_knn(void *st, gk_dtype t, gk_metric metric, size_t m, size_t n
     int root = j.finish == GK_CPU_FINISH_SQRT;
     if (root)
         j.finish = GK_CPU_FINISH_NONE;
-    size_t rows = GK_KNN_HEAP_PAIRS / k > 0 ? GK_KNN_HEAP_PAIRS / k : 1;
-    gk_status s = gk__cpu_job_begin(st, &j, t, m, n, d, x, y, rows);
+    size_t team_est = (size_t)gk__cpu_threads(st);
+    size_t rows = GK_KNN_HEAP_PAIRS / (k * team_est);
+    gk_status s = gk__cpu_job_begin(st, &j, t, m, n, d, x, y, rows > 0 ? rows : 1);
     if (s != GK_OK)
         return s;
-    size_t bytes = j.mb * (k * (sizeof(double) + sizeof(int64_t)) + sizeof(size_t));
+    size_t mb = j.mb, want = (size_t)j.threads;
+    if ((m + mb - 1) / mb < want) {
+        mb = (m + want - 1) / want;
+        mb = mb > GK_KNN_MIN_ROWS ? mb : GK_KNN_MIN_ROWS;
+        mb = mb < j.mb ? mb : j.mb;
+    }
+    size_t panels = (m + mb - 1) / mb;
+    int nt = gk__cpu_region(j.threads, panels);
+    size_t per = (j.mb * (k * (sizeof(double) + sizeof(int64_t)) + sizeof(size_t)) + 63) / 64 * 64;
+    size_t bytes = (size_t)nt * per;
     void *mem = NULL;
     if (gk__aligned_alloc(&mem, 64, bytes) != 0) {
         gk__cpu_job_end(&j);
         return gk__error(GK_E_OUT_OF_MEMORY, "cannot allocate %zu bytes of scratch", bytes);
     }
-    knn_arg a = {k, 0, 0, mem, NULL, NULL};
-    a.hi = (int64_t *)(a.hd + j.mb * k);
-    a.cnt = (size_t *)(a.hi + j.mb * k);
-    for (size_t i0 = 0; s == GK_OK && i0 < m; i0 += j.mb) {
-        size_t mb = m - i0 < j.mb ? m - i0 : j.mb;
-        gk__cpu_job_rows(&j, i0, mb);
-        for (size_t r = 0; r < mb; r++)
-            a.cnt[r] = 0;
-        for (size_t j0 = 0; s == GK_OK && j0 < n; j0 += j.nb) {
-            a.j0 = j0;
-            a.nb = n - j0 < j.nb ? n - j0 : j.nb;
-            s = gk__cpu_job_tile(st, &j, i0, mb, j0, a.nb, offer_row, &a);
-        }
-        if (s != GK_OK)
-            break;
-        int team = j.threads > 1 && mb * k > 4096;
-        GK_CPU_PARALLEL_IF(
-            team, "omp parallel for num_threads(j.threads) schedule(static)",
-            for (size_t r = 0; r < mb; r++) {
+    const gk_cpu_job *cj = &j;
+    gk__cpu_blas_serial_enter();
+    GK_CPU_PARALLEL_IF(nt > 1, "omp parallel num_threads(nt)", {
+        gk_cpu_job mj;
+        int me = omp_get_thread_num();
+        gk__cpu_job_member(cj, me, &mj);
+        knn_arg a = {k, 0, 0, (double *)((char *)mem + (size_t)me * per), NULL, NULL};
+        a.hi = (int64_t *)(a.hd + mj.mb * k);
+        a.cnt = (size_t *)(a.hi + mj.mb * k);
+        _Pragma("omp for schedule(dynamic, 1)") for (size_t p = 0; p < panels; p++)
+        {
+            size_t i0 = p * mb, pr = m - i0 < mb ? m - i0 : mb;
+            for (size_t r = 0; r < pr; r++)
+                a.cnt[r] = 0;
+            for (size_t j0 = 0; j0 < n; j0 += mj.nb) {
+                a.j0 = j0;
+                a.nb = n - j0 < mj.nb ? n - j0 : mj.nb;
+                gk__cpu_job_tile_member(&mj, i0, pr, j0, a.nb, offer_row, &a);
+            }
+            for (size_t r = 0; r < pr; r++) {
                 double *hd = a.hd + r * k;
                 int64_t *hi = a.hi + r * k;
                 /* Heap sort: the top (the last pair) goes to the end, k times. */
@@ -161,7 +210,7 @@ gk_status gk__cpu_knn(void *st, gk_dtype t, gk_metric metric, size_t m, size_t n
                     swap_entries(hd, hi, 0, e - 1);
                     sift_down(hd, hi, e - 1, 0);
                 }
-                settle(&j, root, i0 + r, k, hd, hi);
+                settle(&mj, root, i0 + r, k, hd, hi);
                 size_t at = (i0 + r) * k;
                 for (size_t e = 0; e < k; e++) {
                     if (t == GK_FLOAT32)
@@ -170,9 +219,11 @@ gk_status gk__cpu_knn(void *st, gk_dtype t, gk_metric metric, size_t m, size_t n
                         ((double *)dist)[at + e] = hd[e];
                     index[at + e] = hi[e];
                 }
-            });
-    }
+            }
+        }
+    });
+    gk__cpu_blas_serial_leave();
     gk__free(mem);
     gk__cpu_job_end(&j);
-    return s;
+    return GK_OK;
 }

@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* matmul.c - kernel_matmul: each tile of K finished in place and multiplied into its rows of
- * out by a dgemm, so that only a tile of K ever exists. */
+ * out by a dgemm, so that only a tile of K (one a thread) ever exists. */
+#include <omp.h>
+
 #include "alloc.h"
 #include "cpu_internal.h"
 #include "error.h"
 #include "kernel/kernel.h"
+
+/* Rows of x per task no fewer than this where shorter tasks would fill the team. */
+#define GK_KERNEL_MIN_ROWS ((size_t)8)
 
 static void finish_row(void *arg, const gk_cpu_job *j, size_t r, double *v)
 {
@@ -12,6 +17,12 @@ static void finish_row(void *arg, const gk_cpu_job *j, size_t r, double *v)
     gk__cpu_finish_row(j, nb, r, 0, v);
 }
 
+/* Each member of the team takes rows of x of its own (a task) and goes along all of y for them:
+ * a tile (a one-thread gemm or L1 loop, the epilogue), then its product with the block of w by a
+ * one-thread dgemm into the rows' sums. A multithreaded dgemm per tile between the team's
+ * regions left OpenBLAS's threads and the team's spinning beside each other at every tile
+ * (cpu_rbf_fused.c tells the same of the RBF GEMM form). A row's sums add the blocks of y in
+ * order, whichever member has it. */
 gk_status gk__cpu_kernel_matmul(void *st, gk_dtype t, const gk_kernel *k, size_t m, size_t n,
                                 size_t d, size_t r, const void *x, const void *y, const void *w,
                                 void *out)
@@ -23,36 +34,51 @@ gk_status gk__cpu_kernel_matmul(void *st, gk_dtype t, const gk_kernel *k, size_t
     gk_status s = gk__cpu_job_begin(st, &j, t, m, n, d, x, y, m);
     if (s != GK_OK)
         return s;
-    /* The panel's sums (mb x r) and the block of w (nb x r), in double: the products and sums
-     * of the contract's Σ_j |K_ij| |w_jc| bound keep double's rounding. */
-    size_t bytes = (j.mb + j.nb) * r * sizeof(double);
+    size_t mb = j.mb, want = (size_t)j.threads;
+    if ((m + mb - 1) / mb < want) {
+        mb = (m + want - 1) / want;
+        mb = mb > GK_KERNEL_MIN_ROWS ? mb : GK_KERNEL_MIN_ROWS;
+        mb = mb < j.mb ? mb : j.mb;
+    }
+    size_t tasks = (m + mb - 1) / mb;
+    int nt = gk__cpu_region(j.threads, tasks);
+    /* A member's sums (mb x r) and block of w (nb x r), in double: the products and sums of the
+     * contract's sum_j |K_ij| |w_jc| bound keep double's rounding. */
+    size_t per = (j.mb + j.nb) * r, bytes = (size_t)nt * per * sizeof(double);
     double *acc = NULL;
     if (gk__aligned_alloc((void **)&acc, 64, bytes) != 0) {
         gk__cpu_job_end(&j);
         return gk__error(GK_E_OUT_OF_MEMORY, "cannot allocate %zu bytes of scratch", bytes);
     }
-    double *wd = acc + j.mb * r;
-    for (size_t i0 = 0; s == GK_OK && i0 < m; i0 += j.mb) {
-        size_t mb = m - i0 < j.mb ? m - i0 : j.mb;
-        gk__cpu_job_rows(&j, i0, mb);
-        for (size_t j0 = 0; s == GK_OK && j0 < n; j0 += j.nb) {
-            size_t nb = n - j0 < j.nb ? n - j0 : j.nb;
-            for (size_t e = 0; e < nb * r; e++)
-                wd[e] = t == GK_FLOAT32 ? (double)((const float *)w)[j0 * r + e]
-                                        : ((const double *)w)[j0 * r + e];
-            s = gk__cpu_job_tile(st, &j, i0, mb, j0, nb, finish_row, &nb);
-            if (s == GK_OK)
-                s = gk__cpu_gemm(st, GK_FLOAT64, GK_NO_TRANS, GK_NO_TRANS, mb, r, nb, 1.0, j.v, nb,
-                                 wd, r, j0 == 0 ? 0.0 : 1.0, acc, r);
+    const gk_cpu_job *cj = &j;
+    gk__cpu_blas_serial_enter();
+    GK_CPU_PARALLEL_IF(nt > 1, "omp parallel num_threads(nt)", {
+        gk_cpu_job mj;
+        int me = omp_get_thread_num();
+        gk__cpu_job_member(cj, me, &mj);
+        double *sums = acc + (size_t)me * per, *wd = sums + mj.mb * r;
+        _Pragma("omp for schedule(dynamic, 1)") for (size_t task = 0; task < tasks; task++)
+        {
+            size_t i0 = task * mb, rows = m - i0 < mb ? m - i0 : mb;
+            for (size_t j0 = 0; j0 < n; j0 += mj.nb) {
+                size_t nb = n - j0 < mj.nb ? n - j0 : mj.nb;
+                for (size_t e = 0; e < nb * r; e++)
+                    wd[e] = t == GK_FLOAT32 ? (double)((const float *)w)[j0 * r + e]
+                                            : ((const double *)w)[j0 * r + e];
+                gk__cpu_job_tile_member(&mj, i0, rows, j0, nb, finish_row, &nb);
+                gk__cpu_gemm_serial(GK_FLOAT64, GK_NO_TRANS, GK_NO_TRANS, rows, r, nb, 1.0, mj.v,
+                                    nb, wd, r, j0 == 0 ? 0.0 : 1.0, sums, r);
+            }
+            for (size_t e = 0; e < rows * r; e++) {
+                if (t == GK_FLOAT32)
+                    ((float *)out)[i0 * r + e] = (float)sums[e];
+                else
+                    ((double *)out)[i0 * r + e] = sums[e];
+            }
         }
-        for (size_t e = 0; s == GK_OK && e < mb * r; e++) {
-            if (t == GK_FLOAT32)
-                ((float *)out)[i0 * r + e] = (float)acc[e];
-            else
-                ((double *)out)[i0 * r + e] = acc[e];
-        }
-    }
+    });
+    gk__cpu_blas_serial_leave();
     gk__free(acc);
     gk__cpu_job_end(&j);
-    return s;
+    return GK_OK;
 }

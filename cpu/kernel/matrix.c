@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* matrix.c - kernel_matrix and distance_matrix: the tiles' rows finished and stored into out. */
+#include <omp.h>
+
 #include "cpu_internal.h"
+#include "cpu_rbf.h"
 #include "kernel/kernel.h"
 
 typedef struct store_arg {
@@ -15,7 +18,9 @@ static void store_row(void *arg, const gk_cpu_job *j, size_t r, double *v)
     size_t nb = j->n - a->j0 < j->nb ? j->n - a->j0 : j->nb;
     gk__cpu_finish_row(j, nb, r, 0, v);
     size_t at = (a->i0 + r) * j->n + a->j0;
-    if (j->t == GK_FLOAT32) {
+    if (j->t == GK_FLOAT32 && j->isa != NULL && j->isa->store_f32 != NULL) {
+        j->isa->store_f32(nb, v, (float *)a->out + at);
+    } else if (j->t == GK_FLOAT32) {
         float *o = (float *)a->out + at;
         for (size_t jj = 0; jj < nb; jj++)
             o[jj] = (float)v[jj];
@@ -26,27 +31,52 @@ static void store_row(void *arg, const gk_cpu_job *j, size_t r, double *v)
     }
 }
 
+/* Tiles shorter than the job's where that leaves threads without a task (a few rows of x
+ * against a few blocks of y), down to this many rows. */
+#define GK_KERNEL_MIN_ROWS ((size_t)8)
+
+/* One parallel region for the call: each member of the team takes tiles of its own (rows
+ * prepared, a one-thread gemm, the epilogue, the store), so that no gemm's threads and no
+ * region per tile come between the tiles, and a tile's values stay in its core's cache from
+ * the gemm to the store. */
 static gk_status run(void *st, gk_cpu_job *j, gk_dtype t, size_t m, size_t n, size_t d,
                      const void *x, const void *y, void *out)
 {
     if (t != GK_FLOAT32 && t != GK_FLOAT64)
         return gk__cpu_bad_dtype(t);
+    j->isa = ((const gk_cpu_state *)st)->rbf_isa;
     gk_status s = gk__cpu_job_begin(st, j, t, m, n, d, x, y, m);
-    for (size_t i0 = 0; s == GK_OK && i0 < m; i0 += j->mb) {
-        size_t mb = m - i0 < j->mb ? m - i0 : j->mb;
-        gk__cpu_job_rows(j, i0, mb);
-        for (size_t j0 = 0; s == GK_OK && j0 < n; j0 += j->nb) {
-            size_t nb = n - j0 < j->nb ? n - j0 : j->nb;
-            store_arg a = {i0, j0, out};
-            if (j->sgemm && j->direct)
-                s = gk__cpu_job_tile_f32(st, j, i0, mb, j0, nb, (float *)out + i0 * n + j0, n);
-            else
-                s = gk__cpu_job_tile(st, j, i0, mb, j0, nb, store_row, &a);
-        }
+    if (s != GK_OK)
+        return s;
+    size_t col_tiles = (n + j->nb - 1) / j->nb, mb = j->mb;
+    size_t want = ((size_t)j->threads + col_tiles - 1) / col_tiles; /* row tiles */
+    if ((m + mb - 1) / mb < want) {
+        mb = (m + want - 1) / want;
+        mb = mb > GK_KERNEL_MIN_ROWS ? mb : GK_KERNEL_MIN_ROWS;
+        mb = mb < j->mb ? mb : j->mb;
     }
-    if (j->mem != NULL)
-        gk__cpu_job_end(j);
-    return s;
+    size_t row_tiles = (m + mb - 1) / mb, tasks = row_tiles * col_tiles;
+    int nt = gk__cpu_region(j->threads, tasks);
+    const gk_cpu_job *cj = j;
+    gk__cpu_blas_serial_enter();
+    GK_CPU_PARALLEL_IF(nt > 1, "omp parallel num_threads(nt)", {
+        gk_cpu_job mj;
+        gk__cpu_job_member(cj, omp_get_thread_num(), &mj);
+        /* consecutive tasks of a member share a block of y, which it prepares once */
+        _Pragma("omp for schedule(static)") for (size_t task = 0; task < tasks; task++)
+        {
+            size_t i0 = task % row_tiles * mb, j0 = task / row_tiles * mj.nb;
+            size_t rows = m - i0 < mb ? m - i0 : mb, cols = n - j0 < mj.nb ? n - j0 : mj.nb;
+            store_arg a = {i0, j0, out};
+            if (mj.sgemm && mj.direct)
+                gk__cpu_job_tile_f32_member(&mj, i0, rows, j0, cols, (float *)out + i0 * n + j0, n);
+            else
+                gk__cpu_job_tile_member(&mj, i0, rows, j0, cols, store_row, &a);
+        }
+    });
+    gk__cpu_blas_serial_leave();
+    gk__cpu_job_end(j);
+    return GK_OK;
 }
 
 gk_status gk__cpu_kernel_matrix(void *st, gk_dtype t, const gk_kernel *k, size_t m, size_t n,

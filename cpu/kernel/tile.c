@@ -2,13 +2,11 @@
 /* tile.c - one tile of the kernel family's pass: inner products or squared distances from a
  * dgemm, L1 sums from a direct loop, each row then handed to the caller's epilogue. */
 #include <math.h>
-#include <omp.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "cpu_internal.h"
 #include "kernel/kernel.h"
-
-/* Below this many multiply-adds a tile's loops stay on the calling thread. */
-#define GK_KERNEL_PAR_MIN ((size_t)1 << 15)
 
 /* Row r of src (dtype t, d features) as doubles, minus c (NULL: not centred), into dst; returns
  * its squared norm. */
@@ -19,18 +17,23 @@ static double widen_row(gk_dtype t, size_t d, const void *src, size_t r, const d
     double s = 0.0;
     if (t == GK_FLOAT32) {
         const float *p = (const float *)src + r * d;
+        for (size_t f = 0; f < d; f++)
+            dst[f] = (double)p[f];
+    } else {
+        memcpy(dst, (const double *)src + r * d, d * sizeof *dst);
+    }
+    /* summed in any order: the bounds that use the norm hold for every order (g_d) */
+    if (c != NULL) {
+#pragma omp simd reduction(+ : s)
         for (size_t f = 0; f < d; f++) {
-            double v = (double)p[f] - (c != NULL ? c[f] : 0.0);
+            double v = dst[f] - c[f];
             dst[f] = v;
             s += v * v;
         }
     } else {
-        const double *p = (const double *)src + r * d;
-        for (size_t f = 0; f < d; f++) {
-            double v = p[f] - (c != NULL ? c[f] : 0.0);
-            dst[f] = v;
-            s += v * v;
-        }
+#pragma omp simd reduction(+ : s)
+        for (size_t f = 0; f < d; f++)
+            s += dst[f] * dst[f];
     }
     return s;
 }
@@ -43,39 +46,33 @@ static void prepare(const gk_cpu_job *j, const void *src, size_t r0, size_t rows
     const size_t d = j->d;
     const double *c = j->pass == GK_CPU_PASS_SQDIST ? j->c : NULL;
     const int l1 = j->pass == GK_CPU_PASS_L1, f32 = j->t == GK_FLOAT32;
-    int team = rows * d > GK_KERNEL_PAR_MIN && j->threads > 1;
-    GK_CPU_PARALLEL_IF(
-        team, "omp parallel for num_threads(j->threads) schedule(static)",
-        for (size_t r = 0; r < rows; r++) {
-            norms[r] = 0.0;
-            if (j->sgemm) {
-                /* the sgemm reads the rows as given: only the cosine's norms */
-                const float *p = (const float *)src + (r0 + r) * d;
-                double s = 0.0;
-                for (size_t f = 0; f < d; f++)
-                    s += (double)p[f] * (double)p[f];
-                norms[r] = sqrt(s);
-            } else if (l1 && f32) {
-                const float *p = (const float *)src + (r0 + r) * d;
-                float *o = (float *)dst;
-                for (size_t f = 0; f < d; f++)
-                    o[is_y ? f * rows + r : r * d + f] = p[f];
-            } else if (l1 && is_y) {
-                const double *p = (const double *)src + (r0 + r) * d;
-                for (size_t f = 0; f < d; f++)
-                    dst[f * rows + r] = p[f];
-            } else {
-                double s = widen_row(j->t, d, src, r0 + r, c, dst + r * d);
-                norms[r] = j->norms ? sqrt(s) : s;
-            }
-            if (is_y && j->norms)
-                j->iny[r] = norms[r] > 0.0 ? 1.0 / norms[r] : 0.0;
-        });
-}
-
-void gk__cpu_job_rows(gk_cpu_job *j, size_t i0, size_t mb)
-{
-    prepare(j, j->x, i0, mb, 0, j->xs, j->nx);
+    if (j->sgemm && !j->norms)
+        return; /* the sgemm reads the rows as given, and nothing needs their norms */
+    for (size_t r = 0; r < rows; r++) {
+        norms[r] = 0.0;
+        if (j->sgemm && j->norms) {
+            /* the sgemm reads the rows as given: only the cosine's norms */
+            const float *p = (const float *)src + (r0 + r) * d;
+            double s = 0.0;
+            for (size_t f = 0; f < d; f++)
+                s += (double)p[f] * (double)p[f];
+            norms[r] = sqrt(s);
+        } else if (l1 && f32) {
+            const float *p = (const float *)src + (r0 + r) * d;
+            float *o = (float *)dst;
+            for (size_t f = 0; f < d; f++)
+                o[is_y ? f * rows + r : r * d + f] = p[f];
+        } else if (l1 && is_y) {
+            const double *p = (const double *)src + (r0 + r) * d;
+            for (size_t f = 0; f < d; f++)
+                dst[f * rows + r] = p[f];
+        } else {
+            double s = widen_row(j->t, d, src, r0 + r, c, dst + r * d);
+            norms[r] = j->norms ? sqrt(s) : s;
+        }
+        if (is_y && j->norms)
+            j->iny[r] = norms[r] > 0.0 ? 1.0 / norms[r] : 0.0;
+    }
 }
 
 double gk__cpu_sqdist_direct(gk_dtype t, size_t d, const void *x, size_t i, const void *y,
@@ -183,22 +180,20 @@ static void widen(size_t nb, const float *src, double *dst)
         dst[jj] = (double)src[jj];
 }
 
-/* Rows [r0, r1) of a tile: their inner products (unless the tile's gemm ran), then each row's
- * pass and the caller's epilogue. */
-static void tile_rows(const gk_cpu_job *j, int gemm, size_t i0, size_t r0, size_t r1, size_t j0,
-                      size_t nb, gk_cpu_row_fn row, void *arg)
+/* The tile of the prepared rows: its inner products (a one-thread gemm), then each row's pass
+ * and the caller's epilogue. */
+static void tile_rows(const gk_cpu_job *j, size_t i0, size_t mb, size_t j0, size_t nb,
+                      gk_cpu_row_fn row, void *arg)
 {
     const size_t d = j->d, ld = d > 0 ? d : 1;
-    if (r1 <= r0)
-        return;
-    if (gemm && j->sgemm)
-        gk__cpu_gemm_serial(GK_FLOAT32, GK_NO_TRANS, GK_TRANS, r1 - r0, nb, d, 1.0,
-                            (const float *)j->x + (i0 + r0) * d, ld, (const float *)j->y + j0 * d,
-                            ld, 0.0, j->vf + r0 * nb, nb);
-    else if (gemm && j->pass != GK_CPU_PASS_L1)
-        gk__cpu_gemm_serial(GK_FLOAT64, GK_NO_TRANS, GK_TRANS, r1 - r0, nb, d, 1.0, j->xs + r0 * d,
-                            ld, j->ys, ld, 0.0, j->v + r0 * nb, nb);
-    for (size_t r = r0; r < r1; r++) {
+    if (j->sgemm)
+        gk__cpu_gemm_serial(GK_FLOAT32, GK_NO_TRANS, GK_TRANS, mb, nb, d, 1.0,
+                            (const float *)j->x + i0 * d, ld, (const float *)j->y + j0 * d, ld, 0.0,
+                            j->vf, nb);
+    else if (j->pass != GK_CPU_PASS_L1)
+        gk__cpu_gemm_serial(GK_FLOAT64, GK_NO_TRANS, GK_TRANS, mb, nb, d, 1.0, j->xs, ld, j->ys, ld,
+                            0.0, j->v, nb);
+    for (size_t r = 0; r < mb; r++) {
         double *v = j->v + r * nb;
         if (j->sgemm)
             widen(nb, j->vf + r * nb, v);
@@ -213,40 +208,6 @@ static void tile_rows(const gk_cpu_job *j, int gemm, size_t i0, size_t r0, size_
                     v[jj] = gk__cpu_sqdist_direct(j->t, d, j->x, i0 + r, j->y, j0 + jj);
         row(arg, j, r, v);
     }
-}
-
-/* With a team, its members split the tile's rows, each with its own one-thread gemm: a
- * multithreaded gemm per tile between the team's epilogues left OpenBLAS's threads and the
- * team's spinning beside each other at every tile (cpu_rbf_fused.c tells the same of the RBF
- * GEMM form). */
-gk_status gk__cpu_job_tile(void *st, gk_cpu_job *j, size_t i0, size_t mb, size_t j0, size_t nb,
-                           gk_cpu_row_fn row, void *arg)
-{
-    const size_t d = j->d, ld = d > 0 ? d : 1;
-    prepare(j, j->y, j0, nb, 1, j->ys, j->ny);
-    const gk_cpu_job *cj = j;
-    int team = mb * nb * (d + 1) > GK_KERNEL_PAR_MIN && j->threads > 1 && mb > 1;
-    if (!team) {
-        gk_status s = GK_OK;
-        if (j->sgemm)
-            s = gk__cpu_gemm(st, GK_FLOAT32, GK_NO_TRANS, GK_TRANS, mb, nb, d, 1.0,
-                             (const float *)j->x + i0 * d, ld, (const float *)j->y + j0 * d, ld,
-                             0.0, j->vf, nb);
-        else if (j->pass != GK_CPU_PASS_L1)
-            s = gk__cpu_gemm(st, GK_FLOAT64, GK_NO_TRANS, GK_TRANS, mb, nb, d, 1.0, j->xs, ld,
-                             j->ys, ld, 0.0, j->v, nb);
-        if (s == GK_OK)
-            tile_rows(cj, 0, i0, 0, mb, j0, nb, row, arg);
-        return s;
-    }
-    gk__cpu_blas_serial_enter();
-#pragma omp parallel num_threads(cj->threads)
-    {
-        size_t nt = (size_t)omp_get_num_threads(), t = (size_t)omp_get_thread_num();
-        tile_rows(cj, 1, i0, mb * t / nt, mb * (t + 1) / nt, j0, nb, row, arg);
-    }
-    gk__cpu_blas_serial_leave();
-    return GK_OK;
 }
 
 /* Finishes a float row in chunks widened to double on the stack, so the sgemm form shares the
@@ -266,37 +227,28 @@ static void finish_row_f32(const gk_cpu_job *j, size_t nb, size_t r, float *v)
     }
 }
 
-gk_status gk__cpu_job_tile_f32(void *st, gk_cpu_job *j, size_t i0, size_t mb, size_t j0, size_t nb,
-                               float *c, size_t ldc)
+void gk__cpu_job_tile_member(gk_cpu_job *j, size_t i0, size_t mb, size_t j0, size_t nb,
+                             gk_cpu_row_fn row, void *arg)
 {
-    const size_t d = j->d;
-    prepare(j, j->y, j0, nb, 1, j->ys, j->ny);
-    const float *x = (const float *)j->x + i0 * d, *y = (const float *)j->y + j0 * d;
-    const size_t ld = d > 0 ? d : 1;
-    const gk_cpu_job *cj = j;
-    int team = mb * nb * (d + 1) > GK_KERNEL_PAR_MIN && j->threads > 1 && mb > 1;
-    if (!team) {
-        gk_status s = gk__cpu_gemm(st, GK_FLOAT32, GK_NO_TRANS, GK_TRANS, mb, nb, d, 1.0, x, ld, y,
-                                   ld, 0.0, c, ldc);
-        if (s == GK_OK && j->finish != GK_CPU_FINISH_NONE)
-            for (size_t r = 0; r < mb; r++)
-                finish_row_f32(cj, nb, r, c + r * ldc);
-        return s;
-    }
-    /* as gk__cpu_job_tile: the members split the rows, each with its own one-thread gemm */
-    gk__cpu_blas_serial_enter();
-#pragma omp parallel num_threads(cj->threads)
-    {
-        size_t nt = (size_t)omp_get_num_threads(), t = (size_t)omp_get_thread_num();
-        size_t r0 = mb * t / nt, r1 = mb * (t + 1) / nt;
-        if (r1 > r0) {
-            gk__cpu_gemm_serial(GK_FLOAT32, GK_NO_TRANS, GK_TRANS, r1 - r0, nb, d, 1.0, x + r0 * d,
-                                ld, y, ld, 0.0, c + r0 * ldc, ldc);
-            if (cj->finish != GK_CPU_FINISH_NONE)
-                for (size_t r = r0; r < r1; r++)
-                    finish_row_f32(cj, nb, r, c + r * ldc);
-        }
-    }
-    gk__cpu_blas_serial_leave();
-    return GK_OK;
+    prepare(j, j->x, i0, mb, 0, j->xs, j->nx);
+    if (j->ys_from != j0)
+        prepare(j, j->y, j0, nb, 1, j->ys, j->ny);
+    j->ys_from = j0;
+    tile_rows(j, i0, mb, j0, nb, row, arg);
+}
+
+void gk__cpu_job_tile_f32_member(gk_cpu_job *j, size_t i0, size_t mb, size_t j0, size_t nb,
+                                 float *c, size_t ldc)
+{
+    const size_t d = j->d, ld = d > 0 ? d : 1;
+    prepare(j, j->x, i0, mb, 0, j->xs, j->nx);
+    if (j->ys_from != j0)
+        prepare(j, j->y, j0, nb, 1, j->ys, j->ny);
+    j->ys_from = j0;
+    gk__cpu_gemm_serial(GK_FLOAT32, GK_NO_TRANS, GK_TRANS, mb, nb, d, 1.0,
+                        (const float *)j->x + i0 * d, ld, (const float *)j->y + j0 * d, ld, 0.0, c,
+                        ldc);
+    if (j->finish != GK_CPU_FINISH_NONE)
+        for (size_t r = 0; r < mb; r++)
+            finish_row_f32(j, nb, r, c + r * ldc);
 }

@@ -72,14 +72,39 @@ static inline __attribute__((always_inline)) void diff_acc(const int R, size_t f
     }
 }
 
-/* One block of R rows by GK_RBF_COLS columns: distances (float sums of up to
- * GK_RBF_F32_CHUNK features, chunks added in double: cpu_rbf_kernel.c's rule), then the
- * exponent rule and exp, lane by lane through a tile in L1; cols: how many of the block's columns
- * out has. */
-static inline __attribute__((always_inline)) void diff_block(const int R, size_t d, size_t ld,
-                                                             float gamma, float gz, const float *x,
-                                                             const float *yt, float *out,
-                                                             size_t ldo, size_t cols)
+/* Lanes l of the vector at lane L of a block that hold columns: lead <= L + l < end. */
+static inline __mmask16 lane_mask(size_t L, size_t lead, size_t end)
+{
+    size_t lo = lead > L ? lead - L : 0, hi = end > L ? end - L : 0;
+    hi = hi > 16 ? 16 : hi;
+    return hi <= lo ? 0 : (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+}
+
+/* Row r's vector v of a block, lanes at L: to out's column L - lead (the first vector of a
+ * block with a lead, compressed to column 0), streamed where stream allows it. */
+static inline void diff_store(float *out, size_t L, size_t lead, size_t end, int stream, __m512 v)
+{
+    __mmask16 m = lane_mask(L, lead, end);
+    if (m == 0)
+        return;
+    if (L < lead) {
+        _mm512_mask_compressstoreu_ps(out, m, v);
+        return;
+    }
+    float *o = out + (L - lead);
+    if (stream && m == 0xffff && ((uintptr_t)o & 63) == 0)
+        _mm512_stream_ps(o, v);
+    else
+        _mm512_mask_storeu_ps(o, m, v);
+}
+
+/* One block of R rows by GK_RBF_COLS lanes from lane L of the packed columns (yt at lane L):
+ * distances (float sums of up to GK_RBF_F32_CHUNK features, chunks added in double:
+ * cpu_rbf_kernel.c's rule), then the exponent rule and exp, lane by lane through a tile in L1;
+ * lanes lead .. end - 1 are columns, stored by diff_store. */
+static inline __attribute__((always_inline)) void
+diff_block(const int R, size_t d, size_t ld, float gamma, float gz, const float *x, const float *yt,
+           size_t L, size_t lead, size_t end, int stream, float *out, size_t ldo)
 {
     __m512 acc[MR][NV], vg = _mm512_set1_ps(gamma), vz = _mm512_set1_ps(gz);
     float tile[MR][GK_RBF_COLS] __attribute__((aligned(64)));
@@ -126,35 +151,28 @@ static inline __attribute__((always_inline)) void diff_block(const int R, size_t
                 tile[r][j] = gk__vexp_f32((float)-gk__rbf_exponent_f64(gamma, gz, accd[r][j]));
         }
     }
-    /* masked stores for a partial block: out has no room for the padding columns */
-    __mmask16 m0 = cols >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << cols) - 1u);
-    __mmask16 m1 = cols >= 32   ? (__mmask16)0xffff
-                   : cols <= 16 ? 0
-                                : (__mmask16)((1u << (cols - 16)) - 1u);
-    for (int r = 0; r < R; r++) {
-        _mm512_mask_storeu_ps(out + (size_t)r * ldo, m0, _mm512_load_ps(tile[r]));
-        _mm512_mask_storeu_ps(out + (size_t)r * ldo + 16, m1, _mm512_load_ps(tile[r] + 16));
-    }
+    for (int r = 0; r < R; r++)
+        for (size_t v = 0; v < NV; v++)
+            diff_store(out + (size_t)r * ldo, L + 16 * v, lead, end, stream,
+                       _mm512_load_ps(tile[r] + 16 * v));
 }
 
-/* R rows against the nb packed columns. */
-static inline __attribute__((always_inline)) void diff_rows(const int R, size_t d, size_t nb,
-                                                            size_t ld, float gamma, float gz,
-                                                            const float *x, const float *yt,
-                                                            float *out, size_t ldo)
+/* R rows against the packed lanes lead .. end - 1. */
+static inline __attribute__((always_inline)) void diff_rows(const int R, size_t d, size_t end,
+                                                            size_t ld, size_t lead, int stream,
+                                                            float gamma, float gz, const float *x,
+                                                            const float *yt, float *out, size_t ldo)
 {
-    for (size_t j0 = 0; j0 < nb; j0 += GK_RBF_COLS) {
-        size_t cols = nb - j0 < GK_RBF_COLS ? nb - j0 : GK_RBF_COLS;
-        diff_block(R, d, ld, gamma, gz, x, yt + j0, out + j0, ldo, cols);
-    }
+    for (size_t L = 0; L < end; L += GK_RBF_COLS)
+        diff_block(R, d, ld, gamma, gz, x, yt + L, L, lead, end, stream, out, ldo);
 }
 
-static void rows_f32(size_t d, size_t rows, size_t nb, size_t ld, float gamma, float gz,
-                     const float *x, const float *yt, float *out, size_t ldo)
+static void rows_f32(size_t d, size_t rows, size_t nb, size_t ld, size_t lead, int stream,
+                     float gamma, float gz, const float *x, const float *yt, float *out, size_t ldo)
 {
-    size_t i = 0;
+    size_t i = 0, end = lead + nb;
     for (; i + MR <= rows; i += MR)
-        diff_rows(MR, d, nb, ld, gamma, gz, x + i * d, yt, out + i * ldo, ldo);
+        diff_rows(MR, d, end, ld, lead, stream, gamma, gz, x + i * d, yt, out + i * ldo, ldo);
     /* the rest in blocks of 8, 4, 2 and 1 rows */
     for (int R = 8; R >= 1; R /= 2) {
         if (rows - i < (size_t)R)
@@ -163,20 +181,22 @@ static void rows_f32(size_t d, size_t rows, size_t nb, size_t ld, float gamma, f
         float *o = out + i * ldo;
         switch (R) {
         case 8:
-            diff_rows(8, d, nb, ld, gamma, gz, xr, yt, o, ldo);
+            diff_rows(8, d, end, ld, lead, stream, gamma, gz, xr, yt, o, ldo);
             break;
         case 4:
-            diff_rows(4, d, nb, ld, gamma, gz, xr, yt, o, ldo);
+            diff_rows(4, d, end, ld, lead, stream, gamma, gz, xr, yt, o, ldo);
             break;
         case 2:
-            diff_rows(2, d, nb, ld, gamma, gz, xr, yt, o, ldo);
+            diff_rows(2, d, end, ld, lead, stream, gamma, gz, xr, yt, o, ldo);
             break;
         default:
-            diff_rows(1, d, nb, ld, gamma, gz, xr, yt, o, ldo);
+            diff_rows(1, d, end, ld, lead, stream, gamma, gz, xr, yt, o, ldo);
             break;
         }
         i += (size_t)R;
     }
+    if (stream)
+        _mm_sfence(); /* streamed stores are weakly ordered: done before the team's barrier */
 }
 
 /* ----------------------------------------------------------------------------------------
@@ -328,5 +348,25 @@ static void ip_f32(const gk_cpu_rbf_ip_f32 *a, size_t p0, size_t p1, size_t q0, 
         _mm_sfence(); /* streamed stores are weakly ordered: done before the team's barrier */
 }
 
-const gk_cpu_rbf_isa gk__cpu_rbf_avx512 = {"avx512",       rows_f32, IP_MR,      NR,
-                                           ip_panel_bytes, ip_pack,  ip_dot_err, ip_f32};
+/* Rounded as a scalar conversion rounds (to nearest), so values equal the portable store's. */
+static void store_f32(size_t nb, const double *v, float *out)
+{
+    size_t j = 0, head = (64 - (uintptr_t)out % 64) % 64 / sizeof(float);
+    if ((uintptr_t)out % sizeof(float) != 0)
+        head = nb;
+    for (; j < head && j < nb; j++)
+        out[j] = (float)v[j];
+    for (; j + 16 <= nb; j += 16) {
+        __m256 lo = _mm512_cvtpd_ps(_mm512_loadu_pd(v + j));
+        __m256 hi = _mm512_cvtpd_ps(_mm512_loadu_pd(v + j + 8));
+        __m512d both = _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)),
+                                          _mm256_castps_pd(hi), 1);
+        _mm512_stream_ps(out + j, _mm512_castpd_ps(both));
+    }
+    for (; j < nb; j++)
+        out[j] = (float)v[j];
+    _mm_sfence(); /* streamed stores are weakly ordered: done before the team's barrier */
+}
+
+const gk_cpu_rbf_isa gk__cpu_rbf_avx512 = {"avx512", rows_f32,   IP_MR,  NR,       ip_panel_bytes,
+                                           ip_pack,  ip_dot_err, ip_f32, store_f32};

@@ -22,9 +22,15 @@ static const char *const op_names[] = {"rbf_rows", "rbf_matrix", "rbf_matvec"};
  * be right (a forced form obeys them too); "pays" limits are where it is faster than the
  * difference form (measured on the workload suite: docs/forms.md). */
 static const struct {
-    size_t ip_min_entries;  /* pays: m n from which packing centred rows costs little enough */
-    size_t fused_min_d;     /* pays: below, the tile's epilogue outweighs its d multiply-adds */
-    size_t fused_max_d;     /* fits: the subnormal allowance of cpu_rbf_fused.c holds to here */
+    size_t ip_min_entries; /* pays: m n from which packing centred rows costs little enough */
+    size_t fused_min_d;    /* pays: below, the tile's epilogue outweighs its d multiply-adds */
+    size_t fused_max_d;    /* fits: the subnormal allowance of cpu_rbf_fused.c holds to here */
+    /* pays: below this many features, data where sampled entries fail the bound (clustered data
+     * about its global mean) takes differences: the fused form's recompute of 3% of the
+     * entries (pairs within a cluster) cost more than differences for all (2048^2 x 64, one
+     * thread: 12.4 ms against 6.9; U[0,1) fused 5.3); from here on it costs less (x 256: 56
+     * ms against 60 on two threads, 31 against 61 where x is y, the mirrored tiles) */
+    size_t fused_sample_max_d;
     double fused_max_gamma; /* fits: likewise */
     size_t gemm_min_d; /* pays: below, writing G and reading it back costs more than GEMM saves */
     size_t gemm_matvec_max_d; /* fits: rbf_matvec's centred tiles are scratch of d columns */
@@ -40,6 +46,7 @@ static const struct {
     .ip_min_entries = (size_t)1 << 16,
     .fused_min_d = 8,
     .fused_max_d = 1024,
+    .fused_sample_max_d = 128,
     .fused_max_gamma = 0x1p100,
     .gemm_min_d = 64,
     .gemm_matvec_max_d = 4096,
@@ -233,6 +240,7 @@ void gk__cpu_rbf_plan(const gk_cpu_state *s, gk_cpu_rbf_op op, gk_dtype t, size_
                       size_t d, double gamma, gk_cpu_rbf_plan *p)
 {
     p->op = op;
+    p->sample = d < limits.fused_sample_max_d;
     p->why[0] = '\0';
     say(p, "%s %zux%zux%zu, gamma %.3g, isa %s: ", t == GK_FLOAT32 ? "float32" : "float64", m, n, d,
         gamma, s->rbf_isa != NULL ? s->rbf_isa->name : "generic");

@@ -39,6 +39,9 @@ typedef enum gk_cpu_rbf_op {
 typedef struct gk_cpu_rbf_plan {
     gk_cpu_rbf_op op;
     gk_cpu_rbf_form form;
+    /* fused: test the rounding bound on a sample of entries first, and decline (differences)
+     * where too many fail */
+    int sample;
     char why[512];
 } gk_cpu_rbf_plan;
 
