@@ -191,6 +191,16 @@ void gk__cpu_job_member(const gk_cpu_job *j, int member, gk_cpu_job *mj)
     lay_out(mj, (double *)j->mem + (size_t)member * j->tile_elems);
 }
 
+size_t gk__cpu_job_task_rows(const gk_cpu_job *j, size_t m, size_t want)
+{
+    size_t mb = j->mb;
+    if ((m + mb - 1) / mb >= want)
+        return mb;
+    mb = (m + want - 1) / want;
+    mb = mb > GK_CPU_JOB_MIN_ROWS ? mb : GK_CPU_JOB_MIN_ROWS;
+    return mb < j->mb ? mb : j->mb;
+}
+
 void gk__cpu_job_end(gk_cpu_job *j)
 {
     gk__free(j->mem);

@@ -72,6 +72,10 @@ gk_status gk__cpu_job_begin(void *st, gk_cpu_job *j, gk_dtype t, size_t m, size_
 void gk__cpu_job_end(gk_cpu_job *j);
 /* Member `member` of the team's copy of j: its own tile scratch, one thread. */
 void gk__cpu_job_member(const gk_cpu_job *j, int member, gk_cpu_job *mj);
+/* Rows of x per task: the job's mb, or fewer (down to GK_CPU_JOB_MIN_ROWS) where m rows in
+ * tasks of mb would leave some of `want` tasks without rows (the team idle). */
+#define GK_CPU_JOB_MIN_ROWS ((size_t)8)
+size_t gk__cpu_job_task_rows(const gk_cpu_job *j, size_t m, size_t want);
 
 /* Called once per row r < mb of a computed tile, on the member's thread, with the row's nb
  * values (the pass's, before the epilogue): row r of x is row i0 + r. */

@@ -145,8 +145,6 @@ static void settle(const gk_cpu_job *j, int root, size_t i, size_t k, double *hd
 /* The heaps of all the team's panels hold at most this many pairs (32 MiB): fewer rows per
  * panel for large k. */
 #define GK_KNN_HEAP_PAIRS ((size_t)1 << 21)
-/* Rows per panel no fewer than this where shorter panels would fill the team. */
-#define GK_KNN_MIN_ROWS ((size_t)8)
 
 /* Each member of the team takes panels of rows of x of its own and goes along all of y for
  * them, offering each tile's rows (a one-thread gemm or L1 loop, the epilogue) to the rows'
@@ -168,12 +166,7 @@ gk_status gk__cpu_knn(void *st, gk_dtype t, gk_metric metric, size_t m, size_t n
     gk_status s = gk__cpu_job_begin(st, &j, t, m, n, d, x, y, rows > 0 ? rows : 1);
     if (s != GK_OK)
         return s;
-    size_t mb = j.mb, want = (size_t)j.threads;
-    if ((m + mb - 1) / mb < want) {
-        mb = (m + want - 1) / want;
-        mb = mb > GK_KNN_MIN_ROWS ? mb : GK_KNN_MIN_ROWS;
-        mb = mb < j.mb ? mb : j.mb;
-    }
+    size_t mb = gk__cpu_job_task_rows(&j, m, (size_t)j.threads);
     size_t panels = (m + mb - 1) / mb;
     int nt = gk__cpu_region(j.threads, panels);
     size_t per = (j.mb * (k * (sizeof(double) + sizeof(int64_t)) + sizeof(size_t)) + 63) / 64 * 64;

@@ -8,9 +8,6 @@
 #include "error.h"
 #include "kernel/kernel.h"
 
-/* Rows of x per task no fewer than this where shorter tasks would fill the team. */
-#define GK_KERNEL_MIN_ROWS ((size_t)8)
-
 static void finish_row(void *arg, const gk_cpu_job *j, size_t r, double *v)
 {
     size_t nb = *(const size_t *)arg;
@@ -34,12 +31,7 @@ gk_status gk__cpu_kernel_matmul(void *st, gk_dtype t, const gk_kernel *k, size_t
     gk_status s = gk__cpu_job_begin(st, &j, t, m, n, d, x, y, m);
     if (s != GK_OK)
         return s;
-    size_t mb = j.mb, want = (size_t)j.threads;
-    if ((m + mb - 1) / mb < want) {
-        mb = (m + want - 1) / want;
-        mb = mb > GK_KERNEL_MIN_ROWS ? mb : GK_KERNEL_MIN_ROWS;
-        mb = mb < j.mb ? mb : j.mb;
-    }
+    size_t mb = gk__cpu_job_task_rows(&j, m, (size_t)j.threads);
     size_t tasks = (m + mb - 1) / mb;
     int nt = gk__cpu_region(j.threads, tasks);
     /* A member's sums (mb x r) and block of w (nb x r), in double: the products and sums of the

@@ -31,10 +31,6 @@ static void store_row(void *arg, const gk_cpu_job *j, size_t r, double *v)
     }
 }
 
-/* Tiles shorter than the job's where that leaves threads without a task (a few rows of x
- * against a few blocks of y), down to this many rows. */
-#define GK_KERNEL_MIN_ROWS ((size_t)8)
-
 /* One parallel region for the call: each member of the team takes tiles of its own (rows
  * prepared, a one-thread gemm, the epilogue, the store), so that no gemm's threads and no
  * region per tile come between the tiles, and a tile's values stay in its core's cache from
@@ -48,13 +44,10 @@ static gk_status run(void *st, gk_cpu_job *j, gk_dtype t, size_t m, size_t n, si
     gk_status s = gk__cpu_job_begin(st, j, t, m, n, d, x, y, m);
     if (s != GK_OK)
         return s;
-    size_t col_tiles = (n + j->nb - 1) / j->nb, mb = j->mb;
-    size_t want = ((size_t)j->threads + col_tiles - 1) / col_tiles; /* row tiles */
-    if ((m + mb - 1) / mb < want) {
-        mb = (m + want - 1) / want;
-        mb = mb > GK_KERNEL_MIN_ROWS ? mb : GK_KERNEL_MIN_ROWS;
-        mb = mb < j->mb ? mb : j->mb;
-    }
+    /* Tiles of fewer rows where a few rows of x against a few blocks of y would leave
+     * threads without a task. */
+    size_t col_tiles = (n + j->nb - 1) / j->nb;
+    size_t mb = gk__cpu_job_task_rows(j, m, ((size_t)j->threads + col_tiles - 1) / col_tiles);
     size_t row_tiles = (m + mb - 1) / mb, tasks = row_tiles * col_tiles;
     int nt = gk__cpu_region(j->threads, tasks);
     const gk_cpu_job *cj = j;
