@@ -18,7 +18,7 @@
  * asks for the CUDA backend (or an AUTO context) with GK_LOG=1 and reports on stderr, which the
  * parent reads. A child that dies (SIGBUS in dlopen) or does not finish within the limit (a
  * FIFO opened for reading) fails the case instead of the test program. This process itself
- * never touches the loader. With a real CUDA module present (the H200), the loader goes on to
+ * never touches the loader. With a real CUDA module present (a GPU host), the loader goes on to
  * it after rejecting the candidate; the log still shows the rejection. */
 
 #define CHILD_SECONDS 30
@@ -148,7 +148,7 @@ static void test_sound_module_is_loaded(void **state)
     expect_log("a sound module", &result, "fake module entered", (const char *)NULL);
 }
 
-/* A module cut to 4096 bytes is refused before dlopen (at eaa3a2f: SIGBUS inside dlopen), as
+/* A module cut to 4096 bytes is refused before dlopen (which would die of SIGBUS inside), as
  * are a file that is not ELF, an empty file and a directory; the process lives on. */
 static void test_truncated_module_is_refused(void **state)
 {
@@ -183,7 +183,7 @@ static void test_truncated_module_is_refused(void **state)
     expect_log("a directory", &result, "not a regular file (a directory)", (const char *)NULL);
 }
 
-/* A FIFO is refused without blocking (at eaa3a2f dlopen waited for a writer forever). */
+/* A FIFO is refused without blocking (dlopen would wait for a writer forever). */
 static void test_fifo_module_is_refused(void **state)
 {
     (void)state;
