@@ -342,7 +342,7 @@ static void test_destroy_orders(void **state)
 }
 
 /* A destroyed buffer passed again is detected, and its handle's memory does not go to the next
- * buffer: a second destroy leaves that one alone (at eaa3a2f it destroyed it). */
+ * buffer: a second destroy leaves that one alone (it once destroyed it). */
 static void test_destroyed_buffer(void **state)
 {
     gk_context *ctx = gk_test_context(state);

@@ -447,7 +447,7 @@ static void test_foreign_handle(void **state)
 }
 
 /* A destroyed context passed again is detected, and its memory does not go to the next context,
- * so a second destroy cannot destroy that one (at eaa3a2f malloc handed the freed block to the
+ * so a second destroy cannot destroy that one (once, malloc handed the freed block to the
  * next context at once, and the stale destroy freed it). */
 static void test_destroyed_context(void **state)
 {

@@ -217,7 +217,7 @@ static void long_path(char *path, size_t size, size_t length)
 }
 
 /* A GK_CUDA_PLUGIN path longer than 1023 characters is used whole: a module at its first 1023
- * characters is not loaded (at eaa3a2f it was), and one at the long path is. */
+ * characters is not loaded (it once was), and one at the long path is. */
 static void test_long_plugin_path(void **state)
 {
     (void)state;
@@ -308,7 +308,7 @@ static void test_writable_module_is_refused(void **state)
 }
 
 /* A module named by GK_CUDA_PLUGIN that belongs to another user (uid 65534), or sits in a
- * directory of theirs, is refused (at 77d1b29 both were loaded). Only root can give a file
+ * directory of theirs, is refused (both were once loaded). Only root can give a file
  * away: skipped for other users. */
 static void test_module_of_another_user_is_refused(void **state)
 {
@@ -338,7 +338,7 @@ static void test_module_of_another_user_is_refused(void **state)
 }
 
 /* GK_CALIBRATION naming a FIFO: an AUTO context on a GPU host reads its cache file; it must not
- * block (at eaa3a2f it did, forever). Without a GPU AUTO reads no file: skipped. */
+ * block (it once did, forever). Without a GPU AUTO reads no file: skipped. */
 static void test_fifo_calibration(void **state)
 {
     (void)state;

@@ -146,7 +146,7 @@ static void test_region_is_the_team_or_one_thread(void **state)
 /* Regions of changing task counts, as one op's packing and tiles, then the next op's, ask for:
  * opened through gk__cpu_region they run on the same REGION_TEAM threads throughout. Opened with
  * min(tasks, team) threads, libgomp ended the threads a smaller region left out and created new
- * ones (new thread ids) for the next larger one: 0.5 ms a call on the H200 host. */
+ * ones (new thread ids) for the next larger one: 0.5 ms a call on a 16-core host. */
 static void test_regions_keep_their_threads(void **state)
 {
     (void)state;
