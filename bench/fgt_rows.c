@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* fgt_rows.c - times float32 rbf_matvec at d = 3 on the fast Gauss transform's rows (docs/fgt.md):
- * the form the planner ran, the median of three calls, 16 rows checked against a direct sum. */
+ * the form the planner ran, the median of --reps calls, 16 rows checked against a direct sum. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -159,16 +159,21 @@ static void call_logging_form(gk_context *ctx, size_t m, size_t n, double gamma,
     fclose(log);
 }
 
-/* The median of three timed calls (after one untimed), in ms; the last call's form in form. */
+/* The median of reps timed calls (after one untimed where reps > 1: a single call, as for
+ * direct summation at the issue's size, is timed alone), in ms; the last call's form in form. */
+enum { MAX_REPS = 9 };
 static double time_matvec(gk_context *ctx, size_t m, size_t n, double gamma, gk_buffer *x,
-                          gk_buffer *y, gk_buffer *w, gk_buffer *out, char *form, size_t size)
+                          gk_buffer *y, gk_buffer *w, gk_buffer *out, int reps, char *form,
+                          size_t size)
 {
-    double t[3];
-    GKX_CHECK(gk_rbf_matvec(ctx, m, n, D, gamma, x, y, w, out));
-    GKX_CHECK(gk_context_synchronize(ctx));
-    for (int k = 0; k < 3; k++) {
+    double t[MAX_REPS];
+    if (reps > 1) {
+        GKX_CHECK(gk_rbf_matvec(ctx, m, n, D, gamma, x, y, w, out));
+        GKX_CHECK(gk_context_synchronize(ctx));
+    }
+    for (int k = 0; k < reps; k++) {
         double t0 = gkx_now();
-        if (k == 2) {
+        if (k == reps - 1) {
             call_logging_form(ctx, m, n, gamma, x, y, w, out, form, size);
         } else {
             GKX_CHECK(gk_rbf_matvec(ctx, m, n, D, gamma, x, y, w, out));
@@ -176,12 +181,12 @@ static double time_matvec(gk_context *ctx, size_t m, size_t n, double gamma, gk_
         }
         t[k] = (gkx_now() - t0) * 1e3;
     }
-    return gkx_median(t, 3);
+    return gkx_median(t, reps);
 }
 
 /* x (m rows, then y's n) and w in buffers of ctx, timed; out read back into host_out. */
 static double time_on(gk_context *ctx, const float *h, size_t m, size_t n, const float *hw,
-                      double gamma, char *form, size_t size, float *host_out)
+                      double gamma, int reps, char *form, size_t size, float *host_out)
 {
     gk_buffer *x, *y, *w, *out;
     GKX_CHECK(gk_buffer_create(ctx, GK_FLOAT32, m * D, &x));
@@ -191,7 +196,7 @@ static double time_on(gk_context *ctx, const float *h, size_t m, size_t n, const
     GKX_CHECK(gk_buffer_write(x, 0, m * D, h));
     GKX_CHECK(gk_buffer_write(y, 0, n * D, h + m * D));
     GKX_CHECK(gk_buffer_write(w, 0, n, hw));
-    double ms = time_matvec(ctx, m, n, gamma, x, y, w, out, form, size);
+    double ms = time_matvec(ctx, m, n, gamma, x, y, w, out, reps, form, size);
     GKX_CHECK(gk_buffer_read(out, 0, m, host_out));
     gk_buffer_destroy(out);
     gk_buffer_destroy(w);
@@ -203,7 +208,7 @@ static double time_on(gk_context *ctx, const float *h, size_t m, size_t n, const
 int main(int argc, char **argv)
 {
     size_t n = 1000000;
-    int direct = 0, seed = 1;
+    int direct = 0, seed = 1, reps = 3, only = 0;
     unsigned mask = GKX_ALL;
     const gkx_flag flags[] = {
         {"--rows", GKX_SIZE, &n, "points in x and in y (default 1e6, the issue's size)"},
@@ -211,26 +216,34 @@ int main(int argc, char **argv)
         {"--direct", GKX_SWITCH, &direct,
          "also time direct summation (the CPU's form diff, CUDA's cuda_matvec_fact)"},
         {"--seed", GKX_INT, &seed, "seed of the data (default 1)"},
+        {"--reps", GKX_INT, &reps, "timed calls a form and row, 1 to 9 (default 3)"},
+        {"--row", GKX_INT, &only, "only this row, 1 to 5 (default 0: all)"},
     };
     gkx_parse_flags(argc, argv,
                     "Times float32 rbf_matvec, m = n = rows, d = 3, on the fast Gauss transform's "
                     "rows (docs/fgt.md).",
                     flags, (int)(sizeof flags / sizeof flags[0]));
-    if (n == 0) {
-        fprintf(stderr, "fgt_rows: --rows must be at least 1\n");
+    const int nrows = (int)(sizeof rows / sizeof rows[0]);
+    if (n == 0 || reps < 1 || reps > MAX_REPS || only < 0 || only > nrows) {
+        fprintf(stderr,
+                "fgt_rows: --rows must be at least 1 (got %zu), --reps 1 to %d (got %d), "
+                "--row 0 to %d (got %d)\n",
+                n, MAX_REPS, reps, nrows, only);
         return 2;
     }
     const size_t m = n;
     gk_backend be[2];
     int nb = gkx_backends(mask, be), failed = 0;
-    printf("fgt_rows: float32 %zux%zux%d, seed %d, median of 3 calls after one untimed\n", m, n, D,
-           seed);
+    printf("fgt_rows: float32 %zux%zux%d, seed %d, median of %d call%s%s\n", m, n, D, seed, reps,
+           reps > 1 ? "s" : "", reps > 1 ? " after one untimed" : "");
     for (int b = 0; b < nb; b++) {
         int cuda = be[b] == GK_BACKEND_CUDA;
         gk_context *ctx = logging_context(be[b], NULL);
         gk_context *dctx =
             direct ? logging_context(be[b], cuda ? "cuda_matvec_fact" : "diff") : NULL;
-        for (size_t c = 0; c < sizeof rows / sizeof rows[0]; c++) {
+        for (int c = 0; c < nrows; c++) {
+            if (only != 0 && c != only - 1)
+                continue;
             rng_state = (uint64_t)seed * 1000 + c;
             float *h = make_points(rows[c].kind, m + n);
             float *hw = gkx_malloc(n * sizeof *hw), *got = gkx_malloc(m * sizeof *got);
@@ -238,10 +251,10 @@ int main(int argc, char **argv)
                 hw[j] = (float)(2.0 * uniform() - 1.0);
             double gamma = rows[c].gamma > 0.0 ? rows[c].gamma : median_gamma(h, m, h + m * D, n);
             char form[64], dform[64] = "-";
-            double ms = time_on(ctx, h, m, n, hw, gamma, form, sizeof form, got);
+            double ms = time_on(ctx, h, m, n, hw, gamma, reps, form, sizeof form, got);
             double err = checked_error(h, m, h + m * D, n, hw, gamma, got), dms = 0.0;
             if (direct)
-                dms = time_on(dctx, h, m, n, hw, gamma, dform, sizeof dform, got);
+                dms = time_on(dctx, h, m, n, hw, gamma, reps, dform, sizeof dform, got);
             printf("fgt timing, %s float32 %zux%zux3, %s (gamma %.4g): %s %.2f ms; direct (%s) "
                    "%.2f ms; x%.1f\n",
                    cuda ? "cuda" : "cpu", m, n, rows[c].name, gamma, form, ms, dform, dms,
