@@ -113,6 +113,22 @@ static void make_rows(size_t m, size_t n, size_t d, double lo, double hi, float 
         memcpy(*hy + j * d, *hx + (j * 7 % m) * d, d * sizeof **hx);
 }
 
+/* rbf_matrix of m x n x d into outputs at offsets 0, step, ... 16 floats, on data in [0, 1) and
+ * offset by 1e3; form: the form that must run (NULL: not checked). */
+static void offsets_sweep(gk_context *ctx, const char *what, size_t m, size_t n, size_t d,
+                          size_t step, const char *form)
+{
+    for (int o = 0; o < 2; o++) {
+        float *hx, *hy;
+        make_rows(m, n, d, o ? 1e3 : 0.0, o ? 1e3 + 1.0 : 1.0, &hx, &hy);
+        double gamma = gk_test_uniform(0.5, 6.0) / (double)d;
+        for (size_t off = 0; off <= 16; off += step)
+            matrix_at(ctx, what, m, n, d, gamma, hx, hy, off, form);
+        free(hx);
+        free(hy);
+    }
+}
+
 /* Output offsets 0 .. 16 floats, n a multiple of 16 (streamed rows) and not, m not a multiple of
  * the kernel's 12 rows, partial column tiles; data in [0, 1) and offset by 1e3. */
 static void test_offsets(void **state)
@@ -122,17 +138,8 @@ static void test_offsets(void **state)
     const size_t shapes[][3] = {{300, 512, 20}, {301, 520, 8}, {257, 272, 33}, {130, 4100, 64}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         size_t m = shapes[s][0], n = shapes[s][1], d = shapes[s][2];
-        for (int o = 0; o < 2; o++) {
-            float *hx, *hy;
-            make_rows(m, n, d, o ? 1e3 : 0.0, o ? 1e3 + 1.0 : 1.0, &hx, &hy);
-            double gamma = gk_test_uniform(0.5, 6.0) / (double)d;
-            for (size_t off = 0; off <= 16; off += (s == 0 ? 1 : 5))
-                matrix_at(ctx, "rbf_matrix at an offset", m, n, d, gamma, hx, hy, off,
-                          cpu ? planner_form(GK_FLOAT32, DATA_NORMAL, "rbf_matrix", m, n, d)
-                              : NULL);
-            free(hx);
-            free(hy);
-        }
+        offsets_sweep(ctx, "rbf_matrix at an offset", m, n, d, s == 0 ? 1 : 5,
+                      cpu ? planner_form(GK_FLOAT32, DATA_NORMAL, "rbf_matrix", m, n, d) : NULL);
     }
     if (cpu)
         gk_context_destroy(ctx);
@@ -151,16 +158,8 @@ static void test_cpu_diff_offsets(void **state)
         {29, 1056, 64}, {25, 1000, 20}, {13, 48, 20}, {7, 16, 8}, {5, 9, 3}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         size_t m = shapes[s][0], n = shapes[s][1], d = shapes[s][2];
-        for (int o = 0; o < 2; o++) {
-            float *hx, *hy;
-            make_rows(m, n, d, o ? 1e3 : 0.0, o ? 1e3 + 1.0 : 1.0, &hx, &hy);
-            double gamma = gk_test_uniform(0.5, 6.0) / (double)d;
-            for (size_t off = 0; off <= 16; off += (n > 1000 ? 3 : 1))
-                matrix_at(ctx, "rbf_matrix, diff form, at an offset", m, n, d, gamma, hx, hy, off,
-                          "diff");
-            free(hx);
-            free(hy);
-        }
+        offsets_sweep(ctx, "rbf_matrix, diff form, at an offset", m, n, d, n > 1000 ? 3 : 1,
+                      "diff");
     }
     gk_context_destroy(ctx);
 }

@@ -191,6 +191,17 @@ void gk__cpu_job_member(const gk_cpu_job *j, int member, gk_cpu_job *mj)
     lay_out(mj, (double *)j->mem + (size_t)member * j->tile_elems);
 }
 
+gk_status gk__cpu_job_team_scratch(gk_cpu_job *j, int nt, size_t per, void **mem)
+{
+    size_t bytes = (size_t)nt * per;
+    *mem = NULL;
+    if (gk__aligned_alloc(mem, 64, bytes) != 0) {
+        gk__cpu_job_end(j);
+        return gk__error(GK_E_OUT_OF_MEMORY, "cannot allocate %zu bytes of scratch", bytes);
+    }
+    return GK_OK;
+}
+
 size_t gk__cpu_job_task_rows(const gk_cpu_job *j, size_t m, size_t want)
 {
     size_t mb = j->mb;

@@ -76,6 +76,9 @@ void gk__cpu_job_member(const gk_cpu_job *j, int member, gk_cpu_job *mj);
  * tasks of mb would leave some of `want` tasks without rows (the team idle). */
 #define GK_CPU_JOB_MIN_ROWS ((size_t)8)
 size_t gk__cpu_job_task_rows(const gk_cpu_job *j, size_t m, size_t want);
+/* 64-byte aligned scratch of per bytes for each of nt members (member i's at i * per) into *mem;
+ * on failure the job is ended and GK_E_OUT_OF_MEMORY returned. */
+gk_status gk__cpu_job_team_scratch(gk_cpu_job *j, int nt, size_t per, void **mem);
 
 /* Called once per row r < mb of a computed tile, on the member's thread, with the row's nb
  * values (the pass's, before the epilogue): row r of x is row i0 + r. */

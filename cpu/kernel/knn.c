@@ -170,12 +170,9 @@ gk_status gk__cpu_knn(void *st, gk_dtype t, gk_metric metric, size_t m, size_t n
     size_t panels = (m + mb - 1) / mb;
     int nt = gk__cpu_region(j.threads, panels);
     size_t per = (j.mb * (k * (sizeof(double) + sizeof(int64_t)) + sizeof(size_t)) + 63) / 64 * 64;
-    size_t bytes = (size_t)nt * per;
-    void *mem = NULL;
-    if (gk__aligned_alloc(&mem, 64, bytes) != 0) {
-        gk__cpu_job_end(&j);
-        return gk__error(GK_E_OUT_OF_MEMORY, "cannot allocate %zu bytes of scratch", bytes);
-    }
+    void *mem;
+    if ((s = gk__cpu_job_team_scratch(&j, nt, per, &mem)) != GK_OK)
+        return s;
     const gk_cpu_job *cj = &j;
     gk__cpu_blas_serial_enter();
     GK_CPU_PARALLEL_IF(nt > 1, "omp parallel num_threads(nt)", {

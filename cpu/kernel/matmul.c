@@ -36,12 +36,11 @@ gk_status gk__cpu_kernel_matmul(void *st, gk_dtype t, const gk_kernel *k, size_t
     int nt = gk__cpu_region(j.threads, tasks);
     /* A member's sums (mb x r) and block of w (nb x r), in double: the products and sums of the
      * contract's sum_j |K_ij| |w_jc| bound keep double's rounding. */
-    size_t per = (j.mb + j.nb) * r, bytes = (size_t)nt * per * sizeof(double);
-    double *acc = NULL;
-    if (gk__aligned_alloc((void **)&acc, 64, bytes) != 0) {
-        gk__cpu_job_end(&j);
-        return gk__error(GK_E_OUT_OF_MEMORY, "cannot allocate %zu bytes of scratch", bytes);
-    }
+    size_t per = (j.mb + j.nb) * r;
+    void *mem;
+    if ((s = gk__cpu_job_team_scratch(&j, nt, per * sizeof(double), &mem)) != GK_OK)
+        return s;
+    double *acc = mem;
     const gk_cpu_job *cj = &j;
     gk__cpu_blas_serial_enter();
     GK_CPU_PARALLEL_IF(nt > 1, "omp parallel num_threads(nt)", {
