@@ -414,6 +414,70 @@ static void test_knn_nan(void **state)
     }
 }
 
+/* The gemm form's k-NN, checked as knn_case does, and its log: rechecked NULL, every row
+ * certified; else the text the log gives for the rows searched again ("520 of 520"). */
+static void knn_gemm_case(gk_context *ctx, gk_dtype t, gk_metric metric, size_t m, size_t n,
+                          size_t d, size_t k, const void *hx, const void *hy, const char *label,
+                          const char *rechecked)
+{
+    gk_test_capture_begin();
+    knn_case(ctx, t, metric, m, n, d, k, hx, hy, label);
+    const char *form = gk_test_capture_form("knn");
+    if (strcmp(form, "cuda_knn_gemm") != 0)
+        GK_FAIL("%s: knn ran form '%s', not cuda_knn_gemm", label, form);
+    const char *line = gk_test_captured_line();
+    char want[96];
+    snprintf(want, sizeof want, "(%s rows not certified", rechecked ? rechecked : "");
+    if (rechecked ? strstr(line, want) == NULL : strstr(line, "not certified") != NULL)
+        GK_FAIL("%s: expected %s rows searched again; the log says: %s", label,
+                rechecked ? rechecked : "no", line);
+}
+
+/* The gemm form (the Euclidean metrics, k <= 16, d >= 8, 2^22 pairs and more): on U[0,1) every
+ * row certified, ties across tiles included, over several tiles of rows and columns; on data offset
+ * by 1e3 (norms that dwarf the distances) every row searched again by differences; a NaN in x or y
+ * takes the same road. */
+static void test_knn_gemm(void **state)
+{
+    (void)gk_test_context(state); /* skips, with the reason, where CUDA is not usable */
+    gk_context *ctx = gk_test_logging_context(GK_BACKEND_CUDA, NULL);
+    if (ctx == NULL)
+        return;
+    const size_t m = 520, n = 8192 + 300, d = 16;
+    static const size_t ks[] = {1, 10, 16};
+    for (size_t ti = 0; ti < 2; ti++) {
+        gk_dtype t = dtypes[ti];
+        void *hx, *hy;
+        make_data(t, m, n, d, 0.0, 0, &hx, &hy);
+        tie_rows(t, hx, hy, n, d);
+        for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
+            knn_gemm_case(ctx, t, GK_METRIC_EUCLIDEAN, m, n, d, ks[ki], hx, hy, "gemm", NULL);
+            knn_gemm_case(ctx, t, GK_METRIC_SQEUCLIDEAN, m, n, d, ks[ki], hx, hy, "gemm", NULL);
+        }
+        gk_test_set(t, hx, 3 * d + 1, NAN);
+        knn_gemm_case(ctx, t, GK_METRIC_EUCLIDEAN, m, n, d, 10, hx, hy, "gemm, NaN in x",
+                      "1 of 520");
+        free(hx);
+        free(hy);
+    }
+    void *hx, *hy;
+    /* More rows of x than one gemm tile holds (2048), a last tile of odd width, odd d. */
+    make_data(GK_FLOAT32, 2100, n + 1, 19, 0.0, 0, &hx, &hy);
+    knn_gemm_case(ctx, GK_FLOAT32, GK_METRIC_EUCLIDEAN, 2100, n + 1, 19, 10, hx, hy,
+                  "gemm, two tiles of rows", NULL);
+    free(hx);
+    free(hy);
+    make_data(GK_FLOAT32, m, n, d, 1e3, 0, &hx, &hy);
+    knn_gemm_case(ctx, GK_FLOAT32, GK_METRIC_EUCLIDEAN, m, n, d, 10, hx, hy, "gemm, offset",
+                  "520 of 520");
+    gk_test_set(GK_FLOAT32, hy, 77 * d, NAN);
+    knn_gemm_case(ctx, GK_FLOAT32, GK_METRIC_SQEUCLIDEAN, m, n, d, 10, hx, hy, "gemm, NaN in y",
+                  "520 of 520");
+    free(hx);
+    free(hy);
+    gk_context_destroy(ctx);
+}
+
 /* ------------------------------------------------------------------------------------------
  * kernel_matmul
  * ---------------------------------------------------------------------------------------- */
@@ -582,10 +646,15 @@ int main(void)
 #fn "/cuda", fn, gk_test_setup, gk_test_teardown, &gk_test_cuda                            \
     }
     const struct CMUnitTest tests[] = {
-        GK_CUDA_ONLY(test_matrix_edges), GK_CUDA_ONLY(test_cosine_special),
-        GK_CUDA_ONLY(test_knn_k_range),  GK_CUDA_ONLY(test_knn_metrics_offset),
-        GK_CUDA_ONLY(test_knn_nan),      GK_CUDA_ONLY(test_matmul_tiles),
-        GK_CUDA_ONLY(test_tiny_gamma),   GK_CUDA_ONLY(test_euclidean_overflow),
+        GK_CUDA_ONLY(test_matrix_edges),
+        GK_CUDA_ONLY(test_cosine_special),
+        GK_CUDA_ONLY(test_knn_k_range),
+        GK_CUDA_ONLY(test_knn_metrics_offset),
+        GK_CUDA_ONLY(test_knn_nan),
+        GK_CUDA_ONLY(test_knn_gemm),
+        GK_CUDA_ONLY(test_matmul_tiles),
+        GK_CUDA_ONLY(test_tiny_gamma),
+        GK_CUDA_ONLY(test_euclidean_overflow),
     };
 #undef GK_CUDA_ONLY
     return cmocka_run_group_tests_name("kernel_cuda", tests, gk_test_group_setup, NULL);
