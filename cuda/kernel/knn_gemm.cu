@@ -94,11 +94,12 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
             rank += cuda_knn_less(ok, oi, key, j) ? 1 : 0;
         }
         const unsigned int kth = __ballot_sync(0xffffffffu, rank == (int)k - 1);
-        const double ek = __shfl_sync(0xffffffffu, e, __ffs(kth) - 1);
+        const double ek = __shfl_sync(0xffffffffu, e, kth != 0 ? __ffs(kth) - 1 : 0);
         const double last = (double)cand_d[g * kc + kc - 1];
         const double eps = bound * ((double)nx[g] + ny_max);
-        /* False for NaN anywhere: such rows take the exact search. */
-        const bool certified = ek < last - eps;
+        /* False for NaN anywhere, or where no lane holds rank k - 1 (candidates missing):
+         * such rows take the exact search. */
+        const bool certified = kth != 0 && ek < last - eps;
         if (certified) {
             if (rank < (int)k) {
                 dist[g * k + rank] = root ? (T)sqrt(e) : (T)e;
