@@ -6,6 +6,7 @@
     GPUKERN_LIBRARY=build/lib/libgpukern.so.1 python3 bench/workloads.py --backend cpu [--quick]
     GPUKERN_LIBRARY=build/lib/libgpukern.so.1 python3 bench/workloads.py --backend cuda
     ... --ops kernel,distance,knn,kernel_matmul   # the 1.3 family (run_family, at the end)
+    ... --more-data [--data 'raw features;low-rank']   # five more distributions (MORE_DATA)
 
 Every row: rbf_matrix, rbf_matvec and rbf_rows, float32, on U[0,1), standardized N(0,1) and a
 Gaussian mixture (30 clusters, centres N(0, 9 I), spread 0.3), each at gamma = 1/d,
