@@ -6,11 +6,15 @@
     GPUKERN_LIBRARY=build/lib/libgpukern.so.1 python3 bench/workloads.py --backend cpu [--quick]
     GPUKERN_LIBRARY=build/lib/libgpukern.so.1 python3 bench/workloads.py --backend cuda
     ... --ops kernel,distance,knn,kernel_matmul   # the 1.3 family (run_family, at the end)
+    ... --more-data [--data 'raw features;low-rank']   # five more distributions (MORE_DATA)
 
 Every row: rbf_matrix, rbf_matvec and rbf_rows, float32, on U[0,1), standardized N(0,1) and a
 Gaussian mixture (30 clusters, centres N(0, 9 I), spread 0.3), each at gamma = 1/d,
 1/median||x - y||^2 (over 2000 random pairs) and 0.5, with y a second array (x vs y) and y the
-same buffer as x (x vs x). Beside ours:
+same buffer as x (x vs x). --more-data adds (to these rows and the family's) data as users pass
+it unscaled: raw features (columns of scales 0.1 to 100, some offset by 1e3), one-hot/ints (0..3,
+a quarter of the rows exact duplicates), low-rank (a 3-dimensional subspace plus 1e-3 noise),
+heavy tails (Student t, 2 degrees of freedom) and N(0,1) offset by 1e3. Beside ours:
   - CPU: scikit-learn's rbf_kernel (rbf_matvec: rbf_kernel(X[rows], Y) @ w over chunks of rows;
     rbf_rows: NumPy's exp(-gamma ((a - b)**2).sum(1))), on as many threads as it takes;
   - CUDA: torch's expanded form, exp(-gamma cdist(x, y)^2) (rbf_matvec: that @ w over chunks of
@@ -41,6 +45,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import gpukern as gk  # noqa: E402
 
 DISTRIBUTIONS = ("U[0,1)", "N(0,1)", "mixture")
+# --more-data appends these (make_rows: MORE_DATA)
+MORE_DISTRIBUTIONS = ("raw features", "one-hot/ints", "low-rank", "heavy tails", "offset 1e3")
 # A call that takes longer than this (torch's chunked rbf_matvec 1e6^2 x 3) is timed once.
 LONG_CALL_S = 2.0
 GAMMAS = ("1/d", "1/median", "0.5")
@@ -67,15 +73,54 @@ def make_rows(rng, dist, rows, d):
         return rng.random((rows, d), dtype=np.float32)
     if dist == "N(0,1)":
         return rng.standard_normal((rows, d), dtype=np.float32)
+    if dist in MORE_DATA:
+        return MORE_DATA[dist](rng, rows, d).astype(np.float32)
     centres = rng.normal(0.0, 3.0, (30, d))
     labels = rng.integers(0, 30, rows)
     return (centres[labels] + 0.3 * rng.standard_normal((rows, d))).astype(np.float32)
 
 
+# --more-data: data as users pass it before (or without) StandardScaler; issue 30's reviewers run
+# distributions the three above do not cover. Each is one function of (rng, rows, d), in float64.
+def raw_features(rng, rows, d):
+    """Unstandardized columns: column j scaled by 10^(j mod 4 - 1), every eighth offset by 1e3."""
+    j = np.arange(d)
+    return rng.standard_normal((rows, d)) * 10.0 ** (j % 4 - 1) + np.where(j % 8 == 3, 1e3, 0.0)
+
+
+def one_hot_ints(rng, rows, d):
+    """Small integers 0..3, a quarter of the rows copies of 64 prototypes (exact duplicates)."""
+    a = rng.integers(0, 4, (rows, d)).astype(np.float64)
+    dup = rng.random(rows) < 0.25
+    a[dup] = rng.integers(0, 4, (64, d))[rng.integers(0, 64, int(dup.sum()))]
+    return a
+
+
+def low_rank(rng, rows, d):
+    """Points on a 3-dimensional subspace of R^d (an orthonormal basis) plus 1e-3 noise."""
+    basis = np.linalg.qr(rng.standard_normal((d, min(3, d))))[0].T
+    return rng.standard_normal((rows, len(basis))) @ basis + 1e-3 * rng.standard_normal((rows, d))
+
+
+def heavy_tails(rng, rows, d):
+    """Student t with 2 degrees of freedom (infinite variance)."""
+    return rng.standard_t(2, (rows, d))
+
+
+def offset_1e3(rng, rows, d):
+    """Standardized N(0,1) moved by 1e3 in every feature (the contract's offset data)."""
+    return rng.standard_normal((rows, d)) + 1e3
+
+
+MORE_DATA = {"raw features": raw_features, "one-hot/ints": one_hot_ints, "low-rank": low_rank,
+             "heavy tails": heavy_tails, "offset 1e3": offset_1e3}
+
+
 def make_data(dist, m, n, d, seed):
-    """x (m x d) and y (n x d) of one distribution; a mixture's two share its centres."""
+    """x (m x d) and y (n x d) of one distribution; a mixture's two share its centres, the other
+    structured data (low rank, duplicated prototypes) its subspace or prototypes likewise."""
     rng = np.random.default_rng(seed)
-    if dist != "mixture":
+    if dist in ("U[0,1)", "N(0,1)"):
         return make_rows(rng, dist, m, d), make_rows(rng, dist, n, d)
     both = make_rows(rng, dist, m + n, d)
     return both[:m].copy(), both[m:].copy()
@@ -294,11 +339,18 @@ def main():
     ap.add_argument("--ops", default="rbf_matrix,rbf_matvec,rbf_rows")
     ap.add_argument("--shapes", default="",
                     help="only these m x n x d, comma-separated (e.g. 200000x200000x64)")
+    ap.add_argument("--more-data", action="store_true",
+                    help="also raw features, one-hot/ints, low-rank, heavy tails, offset 1e3")
+    ap.add_argument("--data", default="",
+                    help="only these distributions, ';'-separated (e.g. 'mixture;low-rank')")
     ap.add_argument("--csv", help="also write the rows to this CSV file")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--idle", type=float, default=0.25,
                     help="CPU: seconds between one side's calls and the other's (default 0.25)")
     args = ap.parse_args()
+    args.dists = [(k, dist) for k, dist in enumerate(
+        DISTRIBUTIONS + (MORE_DISTRIBUTIONS if args.more_data else ()))
+        if not args.data or dist in args.data.split(";")]
     reps = args.reps or (3 if args.quick else 5)
     side = (Cpu if args.backend == "cpu" else Cuda)(args.threads)
     if args.backend == "cpu":
@@ -323,7 +375,7 @@ def main():
             continue
         for rule in GAMMAS:
             for same in (False, True):
-                for k, dist in enumerate(DISTRIBUTIONS):
+                for k, dist in args.dists:
                     gamma, t_ours, t_anchor, scaled, form = run_case(
                         side, ctx, log_ctx, op, m, n, d, dist, rule, same, reps, args.seed + k)
                     bound = bytes_moved(op, m, n, d) / (peak * 1e9)
@@ -492,7 +544,7 @@ def run_family(side, ctx, args, reps):
             continue
         for metric, rules in family_cases(op):
             for rule in rules:
-                for j, dist in enumerate(DISTRIBUTIONS):
+                for j, dist in args.dists:
                     seed = args.seed + j
                     x, y = make_data(dist, m, n, d, seed)
                     gamma = gamma_of(rule, x, y, d, seed) if rule != "-" else 1.0 / d

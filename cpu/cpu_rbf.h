@@ -104,6 +104,8 @@ typedef struct gk_cpu_rbf_ip_f32 {
     float gamma;           /* as the dtype rounds it */
     float zscale;          /* -gamma log2(e) in float: K = 2^(zscale t) */
     float beta, coef, tol; /* the bound evaluated in float (per entry) */
+    /* zscale (t - e) at or below this: the entry is far (gk__cpu_rbf_far), kept */
+    float zfar;
     double beta_d, coef_d, tol_d; /* the same evaluated in double (per row of a tile) */
     const float *x, *y;           /* the rows as given */
     float *k;                     /* the output, m x n */
@@ -155,8 +157,8 @@ typedef struct gk_cpu_rbf_isa {
     double (*ip_dot_err)(size_t d);
     /* The tiles of panels p0 <= p < p1 of x and q0 <= q < q1 of y, written to a->k (the part
      * inside m x n); for a->upper, also the entries below the diagonal, as mirror images of
-     * those it computes above. */
-    void (*ip_f32)(const gk_cpu_rbf_ip_f32 *a, size_t p0, size_t p1, size_t q0, size_t q1);
+     * those it computes above. Returns how many entries it computed again from differences. */
+    size_t (*ip_f32)(const gk_cpu_rbf_ip_f32 *a, size_t p0, size_t p1, size_t q0, size_t q1);
     /* out[j] = (float)v[j] for j < nb, the vectors that start a cache line of out streamed past
      * the cache (an output written once and not read again: the kernel family's), then an
      * sfence. */
@@ -173,10 +175,11 @@ extern const gk_cpu_rbf_isa gk__cpu_rbf_avx512;
 gk_status gk__cpu_rbf_isa_choose(int isa, const gk_cpu_rbf_isa **out);
 
 /* cpu_rbf_gemm.c: rbf_matrix in the inner-product form, through OpenBLAS GEMM, for a call the
- * planner gave it (cpu/rbf/plan.c); 1 when it ran (*r: the status), 0 when the data does not
- * suit it (*declined: why) and the caller should compute differences instead. */
+ * planner gave it (cpu/rbf/plan.c); 1 when it ran (*r: the status, *redone: how many entries
+ * failed the bound and were computed from differences), 0 when the data does not suit it
+ * (*declined: why) and the caller should compute differences instead. */
 int gk__cpu_rbf_matrix_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
-                            const void *x, const void *y, void *k, gk_status *r,
+                            const void *x, const void *y, void *k, gk_status *r, size_t *redone,
                             const char **declined);
 /* The same for rbf_matvec, a tile at a time (out is written only when it ran). */
 int gk__cpu_rbf_matvec_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
@@ -187,6 +190,12 @@ int gk__cpu_rbf_matvec_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, 
  * the inner-product form's to spend (the exp and the final rounding have the rest). */
 #define GK_RBF_GEMM_ERR_F32 5e-6
 #define GK_RBF_GEMM_ERR_F64 5e-13
+/* Entries far apart: where gamma (t - E) >= gk__cpu_rbf_far(tol) = ln(1 / tol) + 0.01, the true
+ * kernel value and the computed one (within 2e-5 of exp(-gamma t), t >= t - E) both lie in
+ * [0, 0.991 tol], so the entry is within tol whatever gamma E is. Such an entry is kept where the
+ * bound's linear test (gamma E <= 1e-2) would send it back: data of large norms about the centre
+ * (raw, unscaled features) at a gamma that makes most entries tiny. */
+double gk__cpu_rbf_far(double tol);
 /* beta: |t - D| <= beta (||x - c||^2 + ||y - c||^2) for the dtype's unit roundoff u and d
  * features (the bound in cpu_rbf_gemm.c), for dot products within dot_err sum |x_f y_f| (g_d(u)
  * for GEMM). */
@@ -213,11 +222,11 @@ int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, d
                            gk_status *r, char *why, size_t why_size);
 
 /* cpu_rbf_fused.c: float32 rbf_matrix in the inner-product form through the context's ISA
- * kernel, for a call the planner gave it; 1 when it ran (*r: the status), 0 when the data does
- * not suit it (*declined: why); sample (the planner's): decline where sampled entries fail the
- * rounding bound. */
+ * kernel, for a call the planner gave it; 1 when it ran (*r: the status, *redone: how many
+ * entries failed the bound and were computed from differences), 0 when the data does not suit it
+ * (*declined: why); sample (the planner's): decline where sampled entries fail the bound. */
 int gk__cpu_rbf_matrix_fused(void *st, size_t m, size_t n, size_t d, double gamma, int sample,
-                             const float *x, const float *y, float *k, gk_status *r,
+                             const float *x, const float *y, float *k, gk_status *r, size_t *redone,
                              const char **declined);
 
 /* Rows of d = 0 features address no element, so the core passes such operands as NULL; the

@@ -34,7 +34,8 @@
  * exp(gamma E) <= 1.01005 (gamma E <= 1e-2) and those factors (1.0101 (1 + 4u) in all), is
  * within GK_RBF_GEMM_ERR_* (half the contract: the exp and the final rounding have the rest); every
  * other entry, and every entry with t <= E (identical rows among them, which must give exactly 1),
- * is computed again from differences. */
+ * is computed again from differences, except entries so far apart that gamma (t - E) >=
+ * gk__cpu_rbf_far(tol): both the true value and the computed one are below tol there. */
 
 /* Where the form pays and what it needs (d u small for the bound, sizes within 32-bit BLAS's
  * reach, centred copies no larger than the output) is the planner's (cpu/rbf/plan.c). */
@@ -42,6 +43,11 @@
 static double gk_gamma_d(size_t d, double u)
 {
     return (double)d * u / (1.0 - (double)d * u);
+}
+
+double gk__cpu_rbf_far(double tol)
+{
+    return log(1.0 / tol) + 0.01;
 }
 
 double gk__cpu_rbf_beta(size_t d, double u, double dot_err)
@@ -86,7 +92,7 @@ double gk__cpu_rbf_beta(size_t d, double u, double dot_err)
                                                                                                    \
     GK_CPU_CLONES                                                                                  \
     static size_t cpu_epilogue_##SUFFIX(size_t n, double gamma, double beta, double tol,           \
-                                        double nxi, const double *ny, T *k)                        \
+                                        double far, double nxi, const double *ny, T *k)            \
     {                                                                                              \
         size_t redo_count = 0;                                                                     \
         _Pragma("omp simd reduction(+ : redo_count)") for (size_t j = 0; j < n; j++)               \
@@ -96,7 +102,8 @@ double gk__cpu_rbf_beta(size_t d, double u, double dot_err)
             T arg = (T)(-gamma * t);                                                               \
             T kv = !(arg < (CUT)) ? EXP(arg > (CUT) ? arg : (CUT)) : (T)0;                         \
             double err = gamma * e * (double)kv * (1.0101 * (1.0 + 4.0 * (U)));                    \
-            int redo = (t <= e) | (gamma * e > 1e-2) | (err > tol) | (t == (double)INFINITY);      \
+            int loose = ((gamma * e > 1e-2) | (err > tol)) & !(gamma * (t - e) >= far);            \
+            int redo = (t <= e) | loose | (t == (double)INFINITY);                                 \
             k[j] = redo ? (T)NAN : kv;                                                             \
             redo_count += (size_t)redo;                                                            \
         }                                                                                          \
@@ -211,25 +218,30 @@ int gk__cpu_rbf_sample_passes(gk_dtype t, size_t m, size_t n, size_t d, double g
 }
 
 /* Row i of the kernel from row i of G = xc.yc^T (in place, n entries): the epilogue, then the
- * entries it marked computed again from x_i and the rows of y. */
-static void cpu_rbf_finish_row(gk_dtype t, size_t n, size_t d, double gamma, double beta,
-                               double tol, double nxi, const double *ny, const void *xi,
-                               const void *y, void *krow)
+ * entries it marked computed again from x_i and the rows of y; how many those were. */
+static size_t cpu_rbf_finish_row(gk_dtype t, size_t n, size_t d, double gamma, double beta,
+                                 double tol, double nxi, const double *ny, const void *xi,
+                                 const void *y, void *krow)
 {
     const gk_cpu_rbf_kernels *kr = t == GK_FLOAT32 ? &gk__cpu_rbf_f32 : &gk__cpu_rbf_f64;
+    double far = gk__cpu_rbf_far(tol);
+    size_t redo;
     if (t == GK_FLOAT32) {
         float *ki = krow;
-        if (cpu_epilogue_f32(n, gamma, beta, tol, nxi, ny, ki))
+        redo = cpu_epilogue_f32(n, gamma, beta, tol, far, nxi, ny, ki);
+        if (redo)
             for (size_t j = 0; j < n; j++)
                 if (isnan(ki[j]))
                     ki[j] = (float)kr->pair(d, gamma, 0.0, xi, (const float *)y + j * d);
     } else {
         double *ki = krow;
-        if (cpu_epilogue_f64(n, gamma, beta, tol, nxi, ny, ki))
+        redo = cpu_epilogue_f64(n, gamma, beta, tol, far, nxi, ny, ki);
+        if (redo)
             for (size_t j = 0; j < n; j++)
                 if (isnan(ki[j]))
                     ki[j] = kr->pair(d, gamma, 0.0, xi, (const double *)y + j * d);
     }
+    return redo;
 }
 
 /* rbf_matrix's tiles: a one-thread gemm of 256 rows keeps OpenBLAS's packing of the 1024
@@ -238,7 +250,7 @@ static void cpu_rbf_finish_row(gk_dtype t, size_t n, size_t d, double gamma, dou
 #define GK_RBF_GEMM_TILE_COLS ((size_t)1024)
 
 int gk__cpu_rbf_matrix_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
-                            const void *x, const void *y, void *k, gk_status *r,
+                            const void *x, const void *y, void *k, gk_status *r, size_t *redone,
                             const char **declined)
 {
     size_t es = t == GK_FLOAT32 ? sizeof(float) : sizeof(double);
@@ -273,8 +285,9 @@ int gk__cpu_rbf_matrix_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, 
     size_t col_tiles = (n + GK_RBF_GEMM_TILE_COLS - 1) / GK_RBF_GEMM_TILE_COLS;
     size_t tasks = row_tiles * col_tiles;
     int team = gk__cpu_region(nt, tasks);
+    size_t again = 0;
     gk__cpu_blas_serial_enter();
-#pragma omp parallel for num_threads(team) if (team > 1) schedule(static)
+#pragma omp parallel for num_threads(team) if (team > 1) schedule(static) reduction(+ : again)
     for (size_t task = 0; task < tasks; task++) {
         size_t i0 = task / col_tiles * GK_RBF_GEMM_TILE_ROWS;
         size_t j0 = task % col_tiles * GK_RBF_GEMM_TILE_COLS;
@@ -284,11 +297,12 @@ int gk__cpu_rbf_matrix_gemm(void *st, gk_dtype t, size_t m, size_t n, size_t d, 
         gk__cpu_gemm_serial(t, GK_NO_TRANS, GK_TRANS, mb, nb, d, 1.0, xc + i0 * d * es, d,
                             yc + j0 * d * es, d, 0.0, kt, n);
         for (size_t i = i0; i < i0 + mb; i++)
-            cpu_rbf_finish_row(t, nb, d, gamma, beta, tol, nx[i], ny + j0,
-                               (const char *)x + i * d * es, (const char *)y + j0 * d * es,
-                               kt + (i - i0) * n * es);
+            again += cpu_rbf_finish_row(t, nb, d, gamma, beta, tol, nx[i], ny + j0,
+                                        (const char *)x + i * d * es, (const char *)y + j0 * d * es,
+                                        kt + (i - i0) * n * es);
     }
     gk__cpu_blas_serial_leave();
+    *redone = again;
     *r = GK_OK;
     gk__free(scratch);
     return 1;

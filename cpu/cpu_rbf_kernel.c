@@ -84,10 +84,10 @@ static void cpu_rbf_row_f32(size_t d, size_t nb, size_t ld, double gamma_d, doub
             float acc[GK_RBF_COLS] = {0};
             rbf_cols_f32(0, d, ld, xi, yt + j0, acc);
             for (size_t j = 0; j < GK_RBF_COLS; j++)
-                e[j] = gk__vexp_f32(-gk__rbf_exponent_f32(gamma, gz, acc[j]));
+                e[j] = gk__vexp_neg_f32(gk__rbf_exponent_f32(gamma, gz, acc[j]));
             for (size_t j = 0; j < GK_RBF_COLS; j++)
                 if (acc[j] == INFINITY)
-                    e[j] = gk__vexp_f32((float)-gk__rbf_exponent_f64(
+                    e[j] = gk__vexp_neg_f32((float)gk__rbf_exponent_f64(
                         gamma, gz, gk__cpu_rbf_dist_f64(d, ld, xi, yt + j0 + j)));
         } else {
             double accd[GK_RBF_COLS] = {0};
@@ -101,7 +101,7 @@ static void cpu_rbf_row_f32(size_t d, size_t nb, size_t ld, double gamma_d, doub
             for (size_t j = 0; j < GK_RBF_COLS; j++) {
                 double dist =
                     accd[j] == INFINITY ? gk__cpu_rbf_dist_f64(d, ld, xi, yt + j0 + j) : accd[j];
-                e[j] = gk__vexp_f32((float)-gk__rbf_exponent_f64(gamma, gz, dist));
+                e[j] = gk__vexp_neg_f32((float)gk__rbf_exponent_f64(gamma, gz, dist));
             }
         }
         if (e == tail)
@@ -128,7 +128,7 @@ static void cpu_rbf_row_f64(size_t d, size_t nb, size_t ld, double gamma, double
             }
         }
         for (size_t j = 0; j < GK_RBF_COLS; j++)
-            e[j] = gk__vexp_f64(-gk__rbf_exponent_f64(gamma, gz, acc[j]));
+            e[j] = gk__vexp_neg_f64(gk__rbf_exponent_f64(gamma, gz, acc[j]));
         if (e == tail)
             memcpy(out + j0, tail, (nb - j0) * sizeof *tail);
     }
@@ -164,7 +164,7 @@ static double cpu_rbf_pair_f32(size_t d, double gamma, double gz, const void *xv
         double t = (double)x[f] - (double)y[f];
         s += t * t;
     }
-    return (double)gk__vexp_f32((float)-gk__rbf_exponent_f64((float)gamma, (float)gz, s));
+    return (double)gk__vexp_neg_f32((float)gk__rbf_exponent_f64((float)gamma, (float)gz, s));
 }
 
 GK_CPU_CLONES
@@ -177,7 +177,7 @@ static double cpu_rbf_pair_f64(size_t d, double gamma, double gz, const void *xv
         double t = x[f] - y[f];
         s += t * t;
     }
-    return gk__vexp_f64(-gk__rbf_exponent_f64(gamma, gz, s));
+    return gk__vexp_neg_f64(gk__rbf_exponent_f64(gamma, gz, s));
 }
 
 /* float values and products are exact in double; the double sum is what the contract's

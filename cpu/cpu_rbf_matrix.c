@@ -3,6 +3,7 @@
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "alloc.h"
 #include "cpu_internal.h"
@@ -132,10 +133,17 @@ gk_status gk__cpu_rbf_matrix(void *st, gk_dtype t, size_t m, size_t n, size_t d,
     gk_status r = GK_OK;
     const char *declined = NULL;
     int ran = 0;
+    size_t redone = 0;
     if (p.form == GK_CPU_RBF_FUSED)
-        ran = gk__cpu_rbf_matrix_fused(st, m, n, d, gamma, p.sample, x, y, k, &r, &declined);
+        ran =
+            gk__cpu_rbf_matrix_fused(st, m, n, d, gamma, p.sample, x, y, k, &r, &redone, &declined);
     else if (p.form == GK_CPU_RBF_GEMM)
-        ran = gk__cpu_rbf_matrix_gemm(st, t, m, n, d, gamma, x, y, k, &r, &declined);
+        ran = gk__cpu_rbf_matrix_gemm(st, t, m, n, d, gamma, x, y, k, &r, &redone, &declined);
+    if (ran && r == GK_OK) {
+        char said[64];
+        snprintf(said, sizeof said, "%zu entries from differences", redone);
+        gk__cpu_rbf_plan_note(&p, said);
+    }
     if (declined != NULL)
         gk__cpu_rbf_plan_decline(&p, t, d, declined);
     gk__cpu_rbf_plan_log(s, &p);

@@ -99,4 +99,41 @@ static inline double gk__vexp_f64(double x)
     return p * s1 * s2;
 }
 
+/* exp(-a) for a >= 0, with 0 where a is finite and above 87 (float) or 650 (double), below
+ * which the value would be subnormal or near it (from 87.3 and 708.4): each subnormal result
+ * costs a microcode assist, and entries of rows far apart (raw, unscaled features) are mostly
+ * there; the Matérn kernel on such data ran 3.5 times as long. e^-87 = 1.6e-38 and
+ * e^-650 = 5e-283, times any polynomial of a kernel of the family (below 2600 there), are far
+ * inside every contract. NaN and +inf give exp(-a) as above (NaN, 0). The cut is taken on the
+ * bits with integer masks: a floating select would keep GCC from if-converting the loop
+ * (floating operations may trap), which then would not vectorize. */
+static inline float gk__vexp_neg_f32(float a)
+{
+    uint32_t u;
+    memcpy(&u, &a, sizeof u);
+    uint32_t cut = 0u - (uint32_t)((u > 0x42ae0000u) & (u < 0x7f800000u)); /* 87 < a < inf */
+    u &= ~cut;
+    memcpy(&a, &u, sizeof a);
+    float e = gk__vexp_f32(-a);
+    memcpy(&u, &e, sizeof u);
+    u &= ~cut;
+    memcpy(&e, &u, sizeof e);
+    return e;
+}
+
+static inline double gk__vexp_neg_f64(double a)
+{
+    uint64_t u;
+    memcpy(&u, &a, sizeof u);
+    uint64_t cut = UINT64_C(0) - (uint64_t)((u > UINT64_C(0x4084500000000000)) & /* 650 < a */
+                                            (u < UINT64_C(0x7ff0000000000000)));
+    u &= ~cut;
+    memcpy(&a, &u, sizeof a);
+    double e = gk__vexp_f64(-a);
+    memcpy(&u, &e, sizeof u);
+    u &= ~cut;
+    memcpy(&e, &u, sizeof e);
+    return e;
+}
+
 #endif /* GK_CPU_VEXP_H */

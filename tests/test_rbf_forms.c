@@ -560,6 +560,86 @@ static void test_cpu_overflow(void **state)
     }
 }
 
+/* The number N of the log's "N entries from differences" (the inner-product forms' recompute). */
+static size_t entries_redone(const char *line)
+{
+    const char *at = strstr(line, " entries from differences");
+    if (at == NULL)
+        GK_FAIL("no count of entries from differences in \"%s\"", line);
+    while (at > line && at[-1] >= '0' && at[-1] <= '9')
+        at--;
+    return (size_t)strtoull(at, NULL, 10);
+}
+
+/* Raw, unscaled features as users pass them before StandardScaler: column f of N(0, 1) scaled by
+ * 10^(f mod 4 - 1), every eighth column offset by 1e3; every fifth row of y a copy of a row of x.
+ * ||x - c||^2 about the centre is some 10^4 d, so the bound's gamma E passes 1e-2 at gamma 1/d
+ * and 0.5, while gamma ||x - y||^2 is in the thousands: nearly every entry is far below the
+ * budget (true and computed values under 5e-6). The inner-product forms must keep those, not
+ * compute them all again from differences (which took 3 to 7 times as long as U[0,1) at 1024^2);
+ * the log's count of recomputed entries says which they did. */
+static void test_cpu_raw_features(void **state)
+{
+    (void)state;
+    const size_t m = 300, n = 333;
+    const size_t dims[] = {20, 64, 130};
+    const gk_dtype dtypes[] = {GK_FLOAT32, GK_FLOAT64};
+    gk_context *ctx = gk_test_logging_context(GK_BACKEND_CPU, NULL);
+    assert_non_null(ctx);
+    for (size_t ti = 0; ti < 2; ti++)
+        for (size_t di = 0; di < 3; di++)
+            for (int same = 0; same < 2; same++)
+                for (int g = 0; g < 2; g++) {
+                    gk_dtype t = dtypes[ti];
+                    size_t d = dims[di], rows = same ? m : m + n, es = gk_test_esize(t);
+                    const char *form = planner_form(t, DATA_NORMAL, "rbf_matrix", m, n, d);
+                    if (strcmp(form, "diff") == 0)
+                        continue; /* float64 below d = 64, or no ISA kernel at float32 */
+                    double gamma = g ? 0.5 : 1.0 / (double)d;
+                    void *h = gk_test_alloc(t, rows * d);
+                    for (size_t i = 0; i < rows; i++)
+                        for (size_t f = 0; f < d; f++)
+                            gk_test_set(t, h, i * d + f,
+                                        normal01() * pow(10.0, (double)(f % 4) - 1.0) +
+                                            (f % 8 == 3 ? 1e3 : 0.0));
+                    for (size_t j = 0; !same && j < n; j += 5)
+                        memcpy((char *)h + (m + j) * d * es, (char *)h + (j * 7 % m) * d * es,
+                               d * es);
+                    size_t yo = same ? 0 : m, nn = same ? m : n;
+                    gk_buffer *x = gk_test_buffer_from(ctx, t, m * d, h);
+                    gk_buffer *y =
+                        same ? x : gk_test_buffer_from(ctx, t, n * d, (char *)h + m * d * es);
+                    gk_buffer *k = gk_test_buffer_const(ctx, t, m * nn, GK_TEST_SENTINEL);
+                    char what[128];
+                    snprintf(what, sizeof what, "raw features, %s %zux%zux%zu, gamma %g%s",
+                             t == GK_FLOAT32 ? "float32" : "float64", m, nn, d, gamma,
+                             same ? ", x = y" : "");
+                    gk_test_capture_begin();
+                    GK_CHECK_OK(gk_rbf_matrix(ctx, m, nn, d, gamma, x, y, k));
+                    expect_form("rbf_matrix", form, what);
+                    /* the identical rows (one x row each for y's copies, the diagonal) and a
+                     * few more at most */
+                    size_t redone = entries_redone(gk_test_captured_line());
+                    if (redone > m * nn / 100)
+                        GK_FAIL("%s: %zu of %zu entries computed again from differences", what,
+                                redone, m * nn);
+                    void *got = gk_test_read_all(k);
+                    for (size_t i = 0; i < m; i++)
+                        for (size_t j = 0; j < nn; j++)
+                            gk_ref_check_rbf(t, gk_test_get(t, got, i * nn + j),
+                                             ref_entry(t, gamma, h, i, yo + j, d),
+                                             t == GK_FLOAT32 ? 1e-5L : 1e-12L,
+                                             gk_ref_rows_equal(t, h, i, h, yo + j, d), what, i, j);
+                    free(got);
+                    gk_buffer_destroy(k);
+                    if (y != x)
+                        gk_buffer_destroy(y);
+                    gk_buffer_destroy(x);
+                    free(h);
+                }
+    gk_context_destroy(ctx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -572,6 +652,7 @@ int main(void)
         cmocka_unit_test(test_cpu_gemm_tiles),
         cmocka_unit_test(test_cpu_form_switch),
         cmocka_unit_test(test_cpu_overflow),
+        cmocka_unit_test(test_cpu_raw_features),
     };
     return cmocka_run_group_tests_name("rbf_forms", tests, gk_test_group_setup, NULL);
 }

@@ -45,16 +45,16 @@ static void matern_row(size_t nb, double gamma, double nu, double *v)
     const double s3 = 1.7320508075688772, s5 = 2.23606797749979;
     if (nu == 0.5) {
         for (size_t jj = 0; jj < nb; jj++)
-            v[jj] = gk__vexp_f64(-sqrt(gamma * v[jj]));
+            v[jj] = gk__vexp_neg_f64(sqrt(gamma * v[jj]));
     } else if (nu == 1.5) {
         for (size_t jj = 0; jj < nb; jj++) {
             double a = s3 * sqrt(gamma * v[jj]);
-            v[jj] = (1.0 + a) * gk__vexp_f64(-a);
+            v[jj] = (1.0 + a) * gk__vexp_neg_f64(a);
         }
     } else {
         for (size_t jj = 0; jj < nb; jj++) {
             double a = s5 * sqrt(gamma * v[jj]);
-            v[jj] = (1.0 + a + a * a / 3.0) * gk__vexp_f64(-a);
+            v[jj] = (1.0 + a + a * a / 3.0) * gk__vexp_neg_f64(a);
         }
     }
 }
@@ -81,7 +81,7 @@ GK_CPU_CLONES
 static void exp_row(size_t nb, double gamma, double *v)
 {
     for (size_t jj = 0; jj < nb; jj++)
-        v[jj] = gk__vexp_f64(-gamma * v[jj]);
+        v[jj] = gk__vexp_neg_f64(gamma * v[jj]);
 }
 
 GK_CPU_CLONES
@@ -105,7 +105,7 @@ GK_CPU_CLONES
 static void exp_row_f32(size_t nb, double gamma, double *v)
 {
     for (size_t jj = 0; jj < nb; jj++)
-        v[jj] = (double)gk__vexp_f32((float)(-gamma * v[jj]));
+        v[jj] = (double)gk__vexp_neg_f32((float)(gamma * v[jj]));
 }
 
 GK_CPU_CLONES
@@ -120,16 +120,16 @@ static void matern_row_f32(size_t nb, double gamma, double nu, double *v)
 {
     if (nu == 0.5) {
         for (size_t jj = 0; jj < nb; jj++)
-            v[jj] = (double)gk__vexp_f32(-(float)sqrt(gamma * v[jj]));
+            v[jj] = (double)gk__vexp_neg_f32((float)sqrt(gamma * v[jj]));
     } else if (nu == 1.5) {
         for (size_t jj = 0; jj < nb; jj++) {
             float a = 1.7320508f * (float)sqrt(gamma * v[jj]);
-            v[jj] = (double)((1.0f + a) * gk__vexp_f32(-a));
+            v[jj] = (double)((1.0f + a) * gk__vexp_neg_f32(a));
         }
     } else {
         for (size_t jj = 0; jj < nb; jj++) {
             float a = 2.2360680f * (float)sqrt(gamma * v[jj]);
-            v[jj] = (double)((1.0f + a + a * a / 3.0f) * gk__vexp_f32(-a));
+            v[jj] = (double)((1.0f + a + a * a / 3.0f) * gk__vexp_neg_f32(a));
         }
     }
 }

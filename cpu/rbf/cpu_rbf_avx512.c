@@ -220,11 +220,12 @@ _Static_assert(NR == NV * 16, "a tile is NV vectors wide");
 /* Tile (p, q): rows p IP_MR .. of x, columns q NR - sh .. of y (a->sh aligns them with the output's
  * cache lines, so whole vectors can be streamed past the cache: the output is written once and
  * not read, and a store that misses would first read its line). The bound's test per entry is
- * t <= e (too close to tell), gamma e > 1e-2 or gamma e K coef > tol; for a row of the tile it
+ * t <= e (too close to tell), gamma e > 1e-2 or gamma e K coef > tol (not for entries far
+ * apart, gk__cpu_rbf_far); for a row of the tile it
  * is first tried with e at its largest in the tile, e_row = beta (nx_i + max ny) (bounds taken
  * in double): where that passes the last two for the whole row, only t <= e_row is tested per
  * entry (it sends back a few more entries, those closer than e_row). */
-static inline void ip_tile(const gk_cpu_rbf_ip_f32 *a, size_t p, size_t q)
+static inline size_t ip_tile(const gk_cpu_rbf_ip_f32 *a, size_t p, size_t q)
 {
     size_t d = a->d;
     const float *xp = (const float *)((const char *)a->xp + p * a->xbytes);
@@ -274,10 +275,7 @@ static inline void ip_tile(const gk_cpu_rbf_ip_f32 *a, size_t p, size_t q)
                 break;
             pending[r] = ip_row(a, i0 + (size_t)r, j0, valid, ny, nymax, acc[r], NULL, pend[r]);
         }
-        for (size_t r = 0; r < rows; r++)
-            if (pending[r])
-                ip_pending(a, i0 + r, j0, valid, pending[r], pend[r], NULL);
-        return;
+        return ip_finish(a, i0, rows, j0, valid, pending, pend, NULL);
     }
     /* x and y the same rows: the tile writes its entries on and above the diagonal (j >= i) and,
      * from a copy in L1, their mirror images k[j][i] for j > i, a column of the copy (a gather)
@@ -294,9 +292,9 @@ static inline void ip_tile(const gk_cpu_rbf_ip_f32 *a, size_t p, size_t q)
         upper[r][1] = valid[1] & (__mmask16)~cols_mask(j0 + 16, i);
         pending[r] = ip_row(a, i, j0, upper[r], ny, nymax, acc[r], keep[r], pend[r]);
     }
+    size_t redone = 0;
     for (size_t r = 0; r < rows; r++)
-        if (pending[r])
-            ip_pending(a, i0 + r, j0, upper[r], pending[r], pend[r], keep[r]);
+        redone += ip_finish(a, i0 + r, 1, j0, upper[r], pending + r, pend + r, keep + r);
     const __m512i rowstep =
         _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                            _mm512_set1_epi32((int)NR));
@@ -310,6 +308,7 @@ static inline void ip_tile(const gk_cpu_rbf_ip_f32 *a, size_t p, size_t q)
         __m512 col = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, rowstep, &keep[0][c], 4);
         _mm512_mask_storeu_ps(a->k + (size_t)j * a->n + i0, m, col);
     }
+    return redone;
 }
 
 /* Panels: x's feature-major, xp[f IP_MR + r]; y's likewise, yp[f NR + c]. */
@@ -338,14 +337,16 @@ static double ip_dot_err(size_t d)
     return terms * 0x1p-24 / (1.0 - terms * 0x1p-24);
 }
 
-static void ip_f32(const gk_cpu_rbf_ip_f32 *a, size_t p0, size_t p1, size_t q0, size_t q1)
+static size_t ip_f32(const gk_cpu_rbf_ip_f32 *a, size_t p0, size_t p1, size_t q0, size_t q1)
 {
+    size_t redone = 0;
     for (size_t q = q0; q < q1; q++)
         for (size_t p = p0; p < p1; p++)
             if (!a->upper || !gk__cpu_rbf_ip_below(a, IP_MR, NR, p, q))
-                ip_tile(a, p, q);
+                redone += ip_tile(a, p, q);
     if (a->stream)
         _mm_sfence(); /* streamed stores are weakly ordered: done before the team's barrier */
+    return redone;
 }
 
 /* Rounded as a scalar conversion rounds (to nearest), so values equal the portable store's. */

@@ -92,10 +92,11 @@ static void ip_redo(const gk_cpu_rbf_ip_f32 *a, size_t i, ptrdiff_t j, __mmask16
  * so whole vectors can be streamed past the cache: the output is written once and not read, and
  * a store that misses would first read its line), given its dot products g[0], g[1] and the
  * tile's ny and largest ny. The bound's test per entry is t <= e (too close to tell),
- * gamma e > 1e-2 or gamma e K coef > tol; for the row it is first tried with e at its largest in
- * the tile, e_row = beta (nx_i + max ny) (bounds taken in double): where that passes the last
- * two for the whole row, only t <= e_row is tested per entry (it sends back a few more entries,
- * those closer than e_row). keep, if not NULL: the row's 32 values go there too (64-byte
+ * gamma e > 1e-2 or gamma e K coef > tol, the last two not for entries far apart (zscale (t - e)
+ * <= zfar: true and computed values both below tol); for the row it is first tried with e at its
+ * largest in the tile, e_row = beta (nx_i + max ny) (bounds taken in double): where that passes the
+ * last two for the whole row, only t <= e_row is tested per entry (it sends back a few more
+ * entries, those closer than e_row). keep, if not NULL: the row's 32 values go there too (64-byte
  * aligned). A vector with entries the test sent back is not stored: its values go to pend (32
  * floats, 64-byte aligned) and the lanes to redo are returned (bits 16 v + l), for ip_pending
  * to finish once the tile's dot products are no longer held in registers (a call here would
@@ -128,9 +129,12 @@ ip_row(const gk_cpu_rbf_ip_f32 *a, size_t i, ptrdiff_t j0, const __mmask16 valid
             __m512 e = _mm512_mul_ps(_mm512_set1_ps(a->beta), s);
             __m512 gev = _mm512_mul_ps(_mm512_set1_ps(a->gamma), e);
             __m512 err = _mm512_mul_ps(_mm512_mul_ps(gev, kv), _mm512_set1_ps(a->coef));
+            __mmask16 far = _mm512_cmp_ps_mask(_mm512_mul_ps(cg, _mm512_sub_ps(t, e)),
+                                               _mm512_set1_ps(a->zfar), _CMP_LE_OQ);
             redo = _mm512_cmp_ps_mask(t, e, _CMP_LE_OQ) |
-                   _mm512_cmp_ps_mask(gev, _mm512_set1_ps(1e-2f), _CMP_GT_OQ) |
-                   _mm512_cmp_ps_mask(err, _mm512_set1_ps(a->tol), _CMP_GT_OQ);
+                   ((_mm512_cmp_ps_mask(gev, _mm512_set1_ps(1e-2f), _CMP_GT_OQ) |
+                     _mm512_cmp_ps_mask(err, _mm512_set1_ps(a->tol), _CMP_GT_OQ)) &
+                    (__mmask16)~far);
         }
         redo &= valid[v];
         if (redo) {
@@ -167,6 +171,21 @@ static void ip_pending(const gk_cpu_rbf_ip_f32 *a, size_t i, ptrdiff_t j0, const
         else
             _mm512_mask_storeu_ps(out + 16 * v, valid[v], kv);
     }
+}
+
+/* ip_pending for `rows` rows from i0 (their pending lanes, pend and keep rows of 32 floats, keep
+ * NULL: none); the number of entries computed again, which GK_LOG reports. */
+static inline size_t ip_finish(const gk_cpu_rbf_ip_f32 *a, size_t i0, size_t rows, ptrdiff_t j0,
+                               const __mmask16 valid[2], const uint32_t *pending, float (*pend)[32],
+                               float (*keep)[32])
+{
+    size_t redone = 0;
+    for (size_t r = 0; r < rows; r++)
+        if (pending[r]) {
+            ip_pending(a, i0 + r, j0, valid, pending[r], pend[r], keep ? keep[r] : NULL);
+            redone += (size_t)__builtin_popcount(pending[r]);
+        }
+    return redone;
 }
 
 #endif /* GK_CPU_RBF_IP_AVX512_H */
