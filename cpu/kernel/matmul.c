@@ -5,8 +5,11 @@
 
 #include "alloc.h"
 #include "cpu_internal.h"
+#include "cpu_rbf.h"
 #include "error.h"
+#include "fgt_params.h"
 #include "kernel/kernel.h"
+#include "rbf/plan.h"
 
 static void finish_row(void *arg, const gk_cpu_job *j, size_t r, double *v)
 {
@@ -20,15 +23,42 @@ static void finish_row(void *arg, const gk_cpu_job *j, size_t r, double *v)
  * regions left OpenBLAS's threads and the team's spinning beside each other at every tile
  * (cpu_rbf_fused.c tells the same of the RBF GEMM form). A row's sums add the blocks of y in
  * order, whichever member has it. */
+/* The Gaussian kernel at 1 <= d <= 4: the fast Gauss transform of the r columns together
+ * (cpu/rbf/fgt.c), where the rbf planner offers it and its cost model accepts the data; 1 when
+ * it ran (*rc: its status), 0 when the tiles should run. */
+static int matmul_fgt(void *st, gk_dtype t, double gamma, size_t m, size_t n, size_t d, size_t r,
+                      const void *x, const void *y, const void *w, void *out, gk_status *rc)
+{
+    const gk_cpu_state *s = st;
+    gk_cpu_rbf_plan p;
+    gk__cpu_rbf_plan_matmul(s, t, m, n, d, r, gamma, &p);
+    char said[256];
+    int ran = 0;
+    if (p.form == GK_CPU_RBF_FGT) {
+        ran = gk__cpu_rbf_matvec_fgt(st, t, m, n, d, r, gamma, s->rbf_form == GK_CPU_RBF_FGT,
+                                     "kernel_matmul", x, y, w, out, rc, said, sizeof said);
+        if (ran)
+            gk__cpu_rbf_plan_note(&p, said);
+        else
+            gk__cpu_rbf_plan_decline(&p, t, d, said);
+    }
+    gk__cpu_rbf_plan_log(s, &p);
+    return ran;
+}
+
 gk_status gk__cpu_kernel_matmul(void *st, gk_dtype t, const gk_kernel *k, size_t m, size_t n,
                                 size_t d, size_t r, const void *x, const void *y, const void *w,
                                 void *out)
 {
     if (t != GK_FLOAT32 && t != GK_FLOAT64)
         return gk__cpu_bad_dtype(t);
+    gk_status s;
+    if (k->kind == GK_KERNEL_RBF && d >= 1 && d <= GK_FGT_MAX_D &&
+        matmul_fgt(st, t, k->gamma, m, n, d, r, x, y, w, out, &s))
+        return s;
     gk_cpu_job j = {0};
     gk__cpu_job_kernel(&j, k);
-    gk_status s = gk__cpu_job_begin(st, &j, t, m, n, d, x, y, m);
+    s = gk__cpu_job_begin(st, &j, t, m, n, d, x, y, m);
     if (s != GK_OK)
         return s;
     size_t mb = gk__cpu_job_task_rows(&j, m, (size_t)j.threads);

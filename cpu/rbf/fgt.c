@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* fgt.c - the CPU's rbf_matvec at 1 <= d <= 4 by the fast Gauss transform (docs/fgt.md). */
+/* fgt.c - the CPU's rbf_matvec and kernel_matmul (Gaussian kernel, r columns of weights) at
+ * 1 <= d <= 4 by the fast Gauss transform (docs/fgt.md). */
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
@@ -26,6 +27,16 @@ static const double fgt_sides[] = {0.25, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 3.0};
 #define FGT_DIFF_PAIR_F32 1.0
 #define FGT_DIFF_PAIR_F64 2.0
 #define FGT_NEAR_PAIR 4.0
+/* kernel_matmul (r > 1) sums directly by its tiles (cpu/kernel/matmul.c): a pair (distance,
+ * exp, the epilogue) at about 2.2 of the difference form's float32 pairs (float64: 3.4), and
+ * each column a multiply-add of its dgemm at about 0.1 (2e4^2 x 3 N(0,1) on 2 cores, 2 to 16
+ * columns; clustered data cost the tiles up to 3 times more). */
+#define FGT_TILE_PAIR_F32 2.0
+#define FGT_TILE_PAIR_F64 3.0
+#define FGT_TILE_COL 0.1
+/* ... a further column of a pair the transform sums directly: a multiply-add, the exponential
+ * shared (measured: each column 17% of one column's call, 1e5^2 x 3 clusters at gamma 2) */
+#define FGT_NEAR_COL 0.7
 /* ... a cell of a target box's neighbourhood looked at, a near source gathered, a point binned
  * for one candidate side (every side is tried, so the choice itself costs this for each) */
 #define FGT_VISIT 7.0
@@ -51,7 +62,8 @@ typedef struct fgt_side {
     int32_t *bk;     /* each box's cell coordinates, 4 a box */
     size_t *perm;    /* sorted position -> the row's index */
     double *off;     /* sorted offsets from the box centres, count x d, units of h */
-    double *w;       /* sources: the sorted weights */
+    double *w;       /* sources: the sorted weights, count x r */
+    size_t r;        /* sources: the columns of weights */
     size_t largest;  /* points of the largest box */
 } fgt_side;
 
@@ -207,15 +219,17 @@ static int fgt_bin(const gk_fgt_grid *g, int team, const void *rows, int f64, si
     return 0;
 }
 
-/* The sorted order, the offsets from the box centres and (sources) the weights; 1 if out of
- * memory. */
+/* The sorted order, the offsets from the box centres and (sources) the cols columns of weights
+ * (w: n x cols, row-major); 1 if out of memory. */
 static int fgt_sort(const gk_fgt_grid *g, int team, const void *rows, int f64, const void *w,
-                    fgt_side *s)
+                    size_t cols, fgt_side *s)
 {
     size_t d = (size_t)g->d;
+    s->r = cols;
     if (fgt_alloc(&s->perm, s->count, sizeof *s->perm) ||
         fgt_alloc(&s->off, s->count * d, sizeof *s->off) ||
-        (w != NULL && fgt_alloc(&s->w, s->count, sizeof *s->w)))
+        (w != NULL &&
+         (s->count > SIZE_MAX / cols || fgt_alloc(&s->w, s->count * cols, sizeof *s->w))))
         return 1;
     size_t *cursor;
     if (fgt_alloc(&cursor, s->boxes, sizeof *cursor))
@@ -236,8 +250,8 @@ static int fgt_sort(const gk_fgt_grid *g, int team, const void *rows, int f64, c
                     s->off[q * d + i] =
                         (fgt_at(rows, f64, r * d + i) - gk__fgt_centre(g, (int)i, (size_t)k[i])) *
                         g->sg;
-                if (w != NULL)
-                    s->w[q] = fgt_at(w, f64, r);
+                for (size_t c = 0; w != NULL && c < s->r; c++)
+                    s->w[q * s->r + c] = fgt_at(w, f64, r * s->r + c);
             }
         });
     return 0;
@@ -248,29 +262,71 @@ static int fgt_sort(const gk_fgt_grid *g, int team, const void *rows, int f64, c
  * target boxes' neighbourhoods.
  * ---------------------------------------------------------------------------------------- */
 
+/* With r columns of weights, the work a column repeats and the work the columns share: a pair
+ * of boxes' translation per column (its p x p matrices shared); a directly summed pair's
+ * multiply-add per column (its exponential shared); a point's moments or Taylor polynomial per
+ * column (its powers and, for the moments, their outer product shared). r = 1 is the cost
+ * model of fgt_params.h. Each column after the first costs FGT_MORE_COLS of the first's
+ * repeated work: its loops run over contiguous tensors the first column has brought to cache
+ * (measured: 0.3 of the first at 6000^2 x 3 U[0,1) gamma 0.5, 0.6 at 1e5^2 x 3 N(0,1) gamma
+ * 1/3, both the grid strategy on 2 cores). */
+#define FGT_MORE_COLS 0.5
+
+static double fgt_cols(size_t r)
+{
+    return 1.0 + (double)(r - 1) * FGT_MORE_COLS;
+}
+
+static double fgt_h2l_cost_cols(int d, int p, size_t r)
+{
+    double shared = 2.0 * d * p * p;
+    return shared + fgt_cols(r) * (gk__fgt_h2l_cost(d, p) - shared);
+}
+
+static double fgt_near_cost_cols(size_t r)
+{
+    return FGT_NEAR_PAIR + (double)(r - 1) * FGT_NEAR_COL;
+}
+
+static double fgt_point_cost_cols(int d, int p, size_t r)
+{
+    return (double)(d * p) + fgt_cols(r) * (gk__fgt_point_cost(d, p) - (double)(d * p));
+}
+
+/* Whether a pair of boxes of ns sources and nt targets is summed directly (gk__fgt_pair_direct
+ * for r columns). */
+static int fgt_pair_direct(double ns, double nt, int d, int p, size_t r)
+{
+    return p == 0 || ns * nt * fgt_near_cost_cols(r) <= fgt_h2l_cost_cols(d, p, r);
+}
+
 typedef struct fgt_estimate {
     const fgt_side *src, *tgt;
-    double nt, h2l, cost;
+    double nt, h2l, near, cost;
     int d, p, expands;
+    size_t r;
 } fgt_estimate;
 
 static void fgt_estimate_pair(void *ctx, size_t b)
 {
     fgt_estimate *e = ctx;
     double ns = (double)(e->src->start[b + 1] - e->src->start[b]);
-    if (gk__fgt_pair_direct(ns, e->nt, e->d, e->p, FGT_NEAR_PAIR)) {
-        e->cost += ns * (e->nt * FGT_NEAR_PAIR + FGT_GATHER_COST);
+    if (fgt_pair_direct(ns, e->nt, e->d, e->p, e->r)) {
+        e->cost += ns * (e->nt * e->near + FGT_GATHER_COST);
     } else {
         e->cost += e->h2l;
         e->expands = 1;
     }
 }
 
-static double fgt_cost(const gk_fgt_grid *g, const fgt_side *src, const fgt_side *tgt)
+/* The pairs strategy's cost for r columns of weights. */
+static double fgt_cost(const gk_fgt_grid *g, const fgt_side *src, const fgt_side *tgt, size_t r)
 {
-    fgt_estimate e = {src, tgt, 0.0, gk__fgt_h2l_cost(g->d, g->p), 0.0, g->d, g->p, 0};
+    fgt_estimate e = {
+        src,  tgt, 0.0, fgt_h2l_cost_cols(g->d, g->p, r), fgt_near_cost_cols(r), 0.0, g->d,
+        g->p, 0,   r};
     size_t step = tgt->boxes > FGT_SAMPLE_BOXES ? tgt->boxes / FGT_SAMPLE_BOXES : 1, seen = 0;
-    double pairs = 0.0, pc = g->p > 0 ? gk__fgt_point_cost(g->d, g->p) : 0.0;
+    double pairs = 0.0, pc = g->p > 0 ? fgt_point_cost_cols(g->d, g->p, r) : 0.0;
     for (size_t b = 0; b < tgt->boxes; b += step) {
         long kc[4];
         fgt_cell_coords(g, tgt->bcell[b], kc);
@@ -317,21 +373,31 @@ static void fgt_outer(int d, int p, double w, const double *pw, double *buf)
     }
 }
 
-/* The moments of source box b: A = sum_s w_s prod_i v_i^a_i / a_i!. */
+/* The moments of source box b for each column c of weights: A_c = sum_s w_sc prod_i v_i^a_i /
+ * a_i! (a: r x p^d, column c's p^d terms at c p^d). One column takes its weight into the outer
+ * product, as rbf_matvec always has; several share the product and add each weight times it. */
 GK_CPU_CLONES
 static void fgt_moments(const gk_fgt_grid *g, const fgt_side *s, size_t b, double *pw, double *buf,
                         double *a)
 {
     int d = g->d, p = g->p;
-    size_t terms = gk__fgt_terms(d, p);
-    for (size_t t = 0; t < terms; t++)
+    size_t terms = gk__fgt_terms(d, p), r = s->r;
+    for (size_t t = 0; t < r * terms; t++)
         a[t] = 0.0;
     for (size_t q = s->start[b]; q < s->start[b + 1]; q++) {
         for (int i = 0; i < d; i++)
             fgt_powers(p, s->off[q * (size_t)d + (size_t)i], 1, pw + (size_t)i * (size_t)p);
-        fgt_outer(d, p, s->w[q], pw, buf);
-        for (size_t t = 0; t < terms; t++)
-            a[t] += buf[t];
+        fgt_outer(d, p, r == 1 ? s->w[q] : 1.0, pw, buf);
+        if (r == 1) {
+            for (size_t t = 0; t < terms; t++)
+                a[t] += buf[t];
+            continue;
+        }
+        for (size_t c = 0; c < r; c++) {
+            double wc = s->w[q * r + c], *ac = a + c * terms;
+            for (size_t t = 0; t < terms; t++)
+                ac[t] += wc * buf[t];
+        }
     }
 }
 
@@ -339,14 +405,15 @@ static void fgt_moments(const gk_fgt_grid *g, const fgt_side *s, size_t b, doubl
 typedef struct fgt_work {
     const gk_fgt_grid *g;
     const fgt_side *src, *tgt;
-    const double *mom;       /* moments of the boxes that have them */
+    const double *mom;       /* moments of the boxes that have them, r x p^d a slot */
     const int64_t *mom_slot; /* source box -> its moments' slot, -1 if none */
     const gk_cpu_vmath *vm;
     size_t tb;   /* the target box */
-    double *acc; /* the targets' direct sums */
-    double *l, *s1, *s2, *mat, *herm, *ex;
+    double *acc; /* the targets' direct sums, a target's r columns together */
+    double *l;   /* the target box's Taylor coefficients, r x p^d */
+    double *s1, *s2, *mat, *herm, *ex;
     /* the near sources gathered so far, offsets from the target box's centre (d rows of
-     * FGT_GATHER), and their weights */
+     * FGT_GATHER), and their weights (r rows of FGT_GATHER) */
     double *gx, *gw;
     size_t gathered;
     int expands;
@@ -364,7 +431,7 @@ static void fgt_near_flush(fgt_work *wk)
     size_t t0 = tgt->start[wk->tb], t1 = tgt->start[wk->tb + 1];
     const double *restrict g0 = wk->gx, *restrict g1 = g0 + FGT_GATHER,
                            *restrict g2 = g1 + FGT_GATHER, *restrict g3 = g2 + FGT_GATHER;
-    const double *restrict gw = wk->gw;
+    size_t r = wk->src->r;
     double *restrict e = wk->ex;
     for (size_t t = t0; t < t1; t++) {
         const double *u = tgt->off + t * d;
@@ -390,16 +457,19 @@ static void fgt_near_flush(fgt_work *wk)
             break;
         }
         wk->vm->exp_f64(cnt, e, e, 0);
-        /* eight partial sums, so the loop vectorizes without reassociation by the compiler */
-        double part[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
-        size_t q = 0;
-        for (; q + 8 <= cnt; q += 8)
-            for (size_t l = 0; l < 8; l++)
-                part[l] += e[q + l] * gw[q + l];
-        for (; q < cnt; q++)
-            part[q % 8] += e[q] * gw[q];
-        wk->acc[t - t0] += ((part[0] + part[1]) + (part[2] + part[3])) +
-                           ((part[4] + part[5]) + (part[6] + part[7]));
+        for (size_t c = 0; c < r; c++) {
+            const double *restrict gw = wk->gw + c * FGT_GATHER;
+            /* eight partial sums, so the loop vectorizes without reassociation by the compiler */
+            double part[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+            size_t q = 0;
+            for (; q + 8 <= cnt; q += 8)
+                for (size_t l = 0; l < 8; l++)
+                    part[l] += e[q + l] * gw[q + l];
+            for (; q < cnt; q++)
+                part[q % 8] += e[q] * gw[q];
+            wk->acc[(t - t0) * r + c] += ((part[0] + part[1]) + (part[2] + part[3])) +
+                                         ((part[4] + part[5]) + (part[6] + part[7]));
+        }
     }
     wk->gathered = 0;
 }
@@ -472,34 +542,42 @@ static void fgt_pair(void *ctx, size_t b)
     for (int i = 0; i < d; i++)
         delta[i] =
             (gk__fgt_centre(g, i, (size_t)kc[i]) - gk__fgt_centre(g, i, (size_t)kb[i])) * g->sg;
-    if (wk->mom_slot[b] < 0 ||
-        gk__fgt_pair_direct((double)ns, (double)(t1 - t0), d, p, FGT_NEAR_PAIR)) {
+    size_t r = src->r;
+    if (wk->mom_slot[b] < 0 || fgt_pair_direct((double)ns, (double)(t1 - t0), d, p, r)) {
         /* t - s = delta + u - v = u - (v - delta) */
         for (size_t q = s0; q < s1; q++) {
             if (wk->gathered == FGT_GATHER)
                 fgt_near_flush(wk);
             for (size_t i = 0; i < dd; i++)
                 wk->gx[i * FGT_GATHER + wk->gathered] = src->off[q * dd + i] - delta[i];
-            wk->gw[wk->gathered++] = src->w[q];
+            for (size_t c = 0; c < r; c++)
+                wk->gw[c * FGT_GATHER + wk->gathered] = src->w[q * r + c];
+            wk->gathered++;
         }
         return;
     }
-    size_t pp = (size_t)p;
+    size_t pp = (size_t)p, terms = gk__fgt_terms(d, p);
     for (int i = 0; i < d; i++)
         gk__fgt_matrix(p, delta[i], wk->herm, wk->mat + (size_t)i * pp * pp);
-    fgt_h2l_apply(d, p, wk->mat, wk->mom + (size_t)wk->mom_slot[b] * gk__fgt_terms(d, p), wk->s1,
-                  wk->s2, wk->l);
+    const double *mom = wk->mom + (size_t)wk->mom_slot[b] * r * terms;
+    for (size_t c = 0; c < r; c++)
+        fgt_h2l_apply(d, p, wk->mat, mom + c * terms, wk->s1, wk->s2, wk->l + c * terms);
     wk->expands = 1;
 }
 
-/* sum_k L_k prod_i u_i^k_i for the target at offsets u, contracting the last dimension first. */
+/* pw = the powers u_i^k of the target at offsets u, which each column's polynomial takes. */
+static void fgt_taylor_powers(int d, int p, const double *u, double *pw)
+{
+    for (int i = 0; i < d; i++)
+        fgt_powers(p, u[i], 0, pw + (size_t)i * (size_t)p);
+}
+
+/* sum_k L_k prod_i u_i^k_i for the target whose powers are pw, contracting the last dimension
+ * first. */
 GK_CPU_CLONES
-static double fgt_taylor(int d, int p, const double *l, const double *u, double *pw, double *s1,
-                         double *s2)
+static double fgt_taylor(int d, int p, const double *l, const double *pw, double *s1, double *s2)
 {
     size_t pp = (size_t)p, len = gk__fgt_terms(d, p);
-    for (int i = 0; i < d; i++)
-        fgt_powers(p, u[i], 0, pw + (size_t)i * pp);
     const double *in = l;
     for (int i = d - 1; i >= 0; i--) {
         double *o = (d - 1 - i) % 2 ? s2 : s1;
@@ -525,31 +603,37 @@ static double fgt_taylor(int d, int p, const double *l, const double *u, double 
  * up to reach, and pairs beyond it are beyond the cut-off.
  * ---------------------------------------------------------------------------------------- */
 
-/* Bytes the grid strategy's two arrays of cells x terms doubles may take. */
+/* Bytes the grid strategy's two arrays of cells x r x terms doubles may take. */
 #define FGT_MAX_GRID_BYTES ((size_t)1 << 30)
 
-static double fgt_grid_cost(const gk_fgt_grid *g, size_t m, size_t n)
+/* The grid strategy's cost for r columns of weights: the points' powers shared, their moments
+ * and polynomials and the passes over the grid per column. */
+static double fgt_grid_cost(const gk_fgt_grid *g, size_t m, size_t n, size_t r)
 {
     if (g->p == 0)
         return INFINITY;
     double terms = (double)gk__fgt_terms(g->d, g->p);
-    if ((double)g->cells * terms * 2.0 * sizeof(double) > (double)FGT_MAX_GRID_BYTES)
+    if ((double)g->cells * terms * (double)r * 2.0 * sizeof(double) > (double)FGT_MAX_GRID_BYTES)
         return INFINITY;
-    return gk__fgt_grid_cost(g->d, g->p, g->cells, g->reach, g->nb, m, n);
+    double shared = (double)(m + n) * (double)(g->d * g->p + 4 * g->d);
+    return shared +
+           fgt_cols(r) * (gk__fgt_grid_cost(g->d, g->p, g->cells, g->reach, g->nb, m, n) - shared);
 }
 
 static gk_status fgt_grid_sum(const gk_fgt_grid *g, int team, const fgt_side *src,
-                              const fgt_side *tgt, int f64, void *out)
+                              const fgt_side *tgt, int f64, const char *op, void *out)
 {
     int d = g->d, p = g->p, rmax = 0;
-    size_t pp = (size_t)p, terms = gk__fgt_terms(d, p), cells = g->cells;
+    size_t pp = (size_t)p, r = src->r, cells = g->cells;
+    /* a cell's coefficients: r columns of p^d terms */
+    size_t terms = gk__fgt_terms(d, p), block = r * terms;
     for (int i = 0; i < d; i++)
         rmax = g->reach[i] > rmax ? g->reach[i] : rmax;
     size_t span = 2 * (size_t)rmax + 1, per = 3 * terms + (size_t)d * pp;
     int nt = gk__cpu_region(team, cells);
     double *a = NULL, *b = NULL, *mats = NULL, *scratch = NULL;
     unsigned char *live = NULL, *live2 = NULL;
-    if (fgt_alloc(&a, cells, terms * sizeof *a) || fgt_alloc(&b, cells, terms * sizeof *b) ||
+    if (fgt_alloc(&a, cells, block * sizeof *a) || fgt_alloc(&b, cells, block * sizeof *b) ||
         fgt_alloc(&mats, (size_t)d * span, pp * pp * sizeof *mats) ||
         fgt_alloc(&scratch, (size_t)nt, per * sizeof *scratch) ||
         fgt_alloc(&live, cells, sizeof *live) || fgt_alloc(&live2, cells, sizeof *live2)) {
@@ -560,8 +644,8 @@ static gk_status fgt_grid_sum(const gk_fgt_grid *g, int team, const fgt_side *sr
         gk__free(live);
         gk__free(live2);
         return gk__error(GK_E_OUT_OF_MEMORY,
-                         "rbf_matvec (fgt): cannot allocate 2 x %zu x %zu doubles of its grid",
-                         cells, terms);
+                         "%s (fgt): cannot allocate 2 x %zu x %zu doubles of its grid", op, cells,
+                         block);
     }
     /* M_i(dk) for the offsets dk = -reach .. reach: delta = dk h_w sqrt(gamma) */
     double herm[2 * GK_FGT_MAX_P];
@@ -578,7 +662,7 @@ static gk_status fgt_grid_sum(const gk_fgt_grid *g, int team, const fgt_side *sr
             live[c] = src->box_of[c] >= 0;
 #pragma omp for schedule(dynamic, 4)
         for (size_t bx = 0; bx < src->boxes; bx++)
-            fgt_moments(g, src, bx, pw, buf, a + (size_t)src->bcell[bx] * terms);
+            fgt_moments(g, src, bx, pw, buf, a + (size_t)src->bcell[bx] * block);
         size_t stride = cells;
         for (int i = 0; i < d; i++) {
             stride /= g->nb[i];
@@ -590,7 +674,7 @@ static gk_status fgt_grid_sum(const gk_fgt_grid *g, int team, const fgt_side *sr
                 live2[c] = 0;
                 if (last && tgt->box_of[c] < 0)
                     continue;
-                double *o = b + c * terms;
+                double *o = b + c * block;
                 long lo = k[i] - g->reach[i] > 0 ? k[i] - g->reach[i] : 0;
                 long hi = k[i] + g->reach[i] < (long)g->nb[i] - 1 ? k[i] + g->reach[i]
                                                                   : (long)g->nb[i] - 1;
@@ -599,12 +683,13 @@ static gk_status fgt_grid_sum(const gk_fgt_grid *g, int team, const fgt_side *sr
                     if (!live[cin])
                         continue;
                     if (!live2[c])
-                        for (size_t q = 0; q < terms; q++)
+                        for (size_t q = 0; q < block; q++)
                             o[q] = 0.0;
                     live2[c] = 1;
-                    fgt_apply_dim(d, p, i,
-                                  mats + ((size_t)i * span + (size_t)(k[i] - kb + rmax)) * pp * pp,
-                                  a + cin * terms, o);
+                    const double *mk =
+                        mats + ((size_t)i * span + (size_t)(k[i] - kb + rmax)) * pp * pp;
+                    for (size_t col = 0; col < r; col++)
+                        fgt_apply_dim(d, p, i, mk, a + cin * block + col * terms, o + col * terms);
                 }
             }
 #pragma omp single
@@ -621,14 +706,16 @@ static gk_status fgt_grid_sum(const gk_fgt_grid *g, int team, const fgt_side *sr
         for (size_t tb = 0; tb < tgt->boxes; tb++) {
             size_t c = tgt->bcell[tb];
             for (size_t q = tgt->start[tb]; q < tgt->start[tb + 1]; q++) {
-                double v =
-                    live[c] ? fgt_taylor(d, p, a + c * terms, tgt->off + q * (size_t)d, pw, s1, s2)
-                            : 0.0;
+                fgt_taylor_powers(d, p, tgt->off + q * (size_t)d, pw);
                 size_t row = tgt->perm[q];
-                if (f64)
-                    ((double *)out)[row] = v;
-                else
-                    ((float *)out)[row] = (float)v;
+                for (size_t col = 0; col < r; col++) {
+                    double v =
+                        live[c] ? fgt_taylor(d, p, a + c * block + col * terms, pw, s1, s2) : 0.0;
+                    if (f64)
+                        ((double *)out)[row * r + col] = v;
+                    else
+                        ((float *)out)[row * r + col] = (float)v;
+                }
             }
         }
     }
@@ -681,18 +768,19 @@ static int fgt_bounds(int team, int f64, size_t d, size_t count, const void *row
     return any;
 }
 
-int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
-                           int forced, const void *x, const void *y, const void *w, void *out,
-                           gk_status *r, char *why, size_t why_size)
+int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, size_t r,
+                           double gamma, int forced, const char *op, const void *x, const void *y,
+                           const void *w, void *out, gk_status *rc, char *why, size_t why_size)
 {
     int f64 = t == GK_FLOAT64, team = gk__cpu_threads(st);
-    *r = GK_OK;
+    *rc = GK_OK;
     gamma = f64 ? gamma : (double)(float)gamma;
-    if (m == 0 || n == 0 || d == 0 || d > GK_FGT_MAX_D || !(gamma > 0.0) || !isfinite(gamma)) {
-        snprintf(why, why_size, "d %zu, gamma %g, %zu x %zu rows", d, gamma, m, n);
+    if (m == 0 || n == 0 || d == 0 || d > GK_FGT_MAX_D || r == 0 || !(gamma > 0.0) ||
+        !isfinite(gamma)) {
+        snprintf(why, why_size, "d %zu, gamma %g, %zu x %zu rows, %zu columns", d, gamma, m, n, r);
         return 0;
     }
-    /* the data's bounds; non-finite values go to the difference form, which defines them */
+    /* the data's bounds; non-finite values go to direct summation, which defines them */
     double mn[4], mx[4];
     int bad = fgt_bounds(team, f64, d, m, x, mn, mx);
     double ymn[4], ymx[4];
@@ -701,30 +789,31 @@ int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, d
         mn[i] = fmin(mn[i], ymn[i]);
         mx[i] = fmax(mx[i], ymx[i]);
     }
-    for (size_t q = 0; q < n; q++)
+    for (size_t q = 0; q < n * r; q++)
         bad |= !isfinite(fgt_at(w, f64, q));
     if (bad) {
         snprintf(why, why_size, "NaN or infinity in x, y or w");
         return 0;
     }
 
-    /* the grid: each side that fits, by its estimated cost */
+    /* the grid: each side that fits, by its estimated cost for r columns (its moments, r x p^d
+     * a box, within the cap) */
     gk_fgt_grid g, best = {0};
     fgt_side src = {0}, tgt = {0}, bsrc = {0}, btgt = {0};
     double best_cost = INFINITY;
     int oom = 0, best_grid = 0;
-    size_t max_cells = FGT_MAX_CELLS;
+    size_t max_cells = FGT_MAX_CELLS, max_moments = FGT_MAX_MOMENT_BYTES / sizeof(double) / r;
     if ((m + n) < (FGT_MAX_CELLS - 4096) / FGT_CELLS_PER_POINT)
         max_cells = FGT_CELLS_PER_POINT * (m + n) + 4096;
     for (size_t c = 0; c < FGT_SIDES && !oom; c++) {
         gk__fgt_grid_make(&g, (int)d, f64, gamma, fgt_sides[c], mn, mx, max_cells);
         size_t terms = g.p > 0 ? gk__fgt_terms((int)d, g.p) : 0;
-        if (g.cells == 0 || terms > FGT_MAX_MOMENT_BYTES / sizeof(double))
+        if (g.cells == 0 || terms > max_moments)
             continue;
         if (fgt_bin(&g, team, y, f64, n, &src) || fgt_bin(&g, team, x, f64, m, &tgt)) {
             oom = 1;
-        } else if (src.boxes * terms <= FGT_MAX_MOMENT_BYTES / sizeof(double)) {
-            double pair_cost = fgt_cost(&g, &src, &tgt), grid_cost = fgt_grid_cost(&g, m, n);
+        } else if (src.boxes * terms <= max_moments) {
+            double pair_cost = fgt_cost(&g, &src, &tgt, r), grid_cost = fgt_grid_cost(&g, m, n, r);
             double cost = fmin(pair_cost, grid_cost);
             if (cost < best_cost) {
                 best_cost = cost;
@@ -742,7 +831,12 @@ int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, d
         fgt_side_free(&tgt);
     }
     best_cost += (double)FGT_SIDES * (double)(m + n) * FGT_BIN_COST;
-    double direct = (double)m * (double)n * (f64 ? FGT_DIFF_PAIR_F64 : FGT_DIFF_PAIR_F32);
+    /* direct summation: rbf_matvec's difference form, or kernel_matmul's tiles of r columns (each
+     * pair's exponential once, a multiply-add per column) */
+    double direct =
+        (double)m * (double)n *
+        (r == 1 ? (f64 ? FGT_DIFF_PAIR_F64 : FGT_DIFF_PAIR_F32)
+                : (f64 ? FGT_TILE_PAIR_F64 : FGT_TILE_PAIR_F32) + (double)(r - 1) * FGT_TILE_COL);
     /* the model is rough (about 2x either way where measured): the transform must win by a margin
      */
     if (!oom && (best_cost == INFINITY || (!forced && FGT_MARGIN * best_cost >= direct))) {
@@ -757,10 +851,10 @@ int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, d
     }
     g = best;
     if (!oom && best_grid) {
-        if (fgt_sort(&g, team, y, f64, w, &bsrc) || fgt_sort(&g, team, x, f64, NULL, &btgt))
-            *r = gk__error(GK_E_OUT_OF_MEMORY, "rbf_matvec (fgt): cannot allocate its boxes");
+        if (fgt_sort(&g, team, y, f64, w, r, &bsrc) || fgt_sort(&g, team, x, f64, NULL, r, &btgt))
+            *rc = gk__error(GK_E_OUT_OF_MEMORY, "%s (fgt): cannot allocate its boxes", op);
         else
-            *r = fgt_grid_sum(&g, team, &bsrc, &btgt, f64, out);
+            *rc = fgt_grid_sum(&g, team, &bsrc, &btgt, f64, op, out);
         snprintf(why, why_size,
                  "box side %.2f/sqrt(gamma), degree %d, the grid's %zu cells (%zu source and %zu "
                  "target boxes) all expanded, estimated cost %.3g against %.3g direct",
@@ -774,25 +868,27 @@ int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, d
     double *mom = NULL, *scratch = NULL;
     int64_t *slot = NULL;
     int nt = gk__cpu_region(team, btgt.boxes);
-    size_t per = 3 * terms + d * pp * pp + 2 * pp + d * pp + btgt.largest + (d + 2) * FGT_GATHER;
+    /* per thread: the Taylor coefficients (r x terms), two tensors of scratch, the matrices,
+     * the Hermite functions, the powers, the direct sums (a box's targets x r), the exponents,
+     * the gathered weights (r x FGT_GATHER) and offsets (d x FGT_GATHER) */
+    size_t per = (r + 2) * terms + d * pp * pp + 2 * pp + d * pp + btgt.largest * r +
+                 (d + 1 + r) * FGT_GATHER;
     per = (per + 7) / 8 * 8;
-    if (oom || fgt_sort(&g, team, y, f64, w, &bsrc) || fgt_sort(&g, team, x, f64, NULL, &btgt) ||
-        fgt_alloc(&slot, bsrc.boxes, sizeof *slot) ||
+    if (oom || fgt_sort(&g, team, y, f64, w, r, &bsrc) ||
+        fgt_sort(&g, team, x, f64, NULL, r, &btgt) || fgt_alloc(&slot, bsrc.boxes, sizeof *slot) ||
         fgt_alloc(&scratch, (size_t)nt, per * sizeof *scratch)) {
-        *r = gk__error(GK_E_OUT_OF_MEMORY, "rbf_matvec (fgt): cannot allocate its boxes");
+        *rc = gk__error(GK_E_OUT_OF_MEMORY, "%s (fgt): cannot allocate its boxes", op);
         goto done;
     }
     /* moments for the source boxes that some target box may expand */
     size_t slots = 0;
     for (size_t b = 0; b < bsrc.boxes; b++) {
         double ns = (double)(bsrc.start[b + 1] - bsrc.start[b]);
-        slot[b] = gk__fgt_pair_direct(ns, (double)btgt.largest, dd, p, FGT_NEAR_PAIR)
-                      ? -1
-                      : (int64_t)slots++;
+        slot[b] = fgt_pair_direct(ns, (double)btgt.largest, dd, p, r) ? -1 : (int64_t)slots++;
     }
-    if (fgt_alloc(&mom, slots * terms, sizeof *mom)) {
-        *r = gk__error(GK_E_OUT_OF_MEMORY, "rbf_matvec (fgt): cannot allocate %zu x %zu moments",
-                       slots, terms);
+    if (fgt_alloc(&mom, slots * r * terms, sizeof *mom)) {
+        *rc = gk__error(GK_E_OUT_OF_MEMORY, "%s (fgt): cannot allocate %zu x %zu moments", op,
+                        slots, r * terms);
         goto done;
     }
     const gk_cpu_vmath *vm = gk__cpu_vmath();
@@ -803,19 +899,19 @@ int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, d
         fgt_work wk = {&g,   &bsrc, &btgt, mom,  slot, vm,   0,    NULL, NULL,
                        NULL, NULL,  NULL,  NULL, NULL, NULL, NULL, 0,    0};
         wk.l = sc;
-        wk.s1 = wk.l + terms;
+        wk.s1 = wk.l + r * terms;
         wk.s2 = wk.s1 + terms;
         wk.mat = wk.s2 + terms;
         wk.herm = wk.mat + d * pp * pp;
         double *pw = wk.herm + 2 * pp;
         wk.acc = pw + d * pp;
-        wk.ex = wk.acc + btgt.largest;
+        wk.ex = wk.acc + btgt.largest * r;
         wk.gw = wk.ex + FGT_GATHER;
-        wk.gx = wk.gw + FGT_GATHER;
+        wk.gx = wk.gw + r * FGT_GATHER;
 #pragma omp for schedule(dynamic, 4)
         for (size_t b = 0; b < bsrc.boxes; b++)
             if (slot[b] >= 0)
-                fgt_moments(&g, &bsrc, b, pw, wk.s1, mom + (size_t)slot[b] * terms);
+                fgt_moments(&g, &bsrc, b, pw, wk.s1, mom + (size_t)slot[b] * r * terms);
 #pragma omp for schedule(dynamic, 1)
         for (size_t b = 0; b < btgt.boxes; b++) {
             size_t t0 = btgt.start[b], t1 = btgt.start[b + 1];
@@ -823,23 +919,27 @@ int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, d
             fgt_cell_coords(&g, btgt.bcell[b], kc);
             wk.tb = b;
             wk.expands = 0;
-            for (size_t q = 0; q < terms; q++)
+            for (size_t q = 0; q < r * terms; q++)
                 wk.l[q] = 0.0;
-            for (size_t q = t0; q < t1; q++)
-                wk.acc[q - t0] = 0.0;
+            for (size_t q = 0; q < (t1 - t0) * r; q++)
+                wk.acc[q] = 0.0;
             fgt_neighbours(&g, &bsrc, kc, fgt_pair, &wk);
             if (wk.gathered > 0)
                 fgt_near_flush(&wk);
             expanded += (size_t)wk.expands;
             for (size_t q = t0; q < t1; q++) {
-                double v = wk.acc[q - t0];
                 if (wk.expands)
-                    v += fgt_taylor(dd, p, wk.l, btgt.off + q * d, pw, wk.s1, wk.s2);
+                    fgt_taylor_powers(dd, p, btgt.off + q * d, pw);
                 size_t i = btgt.perm[q];
-                if (f64)
-                    ((double *)out)[i] = v;
-                else
-                    ((float *)out)[i] = (float)v;
+                for (size_t c = 0; c < r; c++) {
+                    double v = wk.acc[(q - t0) * r + c];
+                    if (wk.expands)
+                        v += fgt_taylor(dd, p, wk.l + c * terms, pw, wk.s1, wk.s2);
+                    if (f64)
+                        ((double *)out)[i * r + c] = v;
+                    else
+                        ((float *)out)[i * r + c] = (float)v;
+                }
             }
         }
     }
