@@ -34,9 +34,10 @@ static const double fgt_sides[] = {0.25, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 3.0};
 #define FGT_TILE_PAIR_F32 2.0
 #define FGT_TILE_PAIR_F64 3.0
 #define FGT_TILE_COL 0.1
-/* ... a further column of a pair the transform sums directly: a multiply-add, the exponential
- * shared (measured: each column 17% of one column's call, 1e5^2 x 3 clusters at gamma 2) */
-#define FGT_NEAR_COL 0.7
+/* ... a further column of a pair the transform sums directly: a multiply-add in a dgemm, the
+ * exponential shared (measured: each column about 4% of one column's call, 1e5^2 x 3 clusters
+ * at gamma 2, where near pairs are nearly all the work) */
+#define FGT_NEAR_COL 0.2
 /* ... a cell of a target box's neighbourhood looked at, a near source gathered, a point binned
  * for one candidate side (every side is tried, so the choice itself costs this for each) */
 #define FGT_VISIT 7.0
@@ -265,12 +266,12 @@ static int fgt_sort(const gk_fgt_grid *g, int team, const void *rows, int f64, c
 /* With r columns of weights, the work a column repeats and the work the columns share: a pair
  * of boxes' translation per column (its p x p matrices shared); a directly summed pair's
  * multiply-add per column (its exponential shared); a point's moments or Taylor polynomial per
- * column (its powers and, for the moments, their outer product shared). r = 1 is the cost
- * model of fgt_params.h. Each column after the first costs FGT_MORE_COLS of the first's
- * repeated work: its loops run over contiguous tensors the first column has brought to cache
- * (measured: 0.3 of the first at 6000^2 x 3 U[0,1) gamma 0.5, 0.6 at 1e5^2 x 3 N(0,1) gamma
- * 1/3, both the grid strategy on 2 cores). */
-#define FGT_MORE_COLS 0.5
+ * column (its powers and power tensor shared). r = 1 is the cost model of fgt_params.h. Each
+ * column after the first costs FGT_MORE_COLS of the first's repeated work: the columns of a
+ * term are the innermost run of the translations' loops, and the moments and polynomials are
+ * dgemms (measured: 0.05 of the first at 1e5^2 x 3 U[0,1) gamma 0.5, 0.2 at N(0,1) gamma 1/3,
+ * both the grid strategy on 2 cores). */
+#define FGT_MORE_COLS 0.2
 
 static double fgt_cols(size_t r)
 {
@@ -373,31 +374,43 @@ static void fgt_outer(int d, int p, double w, const double *pw, double *buf)
     }
 }
 
-/* The moments of source box b for each column c of weights: A_c = sum_s w_sc prod_i v_i^a_i /
- * a_i! (a: r x p^d, column c's p^d terms at c p^d). One column takes its weight into the outer
- * product, as rbf_matvec always has; several share the product and add each weight times it. */
+/* Points whose power tensors several columns take through one dgemm: at most FGT_ROWS and
+ * 2^16 doubles of them (a point's tensor has p^d terms; none where p = 0). */
+#define FGT_ROWS ((size_t)32)
+static size_t fgt_rows(size_t terms)
+{
+    size_t rows = terms > 0 ? ((size_t)1 << 16) / terms : FGT_ROWS;
+    return rows < 1 ? 1 : rows > FGT_ROWS ? FGT_ROWS : rows;
+}
+
+/* The moments of source box b for each column c of weights: A[t][c] = sum_s w_sc prod_i
+ * v_i^a_i / a_i! (a: p^d x r, the columns of a term together). One column takes its weight
+ * into the outer product, as rbf_matvec always has; several take the points' tensors (buf:
+ * fgt_rows(p^d) of them) into a dgemm with their weights. */
 GK_CPU_CLONES
 static void fgt_moments(const gk_fgt_grid *g, const fgt_side *s, size_t b, double *pw, double *buf,
                         double *a)
 {
     int d = g->d, p = g->p;
-    size_t terms = gk__fgt_terms(d, p), r = s->r;
-    for (size_t t = 0; t < r * terms; t++)
+    size_t terms = gk__fgt_terms(d, p), r = s->r, rows = fgt_rows(terms);
+    for (size_t t = 0; t < terms * r; t++)
         a[t] = 0.0;
-    for (size_t q = s->start[b]; q < s->start[b + 1]; q++) {
-        for (int i = 0; i < d; i++)
-            fgt_powers(p, s->off[q * (size_t)d + (size_t)i], 1, pw + (size_t)i * (size_t)p);
-        fgt_outer(d, p, r == 1 ? s->w[q] : 1.0, pw, buf);
-        if (r == 1) {
-            for (size_t t = 0; t < terms; t++)
-                a[t] += buf[t];
-            continue;
+    for (size_t q0 = s->start[b]; q0 < s->start[b + 1]; q0 += rows) {
+        size_t nq = s->start[b + 1] - q0 < rows ? s->start[b + 1] - q0 : rows;
+        for (size_t q = q0; q < q0 + nq; q++) {
+            for (int i = 0; i < d; i++)
+                fgt_powers(p, s->off[q * (size_t)d + (size_t)i], 1, pw + (size_t)i * (size_t)p);
+            if (r == 1) {
+                fgt_outer(d, p, s->w[q], pw, buf);
+                for (size_t t = 0; t < terms; t++)
+                    a[t] += buf[t];
+            } else {
+                fgt_outer(d, p, 1.0, pw, buf + (q - q0) * terms);
+            }
         }
-        for (size_t c = 0; c < r; c++) {
-            double wc = s->w[q * r + c], *ac = a + c * terms;
-            for (size_t t = 0; t < terms; t++)
-                ac[t] += wc * buf[t];
-        }
+        if (r > 1)
+            gk__cpu_gemm_serial(GK_FLOAT64, GK_TRANS, GK_NO_TRANS, terms, r, nq, 1.0, buf, terms,
+                                s->w + q0 * r, r, 1.0, a, r);
     }
 }
 
@@ -405,15 +418,17 @@ static void fgt_moments(const gk_fgt_grid *g, const fgt_side *s, size_t b, doubl
 typedef struct fgt_work {
     const gk_fgt_grid *g;
     const fgt_side *src, *tgt;
-    const double *mom;       /* moments of the boxes that have them, r x p^d a slot */
+    const double *mom;       /* moments of the boxes that have them, p^d x r a slot */
     const int64_t *mom_slot; /* source box -> its moments' slot, -1 if none */
     const gk_cpu_vmath *vm;
     size_t tb;   /* the target box */
     double *acc; /* the targets' direct sums, a target's r columns together */
-    double *l;   /* the target box's Taylor coefficients, r x p^d */
-    double *s1, *s2, *mat, *herm, *ex;
+    double *l;   /* the target box's Taylor coefficients, p^d x r */
+    double *s1, *s2, *mat, *herm;
+    double *ex;   /* the exponents of FGT_NEAR_ROWS targets (one where r = 1), FGT_GATHER each */
+    double *rows; /* fgt_rows(p^d) points' power tensors */
     /* the near sources gathered so far, offsets from the target box's centre (d rows of
-     * FGT_GATHER), and their weights (r rows of FGT_GATHER) */
+     * FGT_GATHER), and their weights (FGT_GATHER x r) */
     double *gx, *gw;
     size_t gathered;
     int expands;
@@ -423,42 +438,50 @@ typedef struct fgt_work {
  * as one vector of exponents for the vector exp. */
 #define FGT_GATHER ((size_t)1024)
 
+/* Several columns: the exponentials of FGT_NEAR_ROWS targets against the gathered sources go
+ * into one dgemm with the sources' weights. */
+#define FGT_NEAR_ROWS ((size_t)32)
+
 GK_CPU_CLONES
 static void fgt_near_flush(fgt_work *wk)
 {
     const fgt_side *tgt = wk->tgt;
-    size_t d = (size_t)wk->g->d, cnt = wk->gathered;
+    size_t d = (size_t)wk->g->d, cnt = wk->gathered, r = wk->src->r;
     size_t t0 = tgt->start[wk->tb], t1 = tgt->start[wk->tb + 1];
+    size_t chunk = r == 1 ? 1 : FGT_NEAR_ROWS;
     const double *restrict g0 = wk->gx, *restrict g1 = g0 + FGT_GATHER,
                            *restrict g2 = g1 + FGT_GATHER, *restrict g3 = g2 + FGT_GATHER;
-    size_t r = wk->src->r;
-    double *restrict e = wk->ex;
-    for (size_t t = t0; t < t1; t++) {
-        const double *u = tgt->off + t * d;
-        double u0 = u[0], u1 = d > 1 ? u[1] : 0.0, u2 = d > 2 ? u[2] : 0.0, u3 = d > 3 ? u[3] : 0.0;
-        switch (d) {
-        case 1:
-            for (size_t q = 0; q < cnt; q++)
-                e[q] = -(u0 - g0[q]) * (u0 - g0[q]);
-            break;
-        case 2:
-            for (size_t q = 0; q < cnt; q++)
-                e[q] = -((u0 - g0[q]) * (u0 - g0[q]) + (u1 - g1[q]) * (u1 - g1[q]));
-            break;
-        case 3:
-            for (size_t q = 0; q < cnt; q++)
-                e[q] = -((u0 - g0[q]) * (u0 - g0[q]) + (u1 - g1[q]) * (u1 - g1[q]) +
-                         (u2 - g2[q]) * (u2 - g2[q]));
-            break;
-        default:
-            for (size_t q = 0; q < cnt; q++)
-                e[q] = -((u0 - g0[q]) * (u0 - g0[q]) + (u1 - g1[q]) * (u1 - g1[q]) +
-                         (u2 - g2[q]) * (u2 - g2[q]) + (u3 - g3[q]) * (u3 - g3[q]));
-            break;
-        }
-        wk->vm->exp_f64(cnt, e, e, 0);
-        for (size_t c = 0; c < r; c++) {
-            const double *restrict gw = wk->gw + c * FGT_GATHER;
+    const double *restrict gw = wk->gw;
+    for (size_t tc = t0; tc < t1; tc += chunk) {
+        size_t tn = t1 - tc < chunk ? t1 - tc : chunk;
+        for (size_t t = tc; t < tc + tn; t++) {
+            double *restrict e = wk->ex + (t - tc) * FGT_GATHER;
+            const double *u = tgt->off + t * d;
+            double u0 = u[0], u1 = d > 1 ? u[1] : 0.0, u2 = d > 2 ? u[2] : 0.0,
+                   u3 = d > 3 ? u[3] : 0.0;
+            switch (d) {
+            case 1:
+                for (size_t q = 0; q < cnt; q++)
+                    e[q] = -(u0 - g0[q]) * (u0 - g0[q]);
+                break;
+            case 2:
+                for (size_t q = 0; q < cnt; q++)
+                    e[q] = -((u0 - g0[q]) * (u0 - g0[q]) + (u1 - g1[q]) * (u1 - g1[q]));
+                break;
+            case 3:
+                for (size_t q = 0; q < cnt; q++)
+                    e[q] = -((u0 - g0[q]) * (u0 - g0[q]) + (u1 - g1[q]) * (u1 - g1[q]) +
+                             (u2 - g2[q]) * (u2 - g2[q]));
+                break;
+            default:
+                for (size_t q = 0; q < cnt; q++)
+                    e[q] = -((u0 - g0[q]) * (u0 - g0[q]) + (u1 - g1[q]) * (u1 - g1[q]) +
+                             (u2 - g2[q]) * (u2 - g2[q]) + (u3 - g3[q]) * (u3 - g3[q]));
+                break;
+            }
+            wk->vm->exp_f64(cnt, e, e, 0);
+            if (r > 1)
+                continue;
             /* eight partial sums, so the loop vectorizes without reassociation by the compiler */
             double part[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
             size_t q = 0;
@@ -467,18 +490,23 @@ static void fgt_near_flush(fgt_work *wk)
                     part[l] += e[q + l] * gw[q + l];
             for (; q < cnt; q++)
                 part[q % 8] += e[q] * gw[q];
-            wk->acc[(t - t0) * r + c] += ((part[0] + part[1]) + (part[2] + part[3])) +
-                                         ((part[4] + part[5]) + (part[6] + part[7]));
+            wk->acc[t - t0] += ((part[0] + part[1]) + (part[2] + part[3])) +
+                               ((part[4] + part[5]) + (part[6] + part[7]));
         }
+        if (r > 1)
+            gk__cpu_gemm_serial(GK_FLOAT64, GK_NO_TRANS, GK_NO_TRANS, tn, r, cnt, 1.0, wk->ex,
+                                FGT_GATHER, gw, r, 1.0, wk->acc + (tc - t0) * r, r);
     }
     wk->gathered = 0;
 }
 
-/* out += M applied along dimension i of the p^d tensor in (M: p x p, row-major). */
+/* out += M applied along dimension i of the p^d x r tensor in (M: p x p, row-major; the r
+ * columns of a term together, so they are the innermost run of every loop). */
 GK_CPU_CLONES
-static void fgt_apply_dim(int d, int p, int i, const double *m, const double *in, double *out)
+static void fgt_apply_dim(int d, int p, int i, size_t r, const double *m, const double *in,
+                          double *out)
 {
-    size_t pp = (size_t)p, outer = 1, inner = 1;
+    size_t pp = (size_t)p, outer = 1, inner = r;
     for (int j = 0; j < i; j++)
         outer *= pp;
     for (int j = i + 1; j < d; j++)
@@ -513,18 +541,18 @@ static void fgt_apply_dim(int d, int p, int i, const double *m, const double *in
         }
 }
 
-/* L += (M_0 x ... x M_{d-1}) A, one dimension at a time. */
-static void fgt_h2l_apply(int d, int p, const double *mat, const double *a, double *s1, double *s2,
-                          double *l)
+/* L += (M_0 x ... x M_{d-1}) A for each of the r columns, one dimension at a time. */
+static void fgt_h2l_apply(int d, int p, size_t r, const double *mat, const double *a, double *s1,
+                          double *s2, double *l)
 {
-    size_t pp = (size_t)p, terms = gk__fgt_terms(d, p);
+    size_t pp = (size_t)p, len = gk__fgt_terms(d, p) * r;
     const double *in = a;
     for (int i = 0; i < d; i++) {
         double *o = i == d - 1 ? l : i % 2 ? s2 : s1;
         if (i != d - 1)
-            for (size_t q = 0; q < terms; q++)
+            for (size_t q = 0; q < len; q++)
                 o[q] = 0.0;
-        fgt_apply_dim(d, p, i, mat + (size_t)i * pp * pp, in, o);
+        fgt_apply_dim(d, p, i, r, mat + (size_t)i * pp * pp, in, o);
         in = o;
     }
 }
@@ -551,7 +579,7 @@ static void fgt_pair(void *ctx, size_t b)
             for (size_t i = 0; i < dd; i++)
                 wk->gx[i * FGT_GATHER + wk->gathered] = src->off[q * dd + i] - delta[i];
             for (size_t c = 0; c < r; c++)
-                wk->gw[c * FGT_GATHER + wk->gathered] = src->w[q * r + c];
+                wk->gw[wk->gathered * r + c] = src->w[q * r + c];
             wk->gathered++;
         }
         return;
@@ -559,9 +587,8 @@ static void fgt_pair(void *ctx, size_t b)
     size_t pp = (size_t)p, terms = gk__fgt_terms(d, p);
     for (int i = 0; i < d; i++)
         gk__fgt_matrix(p, delta[i], wk->herm, wk->mat + (size_t)i * pp * pp);
-    const double *mom = wk->mom + (size_t)wk->mom_slot[b] * r * terms;
-    for (size_t c = 0; c < r; c++)
-        fgt_h2l_apply(d, p, wk->mat, mom + c * terms, wk->s1, wk->s2, wk->l + c * terms);
+    fgt_h2l_apply(d, p, r, wk->mat, wk->mom + (size_t)wk->mom_slot[b] * terms * r, wk->s1, wk->s2,
+                  wk->l);
     wk->expands = 1;
 }
 
@@ -592,6 +619,29 @@ static double fgt_taylor(int d, int p, const double *l, const double *pw, double
         in = o;
     }
     return in[0];
+}
+
+/* The polynomials L (p^d x r) at the nq targets whose offsets are off (nq <= fgt_rows(p^d)):
+ * out[q r + c] = (beta = 0: 0, else out[q r + c]) + sum_k L[k][c] prod_i u_qi^k_i. One column
+ * contracts each target's tensor, as rbf_matvec always has; several take the targets' power
+ * tensors (buf) into a dgemm with L. */
+static void fgt_taylor_rows(int d, int p, size_t r, const double *l, const double *off, size_t nq,
+                            double *pw, double *buf, double *s1, double *s2, double beta,
+                            double *out)
+{
+    size_t terms = gk__fgt_terms(d, p);
+    for (size_t q = 0; q < nq; q++) {
+        fgt_taylor_powers(d, p, off + q * (size_t)d, pw);
+        if (r == 1) {
+            double v = fgt_taylor(d, p, l, pw, s1, s2);
+            out[q] = beta == 0.0 ? v : out[q] + v;
+        } else {
+            fgt_outer(d, p, 1.0, pw, buf + q * terms);
+        }
+    }
+    if (r > 1)
+        gk__cpu_gemm_serial(GK_FLOAT64, GK_NO_TRANS, GK_NO_TRANS, nq, r, terms, 1.0, buf, terms, l,
+                            r, beta, out, r);
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -625,11 +675,13 @@ static gk_status fgt_grid_sum(const gk_fgt_grid *g, int team, const fgt_side *sr
 {
     int d = g->d, p = g->p, rmax = 0;
     size_t pp = (size_t)p, r = src->r, cells = g->cells;
-    /* a cell's coefficients: r columns of p^d terms */
-    size_t terms = gk__fgt_terms(d, p), block = r * terms;
+    /* a cell's coefficients: p^d terms of r columns */
+    size_t terms = gk__fgt_terms(d, p), block = r * terms, rows = fgt_rows(terms);
     for (int i = 0; i < d; i++)
         rmax = g->reach[i] > rmax ? g->reach[i] : rmax;
-    size_t span = 2 * (size_t)rmax + 1, per = 3 * terms + (size_t)d * pp;
+    /* per thread: two tensors of scratch, the points' power tensors, the powers, the values of
+     * a chunk of targets */
+    size_t span = 2 * (size_t)rmax + 1, per = (2 + rows) * terms + (size_t)d * pp + rows * r;
     int nt = gk__cpu_region(team, cells);
     double *a = NULL, *b = NULL, *mats = NULL, *scratch = NULL;
     unsigned char *live = NULL, *live2 = NULL;
@@ -653,10 +705,14 @@ static gk_status fgt_grid_sum(const gk_fgt_grid *g, int team, const fgt_side *sr
         for (int dk = -g->reach[i]; dk <= g->reach[i]; dk++)
             gk__fgt_matrix(p, (double)dk * g->hw * g->sg, herm,
                            mats + ((size_t)i * span + (size_t)(dk + rmax)) * pp * pp);
+    /* several columns: each member's dgemms on its own thread */
+    if (r > 1)
+        gk__cpu_blas_serial_enter();
 #pragma omp parallel num_threads(nt)
     {
         double *sc = scratch + (size_t)omp_get_thread_num() * per;
-        double *s1 = sc, *s2 = s1 + terms, *buf = s2 + terms, *pw = buf + terms;
+        double *s1 = sc, *s2 = s1 + terms, *buf = s2 + terms, *pw = buf + rows * terms;
+        double *vals = pw + (size_t)d * pp;
 #pragma omp for schedule(static)
         for (size_t c = 0; c < cells; c++)
             live[c] = src->box_of[c] >= 0;
@@ -688,8 +744,7 @@ static gk_status fgt_grid_sum(const gk_fgt_grid *g, int team, const fgt_side *sr
                     live2[c] = 1;
                     const double *mk =
                         mats + ((size_t)i * span + (size_t)(k[i] - kb + rmax)) * pp * pp;
-                    for (size_t col = 0; col < r; col++)
-                        fgt_apply_dim(d, p, i, mk, a + cin * block + col * terms, o + col * terms);
+                    fgt_apply_dim(d, p, i, r, mk, a + cin * block, o);
                 }
             }
 #pragma omp single
@@ -704,21 +759,29 @@ static gk_status fgt_grid_sum(const gk_fgt_grid *g, int team, const fgt_side *sr
         }
 #pragma omp for schedule(dynamic, 1)
         for (size_t tb = 0; tb < tgt->boxes; tb++) {
-            size_t c = tgt->bcell[tb];
-            for (size_t q = tgt->start[tb]; q < tgt->start[tb + 1]; q++) {
-                fgt_taylor_powers(d, p, tgt->off + q * (size_t)d, pw);
-                size_t row = tgt->perm[q];
-                for (size_t col = 0; col < r; col++) {
-                    double v =
-                        live[c] ? fgt_taylor(d, p, a + c * block + col * terms, pw, s1, s2) : 0.0;
-                    if (f64)
-                        ((double *)out)[row * r + col] = v;
-                    else
-                        ((float *)out)[row * r + col] = (float)v;
+            size_t c = tgt->bcell[tb], end = tgt->start[tb + 1];
+            for (size_t q0 = tgt->start[tb]; q0 < end; q0 += rows) {
+                size_t nq = end - q0 < rows ? end - q0 : rows;
+                if (live[c])
+                    fgt_taylor_rows(d, p, r, a + c * block, tgt->off + q0 * (size_t)d, nq, pw, buf,
+                                    s1, s2, 0.0, vals);
+                else
+                    for (size_t e = 0; e < nq * r; e++)
+                        vals[e] = 0.0;
+                for (size_t q = 0; q < nq; q++) {
+                    size_t row = tgt->perm[q0 + q];
+                    for (size_t col = 0; col < r; col++) {
+                        if (f64)
+                            ((double *)out)[row * r + col] = vals[q * r + col];
+                        else
+                            ((float *)out)[row * r + col] = (float)vals[q * r + col];
+                    }
                 }
             }
         }
     }
+    if (r > 1)
+        gk__cpu_blas_serial_leave();
     gk__free(a);
     gk__free(b);
     gk__free(mats);
@@ -864,15 +927,16 @@ int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, s
         return 1;
     }
     int dd = (int)d, p = g.p;
-    size_t terms = oom ? 0 : gk__fgt_terms(dd, p), pp = (size_t)p;
+    size_t terms = oom ? 0 : gk__fgt_terms(dd, p), pp = (size_t)p, rows = fgt_rows(terms);
     double *mom = NULL, *scratch = NULL;
     int64_t *slot = NULL;
     int nt = gk__cpu_region(team, btgt.boxes);
-    /* per thread: the Taylor coefficients (r x terms), two tensors of scratch, the matrices,
-     * the Hermite functions, the powers, the direct sums (a box's targets x r), the exponents,
-     * the gathered weights (r x FGT_GATHER) and offsets (d x FGT_GATHER) */
-    size_t per = (r + 2) * terms + d * pp * pp + 2 * pp + d * pp + btgt.largest * r +
-                 (d + 1 + r) * FGT_GATHER;
+    /* per thread: the Taylor coefficients and two tensors of scratch (terms x r each), the
+     * matrices, the Hermite functions, the powers, the direct sums (a box's targets x r), the
+     * exponents (FGT_NEAR_ROWS x FGT_GATHER), the gathered weights (FGT_GATHER x r) and offsets
+     * (d x FGT_GATHER), the points' power tensors (rows x terms) */
+    size_t per = 3 * r * terms + d * pp * pp + 2 * pp + d * pp + btgt.largest * r +
+                 (FGT_NEAR_ROWS + d + r) * FGT_GATHER + rows * terms;
     per = (per + 7) / 8 * 8;
     if (oom || fgt_sort(&g, team, y, f64, w, r, &bsrc) ||
         fgt_sort(&g, team, x, f64, NULL, r, &btgt) || fgt_alloc(&slot, bsrc.boxes, sizeof *slot) ||
@@ -893,25 +957,28 @@ int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, s
     }
     const gk_cpu_vmath *vm = gk__cpu_vmath();
     size_t expanded = 0;
+    /* several columns: each member's dgemms on its own thread */
+    if (r > 1)
+        gk__cpu_blas_serial_enter();
 #pragma omp parallel num_threads(nt) reduction(+ : expanded)
     {
         double *sc = scratch + (size_t)omp_get_thread_num() * per;
-        fgt_work wk = {&g,   &bsrc, &btgt, mom,  slot, vm,   0,    NULL, NULL,
-                       NULL, NULL,  NULL,  NULL, NULL, NULL, NULL, 0,    0};
+        fgt_work wk = {.g = &g, .src = &bsrc, .tgt = &btgt, .mom = mom, .mom_slot = slot, .vm = vm};
         wk.l = sc;
         wk.s1 = wk.l + r * terms;
-        wk.s2 = wk.s1 + terms;
-        wk.mat = wk.s2 + terms;
+        wk.s2 = wk.s1 + r * terms;
+        wk.mat = wk.s2 + r * terms;
         wk.herm = wk.mat + d * pp * pp;
         double *pw = wk.herm + 2 * pp;
         wk.acc = pw + d * pp;
         wk.ex = wk.acc + btgt.largest * r;
-        wk.gw = wk.ex + FGT_GATHER;
+        wk.gw = wk.ex + FGT_NEAR_ROWS * FGT_GATHER;
         wk.gx = wk.gw + r * FGT_GATHER;
+        wk.rows = wk.gx + d * FGT_GATHER;
 #pragma omp for schedule(dynamic, 4)
         for (size_t b = 0; b < bsrc.boxes; b++)
             if (slot[b] >= 0)
-                fgt_moments(&g, &bsrc, b, pw, wk.s1, mom + (size_t)slot[b] * r * terms);
+                fgt_moments(&g, &bsrc, b, pw, wk.rows, mom + (size_t)slot[b] * r * terms);
 #pragma omp for schedule(dynamic, 1)
         for (size_t b = 0; b < btgt.boxes; b++) {
             size_t t0 = btgt.start[b], t1 = btgt.start[b + 1];
@@ -927,14 +994,13 @@ int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, s
             if (wk.gathered > 0)
                 fgt_near_flush(&wk);
             expanded += (size_t)wk.expands;
+            for (size_t q = t0; wk.expands && q < t1; q += rows)
+                fgt_taylor_rows(dd, p, r, wk.l, btgt.off + q * d, t1 - q < rows ? t1 - q : rows, pw,
+                                wk.rows, wk.s1, wk.s2, 1.0, wk.acc + (q - t0) * r);
             for (size_t q = t0; q < t1; q++) {
-                if (wk.expands)
-                    fgt_taylor_powers(dd, p, btgt.off + q * d, pw);
                 size_t i = btgt.perm[q];
                 for (size_t c = 0; c < r; c++) {
                     double v = wk.acc[(q - t0) * r + c];
-                    if (wk.expands)
-                        v += fgt_taylor(dd, p, wk.l + c * terms, pw, wk.s1, wk.s2);
                     if (f64)
                         ((double *)out)[i * r + c] = v;
                     else
@@ -943,6 +1009,8 @@ int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, s
             }
         }
     }
+    if (r > 1)
+        gk__cpu_blas_serial_leave();
     snprintf(why, why_size,
              "box side %.2f/sqrt(gamma), degree %d, %zu source and %zu target boxes (%zu "
              "expanded), estimated cost %.3g against %.3g direct",
