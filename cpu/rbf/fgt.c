@@ -264,13 +264,15 @@ static int fgt_sort(const gk_fgt_grid *g, int team, const void *rows, int f64, c
  * ---------------------------------------------------------------------------------------- */
 
 /* With r columns of weights, the work a column repeats and the work the columns share: a pair
- * of boxes' translation per column (its p x p matrices shared); a directly summed pair's
- * multiply-add per column (its exponential shared); a point's moments or Taylor polynomial per
- * column (its powers and power tensor shared). r = 1 is the cost model of fgt_params.h. Each
- * column after the first costs FGT_MORE_COLS of the first's repeated work: the columns of a
- * term are the innermost run of the translations' loops, and the moments and polynomials are
- * dgemms (measured: 0.05 of the first at 1e5^2 x 3 U[0,1) gamma 0.5, 0.2 at N(0,1) gamma 1/3,
- * both the grid strategy on 2 cores). */
+ * of boxes' translation or a pass over the grid per column (the p x p matrices shared); a
+ * directly summed pair's multiply-add per column (its exponential shared); a point's moments or
+ * Taylor polynomial per column (its powers and power tensor shared). r = 1 is the cost model of
+ * fgt_params.h. The points' work is dgemms, where each column after the first costs
+ * FGT_MORE_COLS of the first's (measured: 0.05 of a call with one column at 1e5^2 x 3 U[0,1)
+ * gamma 0.5, 0.2 at N(0,1) gamma 1/3, the grid strategy on 2 cores, where the points' work is
+ * about half); translations cost each column in full (their arrays are streamed once a column:
+ * 2e5^2 x 3 clusters at gamma 1/3, the grid's 2744 cells at degree 18, took 1.2 s with one
+ * column and 6.1 s with four). */
 #define FGT_MORE_COLS 0.2
 
 static double fgt_cols(size_t r)
@@ -281,7 +283,7 @@ static double fgt_cols(size_t r)
 static double fgt_h2l_cost_cols(int d, int p, size_t r)
 {
     double shared = 2.0 * d * p * p;
-    return shared + fgt_cols(r) * (gk__fgt_h2l_cost(d, p) - shared);
+    return shared + (double)r * (gk__fgt_h2l_cost(d, p) - shared);
 }
 
 static double fgt_near_cost_cols(size_t r)
@@ -383,17 +385,17 @@ static size_t fgt_rows(size_t terms)
     return rows < 1 ? 1 : rows > FGT_ROWS ? FGT_ROWS : rows;
 }
 
-/* The moments of source box b for each column c of weights: A[t][c] = sum_s w_sc prod_i
- * v_i^a_i / a_i! (a: p^d x r, the columns of a term together). One column takes its weight
- * into the outer product, as rbf_matvec always has; several take the points' tensors (buf:
- * fgt_rows(p^d) of them) into a dgemm with their weights. */
+/* The moments of source box b for the columns c0 .. c0 + rc of its weights: A[t][c] = sum_s
+ * w_s(c0 + c) prod_i v_i^a_i / a_i! (a: p^d x rc, the columns of a term together). One column
+ * of weights takes its weight into the outer product, as rbf_matvec always has; several take
+ * the points' tensors (buf: fgt_rows(p^d) of them) into a dgemm with their weights. */
 GK_CPU_CLONES
-static void fgt_moments(const gk_fgt_grid *g, const fgt_side *s, size_t b, double *pw, double *buf,
-                        double *a)
+static void fgt_moments(const gk_fgt_grid *g, const fgt_side *s, size_t b, size_t c0, size_t rc,
+                        double *pw, double *buf, double *a)
 {
     int d = g->d, p = g->p;
     size_t terms = gk__fgt_terms(d, p), r = s->r, rows = fgt_rows(terms);
-    for (size_t t = 0; t < terms * r; t++)
+    for (size_t t = 0; t < terms * rc; t++)
         a[t] = 0.0;
     for (size_t q0 = s->start[b]; q0 < s->start[b + 1]; q0 += rows) {
         size_t nq = s->start[b + 1] - q0 < rows ? s->start[b + 1] - q0 : rows;
@@ -409,8 +411,8 @@ static void fgt_moments(const gk_fgt_grid *g, const fgt_side *s, size_t b, doubl
             }
         }
         if (r > 1)
-            gk__cpu_gemm_serial(GK_FLOAT64, GK_TRANS, GK_NO_TRANS, terms, r, nq, 1.0, buf, terms,
-                                s->w + q0 * r, r, 1.0, a, r);
+            gk__cpu_gemm_serial(GK_FLOAT64, GK_TRANS, GK_NO_TRANS, terms, rc, nq, 1.0, buf, terms,
+                                s->w + q0 * r + c0, r, 1.0, a, rc);
     }
 }
 
@@ -658,16 +660,28 @@ static void fgt_taylor_rows(int d, int p, size_t r, const double *l, const doubl
 
 /* The grid strategy's cost for r columns of weights: the points' powers shared, their moments
  * and polynomials and the passes over the grid per column. */
+/* Columns of weights the grid strategy takes at once: as many as its two arrays of cells x
+ * p^d x columns doubles fit in FGT_MAX_GRID_BYTES (0: not one). */
+static size_t fgt_grid_cols(const gk_fgt_grid *g, size_t r)
+{
+    double one = (double)g->cells * (double)gk__fgt_terms(g->d, g->p) * 2.0 * sizeof(double);
+    double fit = floor((double)FGT_MAX_GRID_BYTES / one);
+    return fit < (double)r ? (size_t)fit : r;
+}
+
+/* The grid strategy's cost for r columns of weights, taken fgt_grid_cols at a time: the points'
+ * powers once a batch of columns, their moments and polynomials as dgemms, the passes per
+ * column. */
 static double fgt_grid_cost(const gk_fgt_grid *g, size_t m, size_t n, size_t r)
 {
-    if (g->p == 0)
-        return INFINITY;
-    double terms = (double)gk__fgt_terms(g->d, g->p);
-    if ((double)g->cells * terms * (double)r * 2.0 * sizeof(double) > (double)FGT_MAX_GRID_BYTES)
+    size_t cols = g->p > 0 ? fgt_grid_cols(g, r) : 0;
+    if (cols == 0)
         return INFINITY;
     double shared = (double)(m + n) * (double)(g->d * g->p + 4 * g->d);
-    return shared +
-           fgt_cols(r) * (gk__fgt_grid_cost(g->d, g->p, g->cells, g->reach, g->nb, m, n) - shared);
+    double points = (double)(m + n) * (double)gk__fgt_terms(g->d, g->p);
+    double passes =
+        gk__fgt_grid_cost(g->d, g->p, g->cells, g->reach, g->nb, m, n) - shared - points;
+    return (double)((r + cols - 1) / cols) * shared + fgt_cols(r) * points + (double)r * passes;
 }
 
 static gk_status fgt_grid_sum(const gk_fgt_grid *g, int team, const fgt_side *src,
@@ -675,13 +689,14 @@ static gk_status fgt_grid_sum(const gk_fgt_grid *g, int team, const fgt_side *sr
 {
     int d = g->d, p = g->p, rmax = 0;
     size_t pp = (size_t)p, r = src->r, cells = g->cells;
-    /* a cell's coefficients: p^d terms of r columns */
-    size_t terms = gk__fgt_terms(d, p), block = r * terms, rows = fgt_rows(terms);
+    /* a cell's coefficients: p^d terms of the cols columns of a batch */
+    size_t terms = gk__fgt_terms(d, p), cols = fgt_grid_cols(g, r), block = cols * terms;
+    size_t rows = fgt_rows(terms);
     for (int i = 0; i < d; i++)
         rmax = g->reach[i] > rmax ? g->reach[i] : rmax;
     /* per thread: two tensors of scratch, the points' power tensors, the powers, the values of
      * a chunk of targets */
-    size_t span = 2 * (size_t)rmax + 1, per = (2 + rows) * terms + (size_t)d * pp + rows * r;
+    size_t span = 2 * (size_t)rmax + 1, per = (2 + rows) * terms + (size_t)d * pp + rows * cols;
     int nt = gk__cpu_region(team, cells);
     double *a = NULL, *b = NULL, *mats = NULL, *scratch = NULL;
     unsigned char *live = NULL, *live2 = NULL;
@@ -708,73 +723,79 @@ static gk_status fgt_grid_sum(const gk_fgt_grid *g, int team, const fgt_side *sr
     /* several columns: each member's dgemms on its own thread */
     if (r > 1)
         gk__cpu_blas_serial_enter();
+    /* the columns in batches of cols, each through the whole grid */
+    for (size_t c0 = 0; c0 < r; c0 += cols) {
+        size_t rc = r - c0 < cols ? r - c0 : cols;
+        size_t cb = rc * terms;
 #pragma omp parallel num_threads(nt)
-    {
-        double *sc = scratch + (size_t)omp_get_thread_num() * per;
-        double *s1 = sc, *s2 = s1 + terms, *buf = s2 + terms, *pw = buf + rows * terms;
-        double *vals = pw + (size_t)d * pp;
+        {
+            double *sc = scratch + (size_t)omp_get_thread_num() * per;
+            double *s1 = sc, *s2 = s1 + terms, *buf = s2 + terms, *pw = buf + rows * terms;
+            double *vals = pw + (size_t)d * pp;
 #pragma omp for schedule(static)
-        for (size_t c = 0; c < cells; c++)
-            live[c] = src->box_of[c] >= 0;
+            for (size_t c = 0; c < cells; c++)
+                live[c] = src->box_of[c] >= 0;
 #pragma omp for schedule(dynamic, 4)
-        for (size_t bx = 0; bx < src->boxes; bx++)
-            fgt_moments(g, src, bx, pw, buf, a + (size_t)src->bcell[bx] * block);
-        size_t stride = cells;
-        for (int i = 0; i < d; i++) {
-            stride /= g->nb[i];
-            const int last = i == d - 1;
+            for (size_t bx = 0; bx < src->boxes; bx++)
+                fgt_moments(g, src, bx, c0, rc, pw, buf, a + (size_t)src->bcell[bx] * cb);
+            size_t stride = cells;
+            for (int i = 0; i < d; i++) {
+                stride /= g->nb[i];
+                const int last = i == d - 1;
 #pragma omp for schedule(dynamic, 16)
-            for (size_t c = 0; c < cells; c++) {
-                long k[4];
-                fgt_cell_coords(g, (uint32_t)c, k);
-                live2[c] = 0;
-                if (last && tgt->box_of[c] < 0)
-                    continue;
-                double *o = b + c * block;
-                long lo = k[i] - g->reach[i] > 0 ? k[i] - g->reach[i] : 0;
-                long hi = k[i] + g->reach[i] < (long)g->nb[i] - 1 ? k[i] + g->reach[i]
-                                                                  : (long)g->nb[i] - 1;
-                for (long kb = lo; kb <= hi; kb++) {
-                    size_t cin = (size_t)((long)c + (kb - k[i]) * (long)stride);
-                    if (!live[cin])
+                for (size_t c = 0; c < cells; c++) {
+                    long k[4];
+                    fgt_cell_coords(g, (uint32_t)c, k);
+                    live2[c] = 0;
+                    if (last && tgt->box_of[c] < 0)
                         continue;
-                    if (!live2[c])
-                        for (size_t q = 0; q < block; q++)
-                            o[q] = 0.0;
-                    live2[c] = 1;
-                    const double *mk =
-                        mats + ((size_t)i * span + (size_t)(k[i] - kb + rmax)) * pp * pp;
-                    fgt_apply_dim(d, p, i, r, mk, a + cin * block, o);
+                    double *o = b + c * cb;
+                    long lo = k[i] - g->reach[i] > 0 ? k[i] - g->reach[i] : 0;
+                    long hi = k[i] + g->reach[i] < (long)g->nb[i] - 1 ? k[i] + g->reach[i]
+                                                                      : (long)g->nb[i] - 1;
+                    for (long kb = lo; kb <= hi; kb++) {
+                        size_t cin = (size_t)((long)c + (kb - k[i]) * (long)stride);
+                        if (!live[cin])
+                            continue;
+                        if (!live2[c])
+                            for (size_t q = 0; q < cb; q++)
+                                o[q] = 0.0;
+                        live2[c] = 1;
+                        fgt_apply_dim(d, p, i, rc,
+                                      mats +
+                                          ((size_t)i * span + (size_t)(k[i] - kb + rmax)) * pp * pp,
+                                      a + cin * cb, o);
+                    }
+                }
+#pragma omp single
+                {
+                    double *t = a;
+                    a = b;
+                    b = t;
+                    unsigned char *l = live;
+                    live = live2;
+                    live2 = l;
                 }
             }
-#pragma omp single
-            {
-                double *t = a;
-                a = b;
-                b = t;
-                unsigned char *l = live;
-                live = live2;
-                live2 = l;
-            }
-        }
 #pragma omp for schedule(dynamic, 1)
-        for (size_t tb = 0; tb < tgt->boxes; tb++) {
-            size_t c = tgt->bcell[tb], end = tgt->start[tb + 1];
-            for (size_t q0 = tgt->start[tb]; q0 < end; q0 += rows) {
-                size_t nq = end - q0 < rows ? end - q0 : rows;
-                if (live[c])
-                    fgt_taylor_rows(d, p, r, a + c * block, tgt->off + q0 * (size_t)d, nq, pw, buf,
-                                    s1, s2, 0.0, vals);
-                else
-                    for (size_t e = 0; e < nq * r; e++)
-                        vals[e] = 0.0;
-                for (size_t q = 0; q < nq; q++) {
-                    size_t row = tgt->perm[q0 + q];
-                    for (size_t col = 0; col < r; col++) {
-                        if (f64)
-                            ((double *)out)[row * r + col] = vals[q * r + col];
-                        else
-                            ((float *)out)[row * r + col] = (float)vals[q * r + col];
+            for (size_t tb = 0; tb < tgt->boxes; tb++) {
+                size_t c = tgt->bcell[tb], end = tgt->start[tb + 1];
+                for (size_t q0 = tgt->start[tb]; q0 < end; q0 += rows) {
+                    size_t nq = end - q0 < rows ? end - q0 : rows;
+                    if (live[c])
+                        fgt_taylor_rows(d, p, rc, a + c * cb, tgt->off + q0 * (size_t)d, nq, pw,
+                                        buf, s1, s2, 0.0, vals);
+                    else
+                        for (size_t e = 0; e < nq * rc; e++)
+                            vals[e] = 0.0;
+                    for (size_t q = 0; q < nq; q++) {
+                        size_t row = tgt->perm[q0 + q];
+                        for (size_t col = 0; col < rc; col++) {
+                            if (f64)
+                                ((double *)out)[row * r + c0 + col] = vals[q * rc + col];
+                            else
+                                ((float *)out)[row * r + c0 + col] = (float)vals[q * rc + col];
+                        }
                     }
                 }
             }
@@ -978,7 +999,7 @@ int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, s
 #pragma omp for schedule(dynamic, 4)
         for (size_t b = 0; b < bsrc.boxes; b++)
             if (slot[b] >= 0)
-                fgt_moments(&g, &bsrc, b, pw, wk.rows, mom + (size_t)slot[b] * r * terms);
+                fgt_moments(&g, &bsrc, b, 0, r, pw, wk.rows, mom + (size_t)slot[b] * r * terms);
 #pragma omp for schedule(dynamic, 1)
         for (size_t b = 0; b < btgt.boxes; b++) {
             size_t t0 = btgt.start[b], t1 = btgt.start[b + 1];
