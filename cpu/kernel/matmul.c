@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* matmul.c - kernel_matmul: each tile of K finished in place and multiplied into its rows of
- * out by a dgemm, so that only a tile of K (one a thread) ever exists. */
+ * out by a dgemm, so that only a tile of K (one a thread) ever exists; the Gaussian kernel at
+ * 1 <= d <= 4 by the fast Gauss transform where the rbf planner takes it. */
 #include <omp.h>
 
 #include "alloc.h"
@@ -17,12 +18,6 @@ static void finish_row(void *arg, const gk_cpu_job *j, size_t r, double *v)
     gk__cpu_finish_row(j, nb, r, 0, v);
 }
 
-/* Each member of the team takes rows of x of its own (a task) and goes along all of y for them:
- * a tile (a one-thread gemm or L1 loop, the epilogue), then its product with the block of w by a
- * one-thread dgemm into the rows' sums. A multithreaded dgemm per tile between the team's
- * regions left OpenBLAS's threads and the team's spinning beside each other at every tile
- * (cpu_rbf_fused.c tells the same of the RBF GEMM form). A row's sums add the blocks of y in
- * order, whichever member has it. */
 /* The Gaussian kernel at 1 <= d <= 4: the fast Gauss transform of the r columns together
  * (cpu/rbf/fgt.c), where the rbf planner offers it and its cost model accepts the data; 1 when
  * it ran (*rc: its status), 0 when the tiles should run. */
@@ -46,6 +41,12 @@ static int matmul_fgt(void *st, gk_dtype t, double gamma, size_t m, size_t n, si
     return ran;
 }
 
+/* Each member of the team takes rows of x of its own (a task) and goes along all of y for them:
+ * a tile (a one-thread gemm or L1 loop, the epilogue), then its product with the block of w by a
+ * one-thread dgemm into the rows' sums. A multithreaded dgemm per tile between the team's
+ * regions left OpenBLAS's threads and the team's spinning beside each other at every tile
+ * (cpu_rbf_fused.c tells the same of the RBF GEMM form). A row's sums add the blocks of y in
+ * order, whichever member has it. */
 gk_status gk__cpu_kernel_matmul(void *st, gk_dtype t, const gk_kernel *k, size_t m, size_t n,
                                 size_t d, size_t r, const void *x, const void *y, const void *w,
                                 void *out)
