@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* fgt_rows.c - times float32 rbf_matvec at d = 3 on the fast Gauss transform's rows (docs/fgt.md):
- * the form the planner ran, the median of --reps calls, 16 rows checked against a direct sum. */
+ * the form the planner ran, the median of --reps calls, 16 rows checked against a direct sum.
+ * With --cols R > 1: kernel_matmul (Gaussian kernel) of R columns of weights, beside R separate
+ * rbf_matvec calls, one a column. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -76,29 +78,33 @@ static double median_gamma(const float *x, size_t m, const float *y, size_t n)
     return 1.0 / gkx_median(dist, MEDIAN_PAIRS);
 }
 
-/* The largest error of CHECKED_ROWS rows of out, spread over m, against the long double direct
- * sum, over the contract's bound 1e-5 sum |w|: at most 1 keeps the contract. */
+/* The largest error of CHECKED_ROWS rows of out (m x cols), spread over m, against the long
+ * double direct sum, over the contract's bound 1e-5 sum |w_c| of its column (w: n x cols): at
+ * most 1 keeps the contract. */
 static double checked_error(const float *x, size_t m, const float *y, size_t n, const float *w,
-                            double gamma, const float *out)
+                            size_t cols, double gamma, const float *out)
 {
-    long double g = (float)gamma, wsum = 0, worst = 0;
-    for (size_t j = 0; j < n; j++)
-        wsum += fabsl((long double)w[j]);
+    long double g = (float)gamma, worst = 0;
     size_t step = m > CHECKED_ROWS ? m / CHECKED_ROWS : 1;
-    for (size_t i = 0; i < m; i += step) {
-        long double sum = 0;
-        for (size_t j = 0; j < n; j++) {
-            long double dist = 0;
-            for (int f = 0; f < D; f++) {
-                long double z = (long double)x[i * D + f] - y[j * D + f];
-                dist += z * z;
+    for (size_t c = 0; c < cols; c++) {
+        long double wsum = 0;
+        for (size_t j = 0; j < n; j++)
+            wsum += fabsl((long double)w[j * cols + c]);
+        for (size_t i = 0; i < m; i += step) {
+            long double sum = 0;
+            for (size_t j = 0; j < n; j++) {
+                long double dist = 0;
+                for (int f = 0; f < D; f++) {
+                    long double z = (long double)x[i * D + f] - y[j * D + f];
+                    dist += z * z;
+                }
+                sum += expl(-g * dist) * w[j * cols + c];
             }
-            sum += expl(-g * dist) * w[j];
+            long double err = fabsl((long double)out[i * cols + c] - sum) / (1e-5L * wsum);
+            worst = isnan(err) || err > worst ? err : worst;
         }
-        long double err = fabsl((long double)out[i] - sum);
-        worst = isnan(err) || err > worst ? err : worst;
     }
-    return (double)(worst / (1e-5L * wsum));
+    return (double)worst;
 }
 
 /* A context of backend be whose rbf calls log their form (GK_LOG=1), with GK_RBF_FORM=form
@@ -127,12 +133,26 @@ static gk_context *logging_context(gk_backend be, const char *form)
     return ctx;
 }
 
-/* Runs one call with stderr sent to a temporary file, then echoes what the call logged and
- * copies into form (size bytes) the form its "gpukern: rbf_matvec: form <name>" line names. */
-static void call_logging_form(gk_context *ctx, size_t m, size_t n, double gamma, gk_buffer *x,
-                              gk_buffer *y, gk_buffer *w, gk_buffer *out, char *form, size_t size)
+/* One call: rbf_matvec (cols 1) or kernel_matmul of cols columns (w n x cols, out m x cols). */
+static gk_status call(gk_context *ctx, size_t m, size_t n, size_t cols, double gamma, gk_buffer *x,
+                      gk_buffer *y, gk_buffer *w, gk_buffer *out)
 {
-    static const char prefix[] = "gpukern: rbf_matvec: form ";
+    if (cols == 1)
+        return gk_rbf_matvec(ctx, m, n, D, gamma, x, y, w, out);
+    gk_kernel k;
+    gk_kernel_init(&k, GK_KERNEL_RBF);
+    k.gamma = gamma;
+    return gk_kernel_matmul(ctx, &k, m, n, D, cols, x, y, w, out);
+}
+
+/* Runs one call with stderr sent to a temporary file, then echoes what the call logged and
+ * copies into form (size bytes) the form its "gpukern: <op>: form <name>" line names. */
+static void call_logging_form(gk_context *ctx, size_t m, size_t n, size_t cols, double gamma,
+                              gk_buffer *x, gk_buffer *y, gk_buffer *w, gk_buffer *out, char *form,
+                              size_t size)
+{
+    const char *prefix = cols == 1 ? "gpukern: rbf_matvec: form " : "gpukern: kernel_matmul: form ";
+    size_t plen = strlen(prefix);
     fflush(stderr);
     FILE *log = tmpfile();
     int saved = dup(STDERR_FILENO);
@@ -140,7 +160,7 @@ static void call_logging_form(gk_context *ctx, size_t m, size_t n, double gamma,
         perror("fgt_rows: capturing the log");
         exit(EXIT_FAILURE);
     }
-    gk_status st = gk_rbf_matvec(ctx, m, n, D, gamma, x, y, w, out);
+    gk_status st = call(ctx, m, n, cols, gamma, x, y, w, out);
     if (st == GK_OK)
         st = gk_context_synchronize(ctx);
     fflush(stderr);
@@ -152,9 +172,8 @@ static void call_logging_form(gk_context *ctx, size_t m, size_t n, double gamma,
     rewind(log);
     while (fgets(line, sizeof line, log) != NULL) {
         fputs(line, stderr);
-        if (strncmp(line, prefix, sizeof prefix - 1) == 0)
-            snprintf(form, size, "%.*s", (int)strcspn(line + sizeof prefix - 1, " (\n"),
-                     line + sizeof prefix - 1);
+        if (strncmp(line, prefix, plen) == 0)
+            snprintf(form, size, "%.*s", (int)strcspn(line + plen, " (\n"), line + plen);
     }
     fclose(log);
 }
@@ -162,21 +181,21 @@ static void call_logging_form(gk_context *ctx, size_t m, size_t n, double gamma,
 /* The median of reps timed calls (after one untimed where reps > 1: a single call, as for
  * direct summation at the issue's size, is timed alone), in ms; the last call's form in form. */
 enum { MAX_REPS = 9 };
-static double time_matvec(gk_context *ctx, size_t m, size_t n, double gamma, gk_buffer *x,
-                          gk_buffer *y, gk_buffer *w, gk_buffer *out, int reps, char *form,
-                          size_t size)
+static double time_calls(gk_context *ctx, size_t m, size_t n, size_t cols, double gamma,
+                         gk_buffer *x, gk_buffer *y, gk_buffer *w, gk_buffer *out, int reps,
+                         char *form, size_t size)
 {
     double t[MAX_REPS];
     if (reps > 1) {
-        GKX_CHECK(gk_rbf_matvec(ctx, m, n, D, gamma, x, y, w, out));
+        GKX_CHECK(call(ctx, m, n, cols, gamma, x, y, w, out));
         GKX_CHECK(gk_context_synchronize(ctx));
     }
     for (int k = 0; k < reps; k++) {
         double t0 = gkx_now();
         if (k == reps - 1) {
-            call_logging_form(ctx, m, n, gamma, x, y, w, out, form, size);
+            call_logging_form(ctx, m, n, cols, gamma, x, y, w, out, form, size);
         } else {
-            GKX_CHECK(gk_rbf_matvec(ctx, m, n, D, gamma, x, y, w, out));
+            GKX_CHECK(call(ctx, m, n, cols, gamma, x, y, w, out));
             GKX_CHECK(gk_context_synchronize(ctx));
         }
         t[k] = (gkx_now() - t0) * 1e3;
@@ -184,20 +203,22 @@ static double time_matvec(gk_context *ctx, size_t m, size_t n, double gamma, gk_
     return gkx_median(t, reps);
 }
 
-/* x (m rows, then y's n) and w in buffers of ctx, timed; out read back into host_out. */
-static double time_on(gk_context *ctx, const float *h, size_t m, size_t n, const float *hw,
-                      double gamma, int reps, char *form, size_t size, float *host_out)
+/* x (m rows, then y's n) and w (n x cols) in buffers of ctx, timed; out (m x cols) read back
+ * into host_out. */
+static double time_on(gk_context *ctx, const float *h, size_t m, size_t n, size_t cols,
+                      const float *hw, double gamma, int reps, char *form, size_t size,
+                      float *host_out)
 {
     gk_buffer *x, *y, *w, *out;
     GKX_CHECK(gk_buffer_create(ctx, GK_FLOAT32, m * D, &x));
     GKX_CHECK(gk_buffer_create(ctx, GK_FLOAT32, n * D, &y));
-    GKX_CHECK(gk_buffer_create(ctx, GK_FLOAT32, n, &w));
-    GKX_CHECK(gk_buffer_create(ctx, GK_FLOAT32, m, &out));
+    GKX_CHECK(gk_buffer_create(ctx, GK_FLOAT32, n * cols, &w));
+    GKX_CHECK(gk_buffer_create(ctx, GK_FLOAT32, m * cols, &out));
     GKX_CHECK(gk_buffer_write(x, 0, m * D, h));
     GKX_CHECK(gk_buffer_write(y, 0, n * D, h + m * D));
-    GKX_CHECK(gk_buffer_write(w, 0, n, hw));
-    double ms = time_matvec(ctx, m, n, gamma, x, y, w, out, reps, form, size);
-    GKX_CHECK(gk_buffer_read(out, 0, m, host_out));
+    GKX_CHECK(gk_buffer_write(w, 0, n * cols, hw));
+    double ms = time_calls(ctx, m, n, cols, gamma, x, y, w, out, reps, form, size);
+    GKX_CHECK(gk_buffer_read(out, 0, m * cols, host_out));
     gk_buffer_destroy(out);
     gk_buffer_destroy(w);
     gk_buffer_destroy(y);
@@ -208,7 +229,7 @@ static double time_on(gk_context *ctx, const float *h, size_t m, size_t n, const
 int main(int argc, char **argv)
 {
     size_t n = 1000000;
-    int direct = 0, seed = 1, reps = 3, only = 0;
+    int direct = 0, seed = 1, reps = 3, only = 0, ncols = 1;
     unsigned mask = GKX_ALL;
     const gkx_flag flags[] = {
         {"--rows", GKX_SIZE, &n, "points in x and in y (default 1e6, the issue's size)"},
@@ -218,19 +239,24 @@ int main(int argc, char **argv)
         {"--seed", GKX_INT, &seed, "seed of the data (default 1)"},
         {"--reps", GKX_INT, &reps, "timed calls a form and row, 1 to 9 (default 3)"},
         {"--row", GKX_INT, &only, "only this row, 1 to 5 (default 0: all)"},
+        {"--cols", GKX_INT, &ncols,
+         "columns of weights, 1 to 64 (default 1: rbf_matvec); more: kernel_matmul beside as many "
+         "rbf_matvec calls (--direct: kernel_matmul by direct summation, GK_RBF_FORM=diff)"},
     };
     gkx_parse_flags(argc, argv,
                     "Times float32 rbf_matvec, m = n = rows, d = 3, on the fast Gauss transform's "
                     "rows (docs/fgt.md).",
                     flags, (int)(sizeof flags / sizeof flags[0]));
     const int nrows = (int)(sizeof rows / sizeof rows[0]);
-    if (n == 0 || reps < 1 || reps > MAX_REPS || only < 0 || only > nrows) {
+    if (n == 0 || reps < 1 || reps > MAX_REPS || only < 0 || only > nrows || ncols < 1 ||
+        ncols > 64) {
         fprintf(stderr,
                 "fgt_rows: --rows must be at least 1 (got %zu), --reps 1 to %d (got %d), "
-                "--row 0 to %d (got %d)\n",
-                n, MAX_REPS, reps, nrows, only);
+                "--row 0 to %d (got %d), --cols 1 to 64 (got %d)\n",
+                n, MAX_REPS, reps, nrows, only, ncols);
         return 2;
     }
+    const size_t cols = (size_t)ncols;
     const size_t m = n;
     gk_backend be[2];
     int nb = gkx_backends(mask, be), failed = 0;
@@ -246,23 +272,42 @@ int main(int argc, char **argv)
                 continue;
             rng_state = (uint64_t)seed * 1000 + c;
             float *h = make_points(rows[c].kind, m + n);
-            float *hw = gkx_malloc(n * sizeof *hw), *got = gkx_malloc(m * sizeof *got);
-            for (size_t j = 0; j < n; j++)
+            float *hw = gkx_malloc(n * cols * sizeof *hw),
+                  *got = gkx_malloc(m * cols * sizeof *got);
+            for (size_t j = 0; j < n * cols; j++)
                 hw[j] = (float)(2.0 * uniform() - 1.0);
             double gamma = rows[c].gamma > 0.0 ? rows[c].gamma : median_gamma(h, m, h + m * D, n);
             char form[64], dform[64] = "-";
-            double ms = time_on(ctx, h, m, n, hw, gamma, reps, form, sizeof form, got);
-            double err = checked_error(h, m, h + m * D, n, hw, gamma, got), dms = 0.0;
+            double ms = time_on(ctx, h, m, n, cols, hw, gamma, reps, form, sizeof form, got);
+            double err = checked_error(h, m, h + m * D, n, hw, cols, gamma, got), dms = 0.0;
             if (direct)
-                dms = time_on(dctx, h, m, n, hw, gamma, reps, dform, sizeof dform, got);
-            printf("fgt timing, %s float32 %zux%zux3, %s (gamma %.4g): %s %.2f ms; direct (%s) "
-                   "%.2f ms; x%.1f\n",
-                   cuda ? "cuda" : "cpu", m, n, rows[c].name, gamma, form, ms, dform, dms,
-                   dms > 0.0 ? dms / ms : 0.0);
+                dms = time_on(dctx, h, m, n, cols, hw, gamma, reps, dform, sizeof dform, got);
+            if (cols == 1) {
+                printf("fgt timing, %s float32 %zux%zux3, %s (gamma %.4g): %s %.2f ms; direct (%s) "
+                       "%.2f ms; x%.1f\n",
+                       cuda ? "cuda" : "cpu", m, n, rows[c].name, gamma, form, ms, dform, dms,
+                       dms > 0.0 ? dms / ms : 0.0);
+            } else {
+                /* the same columns, one rbf_matvec each: the sum of their medians */
+                float *col = gkx_malloc(n * sizeof *col);
+                char sform[64];
+                double sms = 0.0;
+                for (size_t k = 0; k < cols; k++) {
+                    for (size_t j = 0; j < n; j++)
+                        col[j] = hw[j * cols + k];
+                    sms += time_on(ctx, h, m, n, 1, col, gamma, reps, sform, sizeof sform, got);
+                }
+                free(col);
+                printf("fgt columns, %s float32 %zux%zux3, %zu columns, %s (gamma %.4g): "
+                       "kernel_matmul %s %.2f ms (%.2f ms a column); %zu rbf_matvec calls (%s) "
+                       "%.2f ms; x%.2f; direct kernel_matmul (%s) %.2f ms\n",
+                       cuda ? "cuda" : "cpu", m, n, cols, rows[c].name, gamma, form, ms,
+                       ms / (double)cols, cols, sform, sms, sms / ms, dform, dms);
+            }
             fflush(stdout);
             if (!(err <= 1.0)) {
                 printf("  FAILED: %d rows against the direct sum: error %.3g x the contract's "
-                       "1e-5 sum |w|\n",
+                       "1e-5 sum |w| (of its column)\n",
                        CHECKED_ROWS, err);
                 failed = 1;
             }

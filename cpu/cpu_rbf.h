@@ -212,14 +212,15 @@ int gk__cpu_rbf_typical_passes(double gamma, double beta, double tol, const doub
 int gk__cpu_rbf_sample_passes(gk_dtype t, size_t m, size_t n, size_t d, double gamma, double beta,
                               double tol, const void *x, const void *y, const void *c);
 
-/* cpu/rbf/fgt.c: rbf_matvec (1 <= d <= 4) by the fast Gauss transform, for a call the planner
- * gave it; 1 when it ran (*r: the status; why: its box side, degree, boxes and estimated cost),
- * 0 when it declines the data (why: the reason) and the caller should compute differences:
- * NaN or infinity anywhere, no grid that fits, or, unless forced, an estimated cost above the
- * difference form's. */
-int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
-                           int forced, const void *x, const void *y, const void *w, void *out,
-                           gk_status *r, char *why, size_t why_size);
+/* cpu/rbf/fgt.c: rbf_matvec (r = 1) or the Gaussian kernel's kernel_matmul (w n x r, out m x r,
+ * row-major) at 1 <= d <= 4 by the fast Gauss transform, for a call the planner gave it (op:
+ * the call's name, for its messages); 1 when it ran (*rc: the status; why: its box side,
+ * degree, boxes and estimated cost), 0 when it declines the data (why: the reason) and the
+ * caller should sum directly: NaN or infinity anywhere, no grid that fits, or, unless forced,
+ * an estimated cost above direct summation's of r columns. */
+int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, size_t r,
+                           double gamma, int forced, const char *op, const void *x, const void *y,
+                           const void *w, void *out, gk_status *rc, char *why, size_t why_size);
 
 /* cpu_rbf_fused.c: float32 rbf_matrix in the inner-product form through the context's ISA
  * kernel, for a call the planner gave it; 1 when it ran (*r: the status, *redone: how many

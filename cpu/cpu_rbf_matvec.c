@@ -181,8 +181,8 @@ gk_status gk__cpu_rbf_matvec(void *st, gk_dtype t, size_t m, size_t n, size_t d,
     int ran = p.form == GK_CPU_RBF_GEMM &&
               gk__cpu_rbf_matvec_gemm(st, t, m, n, d, gamma, x, y, w, out, &r, &declined);
     if (p.form == GK_CPU_RBF_FGT) {
-        ran = gk__cpu_rbf_matvec_fgt(st, t, m, n, d, gamma, s->rbf_form == GK_CPU_RBF_FGT, x, y, w,
-                                     out, &r, said, sizeof said);
+        ran = gk__cpu_rbf_matvec_fgt(st, t, m, n, d, 1, gamma, s->rbf_form == GK_CPU_RBF_FGT,
+                                     "rbf_matvec", x, y, w, out, &r, said, sizeof said);
         if (ran)
             gk__cpu_rbf_plan_note(&p, said);
         else

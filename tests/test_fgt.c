@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* test_fgt.c - rbf_matvec at 1 <= d <= 4 by the fast Gauss transform, on both backends. */
+/* test_fgt.c - rbf_matvec at 1 <= d <= 4 by the fast Gauss transform, on both backends, and the
+ * CPU's kernel_matmul of several columns through it. */
 #include "gk_test.h"
 
 #include "fgt_params.h"
@@ -266,6 +267,146 @@ static void test_planner_takes_it(void **state)
     gk_context_destroy(ctx);
 }
 
+/* ------------------------------------------------------------------------------------------
+ * kernel_matmul with the Gaussian kernel and r columns of weights (CPU): the transform of all
+ * columns together, each column within its own contract (1e-5 or 1e-12 times its sum |w_c|).
+ * ---------------------------------------------------------------------------------------- */
+
+/* out (m x r) against the direct sum of each column of hw (n x r), within that column's
+ * contract; NaN exactly where the direct sum is NaN. */
+static void check_columns(gk_dtype t, const char *what, size_t m, size_t n, size_t d, size_t r,
+                          double gamma, const void *h, const void *hw, const void *got,
+                          size_t rows_checked)
+{
+    long double g = (long double)gk_test_round(t, gamma);
+    size_t step = rows_checked < m ? m / rows_checked : 1;
+    for (size_t c = 0; c < r; c++) {
+        long double wsum = 0;
+        for (size_t j = 0; j < n; j++)
+            wsum += fabsl((long double)gk_test_get(t, hw, j * r + c));
+        long double tol = (t == GK_FLOAT32 ? 1e-5L : 1e-12L) * wsum;
+        for (size_t i = 0; i < m; i += step) {
+            gk_test_sum ref = {0, 0};
+            for (size_t j = 0; j < n; j++) {
+                long double dist = 0;
+                for (size_t f = 0; f < d; f++) {
+                    long double z = (long double)gk_test_get(t, h, i * d + f) -
+                                    (long double)gk_test_get(t, h, (m + j) * d + f);
+                    dist += z * z;
+                }
+                long double e = dist == 0 ? 1.0L : gk_test_exp_ref(-g * dist);
+                gk_test_sum_add(&ref, e * (long double)gk_test_get(t, hw, j * r + c));
+            }
+            long double v = (long double)gk_test_get(t, got, i * r + c),
+                        want = gk_test_sum_value(&ref);
+            if (isnan(want) || isnan(v)) {
+                if (!(isnan(want) && isnan(v)))
+                    GK_FAIL("%s: out[%zu][%zu] is %.10Lg, the direct sum %.10Lg", what, i, c, v,
+                            want);
+                continue;
+            }
+            if (!(fabsl(v - want) <= tol))
+                GK_FAIL("%s: out[%zu][%zu] is %.17Lg, the direct sum %.17Lg: error %.3Lg > %.3Lg "
+                        "(column %zu's contract; seed %llu)",
+                        what, i, c, v, want, fabsl(v - want), tol, c,
+                        (unsigned long long)gk_test_seed());
+        }
+    }
+}
+
+/* One kernel_matmul of r columns: rows of kind `kind`, gamma = grel / the data's spread,
+ * weights in [-1, 1) with column 1 a million times column 0's scale (each column checked
+ * within its own contract); nan_col < r puts a NaN in that column (row n / 2). The form the
+ * log names must be `form` ("fgt" or "tiles"). */
+static void run_columns(gk_context *ctx, const char *how, gk_dtype t, int kind, size_t m, size_t n,
+                        size_t d, size_t r, double grel, size_t nan_col, const char *form,
+                        size_t rows_checked)
+{
+    double var;
+    void *h = make_points(t, kind, m, n, d, &var);
+    double gamma = grel / var;
+    size_t es = gk_test_esize(t);
+    void *hw = gk_test_random_array(t, n * r, -1.0, 1.0);
+    for (size_t j = 0; j < n; j++)
+        gk_test_set(t, hw, j * r + 1, 1e6 * gk_test_get(t, hw, j * r + 1));
+    if (nan_col < r)
+        gk_test_set(t, hw, n / 2 * r + nan_col, NAN);
+    gk_buffer *x = gk_test_buffer_from(ctx, t, m * d, h);
+    gk_buffer *y = gk_test_buffer_from(ctx, t, n * d, (char *)h + m * d * es);
+    gk_buffer *w = gk_test_buffer_from(ctx, t, n * r, hw);
+    gk_buffer *out = gk_test_buffer_const(ctx, t, m * r, GK_TEST_SENTINEL);
+    char what[200];
+    snprintf(what, sizeof what, "kernel_matmul %s %s, %s, %zux%zux%zu, %zu columns, gamma %g", how,
+             gk_test_dtype_name(t), data_names[kind], m, n, d, r, gamma);
+    gk_kernel k;
+    gk_kernel_init(&k, GK_KERNEL_RBF);
+    k.gamma = gamma;
+    gk_test_capture_begin();
+    GK_CHECK_OK(gk_kernel_matmul(ctx, &k, m, n, d, r, x, y, w, out));
+    const char *ran = gk_test_capture_form("kernel_matmul");
+    if (strcmp(ran, form) != 0)
+        GK_FAIL("%s: ran form \"%s\", expected %s", what, ran, form);
+    void *got = gk_test_read_all(out);
+    check_columns(t, what, m, n, d, r, gamma, h, hw, got, rows_checked);
+    free(got);
+    free(hw);
+    free(h);
+    gk_buffer_destroy(out);
+    gk_buffer_destroy(w);
+    gk_buffer_destroy(y);
+    gk_buffer_destroy(x);
+}
+
+/* r in {2, 5, 16} on uniform, standardized and clustered points, m != n, both dtypes: the
+ * transform forced (every size, down to 3 x 7) and planned (6000 x 5000, 20000 x 16000 for 16
+ * columns: where it pays against the tiles), each column within its contract; NaN in one
+ * column goes to the tiles, which give NaN in that column and the others' sums;
+ * GK_RBF_FORM=diff runs the tiles. */
+static void test_matmul_columns(void **state)
+{
+    gk_test_context(state);
+    gk_context *forced = gk_test_logging_context(GK_BACKEND_CPU, "fgt");
+    gk_context *planned = gk_test_logging_context(GK_BACKEND_CPU, NULL);
+    gk_context *direct = gk_test_logging_context(GK_BACKEND_CPU, "diff");
+    assert_non_null(forced);
+    assert_non_null(planned);
+    assert_non_null(direct);
+    const size_t cols[] = {2, 5, 16};
+    const int kinds[] = {DATA_UNIFORM, DATA_NORMAL, DATA_TIGHT, DATA_LOOSE};
+    const size_t sizes[][2] = {{3, 7}, {200, 150}, {1000, 1300}};
+    const gk_dtype dtypes[] = {GK_FLOAT32, GK_FLOAT64};
+    for (size_t ci = 0; ci < 3; ci++)
+        for (size_t ki = 0; ki < 4; ki++)
+            for (size_t ti = 0; ti < 2; ti++) {
+                size_t s = (ci + ki + ti) % 3, d = 1 + (ci + ki) % 3;
+                run_columns(forced, "forced", dtypes[ti], kinds[ki], sizes[s][0], sizes[s][1], d,
+                            cols[ci], 1.0, SIZE_MAX, "fgt", 16);
+            }
+    /* the grid strategy (uniform points, one box side 0.25 h) and the pairs strategy (tight
+     * clusters: pairs of boxes expanded and summed directly) */
+    for (size_t ci = 0; ci < 3; ci++) {
+        run_columns(planned, "planned", GK_FLOAT32, DATA_UNIFORM, ci < 2 ? 6000 : 20000,
+                    ci < 2 ? 5000 : 16000, 3, cols[ci], 0.5 / 12, SIZE_MAX, "fgt", 8);
+        run_columns(forced, "forced", dtypes[ci % 2], DATA_TIGHT, 20000, 16000, 2, cols[ci], 1e2,
+                    SIZE_MAX, "fgt", 8);
+    }
+    run_columns(forced, "forced", GK_FLOAT32, DATA_NORMAL, 6000, 5000, 3, 16, 1.0 / 3, SIZE_MAX,
+                "fgt", 8);
+    run_columns(planned, "planned", GK_FLOAT64, DATA_UNIFORM, 20000, 16000, 3, 5, 0.5 / 12,
+                SIZE_MAX, "fgt", 8);
+    run_columns(forced, "forced", GK_FLOAT64, DATA_LOOSE, 6000, 5000, 2, 5, 3.0, SIZE_MAX, "fgt",
+                8);
+    run_columns(forced, "forced, NaN in column 3,", GK_FLOAT32, DATA_NORMAL, 1000, 1300, 3, 5, 1.0,
+                3, "tiles", 16);
+    run_columns(planned, "planned, NaN in column 0,", GK_FLOAT64, DATA_UNIFORM, 6000, 5000, 3, 2,
+                0.5 / 12, 0, "tiles", 8);
+    run_columns(direct, "direct (GK_RBF_FORM=diff)", GK_FLOAT32, DATA_UNIFORM, 6000, 5000, 3, 5,
+                0.5 / 12, SIZE_MAX, "tiles", 8);
+    gk_context_destroy(direct);
+    gk_context_destroy(planned);
+    gk_context_destroy(forced);
+}
+
 /* The bound of src/fgt_params.h against the truncated expansion in one dimension, worst over
  * offsets u, v on a grid of [-rho, rho] and the centres' distances delta = k side of the pairs
  * that interact: never below the measured error (it is rigorous), and at most 16 times it
@@ -313,6 +454,8 @@ int main(void)
         GK_TEST_BOTH(test_forced),
         GK_TEST_BOTH(test_planned),
         GK_TEST_BOTH(test_planner_takes_it),
+        {"test_matmul_columns/cpu", test_matmul_columns, gk_test_setup, gk_test_teardown,
+         &gk_test_cpu},
         cmocka_unit_test(test_bound),
     };
     return cmocka_run_group_tests_name("fgt", tests, gk_test_group_setup, NULL);

@@ -1,17 +1,44 @@
 /* SPDX-License-Identifier: MIT */
 /* matmul.c - kernel_matmul: each tile of K finished in place and multiplied into its rows of
- * out by a dgemm, so that only a tile of K (one a thread) ever exists. */
+ * out by a dgemm, so that only a tile of K (one a thread) ever exists; the Gaussian kernel at
+ * 1 <= d <= 4 by the fast Gauss transform where the rbf planner takes it. */
 #include <omp.h>
 
 #include "alloc.h"
 #include "cpu_internal.h"
+#include "cpu_rbf.h"
 #include "error.h"
+#include "fgt_params.h"
 #include "kernel/kernel.h"
+#include "rbf/plan.h"
 
 static void finish_row(void *arg, const gk_cpu_job *j, size_t r, double *v)
 {
     size_t nb = *(const size_t *)arg;
     gk__cpu_finish_row(j, nb, r, 0, v);
+}
+
+/* The Gaussian kernel at 1 <= d <= 4: the fast Gauss transform of the r columns together
+ * (cpu/rbf/fgt.c), where the rbf planner offers it and its cost model accepts the data; 1 when
+ * it ran (*rc: its status), 0 when the tiles should run. */
+static int matmul_fgt(void *st, gk_dtype t, double gamma, size_t m, size_t n, size_t d, size_t r,
+                      const void *x, const void *y, const void *w, void *out, gk_status *rc)
+{
+    const gk_cpu_state *s = st;
+    gk_cpu_rbf_plan p;
+    gk__cpu_rbf_plan_matmul(s, t, m, n, d, r, gamma, &p);
+    char said[256];
+    int ran = 0;
+    if (p.form == GK_CPU_RBF_FGT) {
+        ran = gk__cpu_rbf_matvec_fgt(st, t, m, n, d, r, gamma, s->rbf_form == GK_CPU_RBF_FGT,
+                                     "kernel_matmul", x, y, w, out, rc, said, sizeof said);
+        if (ran)
+            gk__cpu_rbf_plan_note(&p, said);
+        else
+            gk__cpu_rbf_plan_decline(&p, t, d, said);
+    }
+    gk__cpu_rbf_plan_log(s, &p);
+    return ran;
 }
 
 /* Each member of the team takes rows of x of its own (a task) and goes along all of y for them:
@@ -26,9 +53,13 @@ gk_status gk__cpu_kernel_matmul(void *st, gk_dtype t, const gk_kernel *k, size_t
 {
     if (t != GK_FLOAT32 && t != GK_FLOAT64)
         return gk__cpu_bad_dtype(t);
+    gk_status s;
+    if (k->kind == GK_KERNEL_RBF && d >= 1 && d <= GK_FGT_MAX_D &&
+        matmul_fgt(st, t, k->gamma, m, n, d, r, x, y, w, out, &s))
+        return s;
     gk_cpu_job j = {0};
     gk__cpu_job_kernel(&j, k);
-    gk_status s = gk__cpu_job_begin(st, &j, t, m, n, d, x, y, m);
+    s = gk__cpu_job_begin(st, &j, t, m, n, d, x, y, m);
     if (s != GK_OK)
         return s;
     size_t mb = gk__cpu_job_task_rows(&j, m, (size_t)j.threads);

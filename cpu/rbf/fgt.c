@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* fgt.c - the CPU's rbf_matvec at 1 <= d <= 4 by the fast Gauss transform (docs/fgt.md). */
+/* fgt.c - the CPU's rbf_matvec and kernel_matmul (Gaussian kernel, r columns of weights) at
+ * 1 <= d <= 4 by the fast Gauss transform (docs/fgt.md). */
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
@@ -26,6 +27,17 @@ static const double fgt_sides[] = {0.25, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 3.0};
 #define FGT_DIFF_PAIR_F32 1.0
 #define FGT_DIFF_PAIR_F64 2.0
 #define FGT_NEAR_PAIR 4.0
+/* kernel_matmul (r > 1) sums directly by its tiles (cpu/kernel/matmul.c): a pair (distance,
+ * exp, the epilogue) at about 2.2 of the difference form's float32 pairs (float64: 3.4), and
+ * each column a multiply-add of its dgemm at about 0.1 (2e4^2 x 3 N(0,1) on 2 cores, 2 to 16
+ * columns; clustered data cost the tiles up to 3 times more). */
+#define FGT_TILE_PAIR_F32 2.0
+#define FGT_TILE_PAIR_F64 3.0
+#define FGT_TILE_COL 0.1
+/* ... a further column of a pair the transform sums directly: a multiply-add in a dgemm, the
+ * exponential shared (measured: each column about 4% of one column's call, 1e5^2 x 3 clusters
+ * at gamma 2, where near pairs are nearly all the work) */
+#define FGT_NEAR_COL 0.2
 /* ... a cell of a target box's neighbourhood looked at, a near source gathered, a point binned
  * for one candidate side (every side is tried, so the choice itself costs this for each) */
 #define FGT_VISIT 7.0
@@ -51,7 +63,8 @@ typedef struct fgt_side {
     int32_t *bk;     /* each box's cell coordinates, 4 a box */
     size_t *perm;    /* sorted position -> the row's index */
     double *off;     /* sorted offsets from the box centres, count x d, units of h */
-    double *w;       /* sources: the sorted weights */
+    double *w;       /* sources: the sorted weights, count x r */
+    size_t r;        /* sources: the columns of weights */
     size_t largest;  /* points of the largest box */
 } fgt_side;
 
@@ -207,15 +220,17 @@ static int fgt_bin(const gk_fgt_grid *g, int team, const void *rows, int f64, si
     return 0;
 }
 
-/* The sorted order, the offsets from the box centres and (sources) the weights; 1 if out of
- * memory. */
+/* The sorted order, the offsets from the box centres and (sources) the cols columns of weights
+ * (w: n x cols, row-major); 1 if out of memory. */
 static int fgt_sort(const gk_fgt_grid *g, int team, const void *rows, int f64, const void *w,
-                    fgt_side *s)
+                    size_t cols, fgt_side *s)
 {
     size_t d = (size_t)g->d;
+    s->r = cols;
     if (fgt_alloc(&s->perm, s->count, sizeof *s->perm) ||
         fgt_alloc(&s->off, s->count * d, sizeof *s->off) ||
-        (w != NULL && fgt_alloc(&s->w, s->count, sizeof *s->w)))
+        (w != NULL &&
+         (s->count > SIZE_MAX / cols || fgt_alloc(&s->w, s->count * cols, sizeof *s->w))))
         return 1;
     size_t *cursor;
     if (fgt_alloc(&cursor, s->boxes, sizeof *cursor))
@@ -236,8 +251,8 @@ static int fgt_sort(const gk_fgt_grid *g, int team, const void *rows, int f64, c
                     s->off[q * d + i] =
                         (fgt_at(rows, f64, r * d + i) - gk__fgt_centre(g, (int)i, (size_t)k[i])) *
                         g->sg;
-                if (w != NULL)
-                    s->w[q] = fgt_at(w, f64, r);
+                for (size_t c = 0; w != NULL && c < s->r; c++)
+                    s->w[q * s->r + c] = fgt_at(w, f64, r * s->r + c);
             }
         });
     return 0;
@@ -248,29 +263,73 @@ static int fgt_sort(const gk_fgt_grid *g, int team, const void *rows, int f64, c
  * target boxes' neighbourhoods.
  * ---------------------------------------------------------------------------------------- */
 
+/* With r columns of weights, the work a column repeats and the work the columns share: a pair
+ * of boxes' translation or a pass over the grid per column (the p x p matrices shared); a
+ * directly summed pair's multiply-add per column (its exponential shared); a point's moments or
+ * Taylor polynomial per column (its powers and power tensor shared). r = 1 is the cost model of
+ * fgt_params.h. The points' work is dgemms, where each column after the first costs
+ * FGT_MORE_COLS of the first's (measured: 0.05 of a call with one column at 1e5^2 x 3 U[0,1)
+ * gamma 0.5, 0.2 at N(0,1) gamma 1/3, the grid strategy on 2 cores, where the points' work is
+ * about half); translations cost each column in full (their arrays are streamed once a column:
+ * 2e5^2 x 3 clusters at gamma 1/3, the grid's 2744 cells at degree 18, took 1.2 s with one
+ * column and 6.1 s with four). */
+#define FGT_MORE_COLS 0.2
+
+static double fgt_cols(size_t r)
+{
+    return 1.0 + (double)(r - 1) * FGT_MORE_COLS;
+}
+
+static double fgt_h2l_cost_cols(int d, int p, size_t r)
+{
+    double shared = 2.0 * d * p * p;
+    return shared + (double)r * (gk__fgt_h2l_cost(d, p) - shared);
+}
+
+static double fgt_near_cost_cols(size_t r)
+{
+    return FGT_NEAR_PAIR + (double)(r - 1) * FGT_NEAR_COL;
+}
+
+static double fgt_point_cost_cols(int d, int p, size_t r)
+{
+    return (double)(d * p) + fgt_cols(r) * (gk__fgt_point_cost(d, p) - (double)(d * p));
+}
+
+/* Whether a pair of boxes of ns sources and nt targets is summed directly (gk__fgt_pair_direct
+ * for r columns). */
+static int fgt_pair_direct(double ns, double nt, int d, int p, size_t r)
+{
+    return p == 0 || ns * nt * fgt_near_cost_cols(r) <= fgt_h2l_cost_cols(d, p, r);
+}
+
 typedef struct fgt_estimate {
     const fgt_side *src, *tgt;
-    double nt, h2l, cost;
+    double nt, h2l, near, cost;
     int d, p, expands;
+    size_t r;
 } fgt_estimate;
 
 static void fgt_estimate_pair(void *ctx, size_t b)
 {
     fgt_estimate *e = ctx;
     double ns = (double)(e->src->start[b + 1] - e->src->start[b]);
-    if (gk__fgt_pair_direct(ns, e->nt, e->d, e->p, FGT_NEAR_PAIR)) {
-        e->cost += ns * (e->nt * FGT_NEAR_PAIR + FGT_GATHER_COST);
+    if (fgt_pair_direct(ns, e->nt, e->d, e->p, e->r)) {
+        e->cost += ns * (e->nt * e->near + FGT_GATHER_COST);
     } else {
         e->cost += e->h2l;
         e->expands = 1;
     }
 }
 
-static double fgt_cost(const gk_fgt_grid *g, const fgt_side *src, const fgt_side *tgt)
+/* The pairs strategy's cost for r columns of weights. */
+static double fgt_cost(const gk_fgt_grid *g, const fgt_side *src, const fgt_side *tgt, size_t r)
 {
-    fgt_estimate e = {src, tgt, 0.0, gk__fgt_h2l_cost(g->d, g->p), 0.0, g->d, g->p, 0};
+    fgt_estimate e = {
+        src,  tgt, 0.0, fgt_h2l_cost_cols(g->d, g->p, r), fgt_near_cost_cols(r), 0.0, g->d,
+        g->p, 0,   r};
     size_t step = tgt->boxes > FGT_SAMPLE_BOXES ? tgt->boxes / FGT_SAMPLE_BOXES : 1, seen = 0;
-    double pairs = 0.0, pc = g->p > 0 ? gk__fgt_point_cost(g->d, g->p) : 0.0;
+    double pairs = 0.0, pc = g->p > 0 ? fgt_point_cost_cols(g->d, g->p, r) : 0.0;
     for (size_t b = 0; b < tgt->boxes; b += step) {
         long kc[4];
         fgt_cell_coords(g, tgt->bcell[b], kc);
@@ -317,21 +376,43 @@ static void fgt_outer(int d, int p, double w, const double *pw, double *buf)
     }
 }
 
-/* The moments of source box b: A = sum_s w_s prod_i v_i^a_i / a_i!. */
+/* Points whose power tensors several columns take through one dgemm: at most FGT_ROWS and
+ * 2^16 doubles of them (a point's tensor has p^d terms; none where p = 0). */
+#define FGT_ROWS ((size_t)32)
+static size_t fgt_rows(size_t terms)
+{
+    size_t rows = terms > 0 ? ((size_t)1 << 16) / terms : FGT_ROWS;
+    return rows < 1 ? 1 : rows > FGT_ROWS ? FGT_ROWS : rows;
+}
+
+/* The moments of source box b for the columns c0 .. c0 + rc of its weights: A[t][c] = sum_s
+ * w_s(c0 + c) prod_i v_i^a_i / a_i! (a: p^d x rc, the columns of a term together). One column
+ * of weights takes its weight into the outer product, as rbf_matvec always has; several take
+ * the points' tensors (buf: fgt_rows(p^d) of them) into a dgemm with their weights. */
 GK_CPU_CLONES
-static void fgt_moments(const gk_fgt_grid *g, const fgt_side *s, size_t b, double *pw, double *buf,
-                        double *a)
+static void fgt_moments(const gk_fgt_grid *g, const fgt_side *s, size_t b, size_t c0, size_t rc,
+                        double *pw, double *buf, double *a)
 {
     int d = g->d, p = g->p;
-    size_t terms = gk__fgt_terms(d, p);
-    for (size_t t = 0; t < terms; t++)
+    size_t terms = gk__fgt_terms(d, p), r = s->r, rows = fgt_rows(terms);
+    for (size_t t = 0; t < terms * rc; t++)
         a[t] = 0.0;
-    for (size_t q = s->start[b]; q < s->start[b + 1]; q++) {
-        for (int i = 0; i < d; i++)
-            fgt_powers(p, s->off[q * (size_t)d + (size_t)i], 1, pw + (size_t)i * (size_t)p);
-        fgt_outer(d, p, s->w[q], pw, buf);
-        for (size_t t = 0; t < terms; t++)
-            a[t] += buf[t];
+    for (size_t q0 = s->start[b]; q0 < s->start[b + 1]; q0 += rows) {
+        size_t nq = s->start[b + 1] - q0 < rows ? s->start[b + 1] - q0 : rows;
+        for (size_t q = q0; q < q0 + nq; q++) {
+            for (int i = 0; i < d; i++)
+                fgt_powers(p, s->off[q * (size_t)d + (size_t)i], 1, pw + (size_t)i * (size_t)p);
+            if (r == 1) {
+                fgt_outer(d, p, s->w[q], pw, buf);
+                for (size_t t = 0; t < terms; t++)
+                    a[t] += buf[t];
+            } else {
+                fgt_outer(d, p, 1.0, pw, buf + (q - q0) * terms);
+            }
+        }
+        if (r > 1)
+            gk__cpu_gemm_serial(GK_FLOAT64, GK_TRANS, GK_NO_TRANS, terms, rc, nq, 1.0, buf, terms,
+                                s->w + q0 * r + c0, r, 1.0, a, rc);
     }
 }
 
@@ -339,14 +420,17 @@ static void fgt_moments(const gk_fgt_grid *g, const fgt_side *s, size_t b, doubl
 typedef struct fgt_work {
     const gk_fgt_grid *g;
     const fgt_side *src, *tgt;
-    const double *mom;       /* moments of the boxes that have them */
+    const double *mom;       /* moments of the boxes that have them, p^d x r a slot */
     const int64_t *mom_slot; /* source box -> its moments' slot, -1 if none */
     const gk_cpu_vmath *vm;
     size_t tb;   /* the target box */
-    double *acc; /* the targets' direct sums */
-    double *l, *s1, *s2, *mat, *herm, *ex;
+    double *acc; /* the targets' direct sums, a target's r columns together */
+    double *l;   /* the target box's Taylor coefficients, p^d x r */
+    double *s1, *s2, *mat, *herm;
+    double *ex;   /* the exponents of FGT_NEAR_ROWS targets (one where r = 1), FGT_GATHER each */
+    double *rows; /* fgt_rows(p^d) points' power tensors */
     /* the near sources gathered so far, offsets from the target box's centre (d rows of
-     * FGT_GATHER), and their weights */
+     * FGT_GATHER), and their weights (FGT_GATHER x r) */
     double *gx, *gw;
     size_t gathered;
     int expands;
@@ -356,59 +440,75 @@ typedef struct fgt_work {
  * as one vector of exponents for the vector exp. */
 #define FGT_GATHER ((size_t)1024)
 
+/* Several columns: the exponentials of FGT_NEAR_ROWS targets against the gathered sources go
+ * into one dgemm with the sources' weights. */
+#define FGT_NEAR_ROWS ((size_t)32)
+
 GK_CPU_CLONES
 static void fgt_near_flush(fgt_work *wk)
 {
     const fgt_side *tgt = wk->tgt;
-    size_t d = (size_t)wk->g->d, cnt = wk->gathered;
+    size_t d = (size_t)wk->g->d, cnt = wk->gathered, r = wk->src->r;
     size_t t0 = tgt->start[wk->tb], t1 = tgt->start[wk->tb + 1];
+    size_t chunk = r == 1 ? 1 : FGT_NEAR_ROWS;
     const double *restrict g0 = wk->gx, *restrict g1 = g0 + FGT_GATHER,
                            *restrict g2 = g1 + FGT_GATHER, *restrict g3 = g2 + FGT_GATHER;
     const double *restrict gw = wk->gw;
-    double *restrict e = wk->ex;
-    for (size_t t = t0; t < t1; t++) {
-        const double *u = tgt->off + t * d;
-        double u0 = u[0], u1 = d > 1 ? u[1] : 0.0, u2 = d > 2 ? u[2] : 0.0, u3 = d > 3 ? u[3] : 0.0;
-        switch (d) {
-        case 1:
-            for (size_t q = 0; q < cnt; q++)
-                e[q] = -(u0 - g0[q]) * (u0 - g0[q]);
-            break;
-        case 2:
-            for (size_t q = 0; q < cnt; q++)
-                e[q] = -((u0 - g0[q]) * (u0 - g0[q]) + (u1 - g1[q]) * (u1 - g1[q]));
-            break;
-        case 3:
-            for (size_t q = 0; q < cnt; q++)
-                e[q] = -((u0 - g0[q]) * (u0 - g0[q]) + (u1 - g1[q]) * (u1 - g1[q]) +
-                         (u2 - g2[q]) * (u2 - g2[q]));
-            break;
-        default:
-            for (size_t q = 0; q < cnt; q++)
-                e[q] = -((u0 - g0[q]) * (u0 - g0[q]) + (u1 - g1[q]) * (u1 - g1[q]) +
-                         (u2 - g2[q]) * (u2 - g2[q]) + (u3 - g3[q]) * (u3 - g3[q]));
-            break;
+    for (size_t tc = t0; tc < t1; tc += chunk) {
+        size_t tn = t1 - tc < chunk ? t1 - tc : chunk;
+        for (size_t t = tc; t < tc + tn; t++) {
+            double *restrict e = wk->ex + (t - tc) * FGT_GATHER;
+            const double *u = tgt->off + t * d;
+            double u0 = u[0], u1 = d > 1 ? u[1] : 0.0, u2 = d > 2 ? u[2] : 0.0,
+                   u3 = d > 3 ? u[3] : 0.0;
+            switch (d) {
+            case 1:
+                for (size_t q = 0; q < cnt; q++)
+                    e[q] = -(u0 - g0[q]) * (u0 - g0[q]);
+                break;
+            case 2:
+                for (size_t q = 0; q < cnt; q++)
+                    e[q] = -((u0 - g0[q]) * (u0 - g0[q]) + (u1 - g1[q]) * (u1 - g1[q]));
+                break;
+            case 3:
+                for (size_t q = 0; q < cnt; q++)
+                    e[q] = -((u0 - g0[q]) * (u0 - g0[q]) + (u1 - g1[q]) * (u1 - g1[q]) +
+                             (u2 - g2[q]) * (u2 - g2[q]));
+                break;
+            default:
+                for (size_t q = 0; q < cnt; q++)
+                    e[q] = -((u0 - g0[q]) * (u0 - g0[q]) + (u1 - g1[q]) * (u1 - g1[q]) +
+                             (u2 - g2[q]) * (u2 - g2[q]) + (u3 - g3[q]) * (u3 - g3[q]));
+                break;
+            }
+            wk->vm->exp_f64(cnt, e, e, 0);
+            if (r > 1)
+                continue;
+            /* eight partial sums, so the loop vectorizes without reassociation by the compiler */
+            double part[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+            size_t q = 0;
+            for (; q + 8 <= cnt; q += 8)
+                for (size_t l = 0; l < 8; l++)
+                    part[l] += e[q + l] * gw[q + l];
+            for (; q < cnt; q++)
+                part[q % 8] += e[q] * gw[q];
+            wk->acc[t - t0] += ((part[0] + part[1]) + (part[2] + part[3])) +
+                               ((part[4] + part[5]) + (part[6] + part[7]));
         }
-        wk->vm->exp_f64(cnt, e, e, 0);
-        /* eight partial sums, so the loop vectorizes without reassociation by the compiler */
-        double part[8] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
-        size_t q = 0;
-        for (; q + 8 <= cnt; q += 8)
-            for (size_t l = 0; l < 8; l++)
-                part[l] += e[q + l] * gw[q + l];
-        for (; q < cnt; q++)
-            part[q % 8] += e[q] * gw[q];
-        wk->acc[t - t0] += ((part[0] + part[1]) + (part[2] + part[3])) +
-                           ((part[4] + part[5]) + (part[6] + part[7]));
+        if (r > 1)
+            gk__cpu_gemm_serial(GK_FLOAT64, GK_NO_TRANS, GK_NO_TRANS, tn, r, cnt, 1.0, wk->ex,
+                                FGT_GATHER, gw, r, 1.0, wk->acc + (tc - t0) * r, r);
     }
     wk->gathered = 0;
 }
 
-/* out += M applied along dimension i of the p^d tensor in (M: p x p, row-major). */
+/* out += M applied along dimension i of the p^d x r tensor in (M: p x p, row-major; the r
+ * columns of a term together, so they are the innermost run of every loop). */
 GK_CPU_CLONES
-static void fgt_apply_dim(int d, int p, int i, const double *m, const double *in, double *out)
+static void fgt_apply_dim(int d, int p, int i, size_t r, const double *m, const double *in,
+                          double *out)
 {
-    size_t pp = (size_t)p, outer = 1, inner = 1;
+    size_t pp = (size_t)p, outer = 1, inner = r;
     for (int j = 0; j < i; j++)
         outer *= pp;
     for (int j = i + 1; j < d; j++)
@@ -443,18 +543,18 @@ static void fgt_apply_dim(int d, int p, int i, const double *m, const double *in
         }
 }
 
-/* L += (M_0 x ... x M_{d-1}) A, one dimension at a time. */
-static void fgt_h2l_apply(int d, int p, const double *mat, const double *a, double *s1, double *s2,
-                          double *l)
+/* L += (M_0 x ... x M_{d-1}) A for each of the r columns, one dimension at a time. */
+static void fgt_h2l_apply(int d, int p, size_t r, const double *mat, const double *a, double *s1,
+                          double *s2, double *l)
 {
-    size_t pp = (size_t)p, terms = gk__fgt_terms(d, p);
+    size_t pp = (size_t)p, len = gk__fgt_terms(d, p) * r;
     const double *in = a;
     for (int i = 0; i < d; i++) {
         double *o = i == d - 1 ? l : i % 2 ? s2 : s1;
         if (i != d - 1)
-            for (size_t q = 0; q < terms; q++)
+            for (size_t q = 0; q < len; q++)
                 o[q] = 0.0;
-        fgt_apply_dim(d, p, i, mat + (size_t)i * pp * pp, in, o);
+        fgt_apply_dim(d, p, i, r, mat + (size_t)i * pp * pp, in, o);
         in = o;
     }
 }
@@ -472,34 +572,41 @@ static void fgt_pair(void *ctx, size_t b)
     for (int i = 0; i < d; i++)
         delta[i] =
             (gk__fgt_centre(g, i, (size_t)kc[i]) - gk__fgt_centre(g, i, (size_t)kb[i])) * g->sg;
-    if (wk->mom_slot[b] < 0 ||
-        gk__fgt_pair_direct((double)ns, (double)(t1 - t0), d, p, FGT_NEAR_PAIR)) {
+    size_t r = src->r;
+    if (wk->mom_slot[b] < 0 || fgt_pair_direct((double)ns, (double)(t1 - t0), d, p, r)) {
         /* t - s = delta + u - v = u - (v - delta) */
         for (size_t q = s0; q < s1; q++) {
             if (wk->gathered == FGT_GATHER)
                 fgt_near_flush(wk);
             for (size_t i = 0; i < dd; i++)
                 wk->gx[i * FGT_GATHER + wk->gathered] = src->off[q * dd + i] - delta[i];
-            wk->gw[wk->gathered++] = src->w[q];
+            for (size_t c = 0; c < r; c++)
+                wk->gw[wk->gathered * r + c] = src->w[q * r + c];
+            wk->gathered++;
         }
         return;
     }
-    size_t pp = (size_t)p;
+    size_t pp = (size_t)p, terms = gk__fgt_terms(d, p);
     for (int i = 0; i < d; i++)
         gk__fgt_matrix(p, delta[i], wk->herm, wk->mat + (size_t)i * pp * pp);
-    fgt_h2l_apply(d, p, wk->mat, wk->mom + (size_t)wk->mom_slot[b] * gk__fgt_terms(d, p), wk->s1,
-                  wk->s2, wk->l);
+    fgt_h2l_apply(d, p, r, wk->mat, wk->mom + (size_t)wk->mom_slot[b] * terms * r, wk->s1, wk->s2,
+                  wk->l);
     wk->expands = 1;
 }
 
-/* sum_k L_k prod_i u_i^k_i for the target at offsets u, contracting the last dimension first. */
+/* pw = the powers u_i^k of the target at offsets u, which each column's polynomial takes. */
+static void fgt_taylor_powers(int d, int p, const double *u, double *pw)
+{
+    for (int i = 0; i < d; i++)
+        fgt_powers(p, u[i], 0, pw + (size_t)i * (size_t)p);
+}
+
+/* sum_k L_k prod_i u_i^k_i for the target whose powers are pw, contracting the last dimension
+ * first. */
 GK_CPU_CLONES
-static double fgt_taylor(int d, int p, const double *l, const double *u, double *pw, double *s1,
-                         double *s2)
+static double fgt_taylor(int d, int p, const double *l, const double *pw, double *s1, double *s2)
 {
     size_t pp = (size_t)p, len = gk__fgt_terms(d, p);
-    for (int i = 0; i < d; i++)
-        fgt_powers(p, u[i], 0, pw + (size_t)i * pp);
     const double *in = l;
     for (int i = d - 1; i >= 0; i--) {
         double *o = (d - 1 - i) % 2 ? s2 : s1;
@@ -516,6 +623,29 @@ static double fgt_taylor(int d, int p, const double *l, const double *u, double 
     return in[0];
 }
 
+/* The polynomials L (p^d x r) at the nq targets whose offsets are off (nq <= fgt_rows(p^d)):
+ * out[q r + c] = (beta = 0: 0, else out[q r + c]) + sum_k L[k][c] prod_i u_qi^k_i. One column
+ * contracts each target's tensor, as rbf_matvec always has; several take the targets' power
+ * tensors (buf) into a dgemm with L. */
+static void fgt_taylor_rows(int d, int p, size_t r, const double *l, const double *off, size_t nq,
+                            double *pw, double *buf, double *s1, double *s2, double beta,
+                            double *out)
+{
+    size_t terms = gk__fgt_terms(d, p);
+    for (size_t q = 0; q < nq; q++) {
+        fgt_taylor_powers(d, p, off + q * (size_t)d, pw);
+        if (r == 1) {
+            double v = fgt_taylor(d, p, l, pw, s1, s2);
+            out[q] = beta == 0.0 ? v : out[q] + v;
+        } else {
+            fgt_outer(d, p, 1.0, pw, buf + q * terms);
+        }
+    }
+    if (r > 1)
+        gk__cpu_gemm_serial(GK_FLOAT64, GK_NO_TRANS, GK_NO_TRANS, nq, r, terms, 1.0, buf, terms, l,
+                            r, beta, out, r);
+}
+
 /* ------------------------------------------------------------------------------------------
  * The grid strategy: every pair of boxes within reach along each dimension is expanded, as d
  * passes over the whole grid, pass i turning dimension i of each cell from source box to target
@@ -525,31 +655,61 @@ static double fgt_taylor(int d, int p, const double *l, const double *u, double 
  * up to reach, and pairs beyond it are beyond the cut-off.
  * ---------------------------------------------------------------------------------------- */
 
-/* Bytes the grid strategy's two arrays of cells x terms doubles may take. */
+/* Bytes the grid strategy's two arrays of cells x r x terms doubles may take. */
 #define FGT_MAX_GRID_BYTES ((size_t)1 << 30)
 
-static double fgt_grid_cost(const gk_fgt_grid *g, size_t m, size_t n)
+/* The grid strategy's cost for r columns of weights: the points' powers shared, their moments
+ * and polynomials and the passes over the grid per column. */
+/* Columns the grid strategy takes at once where r does not fit: a multiple of 8, as the passes'
+ * inner loops run over a term's columns, eight doubles a vector (1e5^2 x 3 N(0,1), the grid's
+ * 512 cells at degree 14, 64 columns: batches of 47 and 17 took 5.4 s, of 16 3.6 s; 32 columns
+ * in one batch 1.78 s, in two of 16 1.87 s). */
+#define FGT_GRID_BATCH ((size_t)16)
+
+/* Columns of weights the grid strategy takes at once: all r where its two arrays of cells x
+ * p^d x r doubles fit in FGT_MAX_GRID_BYTES, else at most FGT_GRID_BATCH that fit (0: not
+ * one). */
+static size_t fgt_grid_cols(const gk_fgt_grid *g, size_t r)
 {
-    if (g->p == 0)
+    double one = (double)g->cells * (double)gk__fgt_terms(g->d, g->p) * 2.0 * sizeof(double);
+    double fit = floor((double)FGT_MAX_GRID_BYTES / one);
+    if (fit >= (double)r)
+        return r;
+    return fit < (double)FGT_GRID_BATCH ? (size_t)fit : FGT_GRID_BATCH;
+}
+
+/* The grid strategy's cost for r columns of weights, taken fgt_grid_cols at a time: the points'
+ * powers once a batch of columns, their moments and polynomials as dgemms, the passes per
+ * column. */
+static double fgt_grid_cost(const gk_fgt_grid *g, size_t m, size_t n, size_t r)
+{
+    size_t cols = g->p > 0 ? fgt_grid_cols(g, r) : 0;
+    if (cols == 0)
         return INFINITY;
-    double terms = (double)gk__fgt_terms(g->d, g->p);
-    if ((double)g->cells * terms * 2.0 * sizeof(double) > (double)FGT_MAX_GRID_BYTES)
-        return INFINITY;
-    return gk__fgt_grid_cost(g->d, g->p, g->cells, g->reach, g->nb, m, n);
+    double shared = (double)(m + n) * (double)(g->d * g->p + 4 * g->d);
+    double points = (double)(m + n) * (double)gk__fgt_terms(g->d, g->p);
+    double passes =
+        gk__fgt_grid_cost(g->d, g->p, g->cells, g->reach, g->nb, m, n) - shared - points;
+    return (double)((r + cols - 1) / cols) * shared + fgt_cols(r) * points + (double)r * passes;
 }
 
 static gk_status fgt_grid_sum(const gk_fgt_grid *g, int team, const fgt_side *src,
-                              const fgt_side *tgt, int f64, void *out)
+                              const fgt_side *tgt, int f64, const char *op, void *out)
 {
     int d = g->d, p = g->p, rmax = 0;
-    size_t pp = (size_t)p, terms = gk__fgt_terms(d, p), cells = g->cells;
+    size_t pp = (size_t)p, r = src->r, cells = g->cells;
+    /* a cell's coefficients: p^d terms of the cols columns of a batch */
+    size_t terms = gk__fgt_terms(d, p), cols = fgt_grid_cols(g, r), block = cols * terms;
+    size_t rows = fgt_rows(terms);
     for (int i = 0; i < d; i++)
         rmax = g->reach[i] > rmax ? g->reach[i] : rmax;
-    size_t span = 2 * (size_t)rmax + 1, per = 3 * terms + (size_t)d * pp;
+    /* per thread: two tensors of scratch, the points' power tensors, the powers, the values of
+     * a chunk of targets */
+    size_t span = 2 * (size_t)rmax + 1, per = (2 + rows) * terms + (size_t)d * pp + rows * cols;
     int nt = gk__cpu_region(team, cells);
     double *a = NULL, *b = NULL, *mats = NULL, *scratch = NULL;
     unsigned char *live = NULL, *live2 = NULL;
-    if (fgt_alloc(&a, cells, terms * sizeof *a) || fgt_alloc(&b, cells, terms * sizeof *b) ||
+    if (fgt_alloc(&a, cells, block * sizeof *a) || fgt_alloc(&b, cells, block * sizeof *b) ||
         fgt_alloc(&mats, (size_t)d * span, pp * pp * sizeof *mats) ||
         fgt_alloc(&scratch, (size_t)nt, per * sizeof *scratch) ||
         fgt_alloc(&live, cells, sizeof *live) || fgt_alloc(&live2, cells, sizeof *live2)) {
@@ -560,8 +720,8 @@ static gk_status fgt_grid_sum(const gk_fgt_grid *g, int team, const fgt_side *sr
         gk__free(live);
         gk__free(live2);
         return gk__error(GK_E_OUT_OF_MEMORY,
-                         "rbf_matvec (fgt): cannot allocate 2 x %zu x %zu doubles of its grid",
-                         cells, terms);
+                         "%s (fgt): cannot allocate 2 x %zu x %zu doubles of its grid", op, cells,
+                         block);
     }
     /* M_i(dk) for the offsets dk = -reach .. reach: delta = dk h_w sqrt(gamma) */
     double herm[2 * GK_FGT_MAX_P];
@@ -569,69 +729,89 @@ static gk_status fgt_grid_sum(const gk_fgt_grid *g, int team, const fgt_side *sr
         for (int dk = -g->reach[i]; dk <= g->reach[i]; dk++)
             gk__fgt_matrix(p, (double)dk * g->hw * g->sg, herm,
                            mats + ((size_t)i * span + (size_t)(dk + rmax)) * pp * pp);
+    /* several columns: each member's dgemms on its own thread */
+    if (r > 1)
+        gk__cpu_blas_serial_enter();
+    /* the columns in batches of cols, each through the whole grid */
+    for (size_t c0 = 0; c0 < r; c0 += cols) {
+        size_t rc = r - c0 < cols ? r - c0 : cols;
+        size_t cb = rc * terms;
 #pragma omp parallel num_threads(nt)
-    {
-        double *sc = scratch + (size_t)omp_get_thread_num() * per;
-        double *s1 = sc, *s2 = s1 + terms, *buf = s2 + terms, *pw = buf + terms;
+        {
+            double *sc = scratch + (size_t)omp_get_thread_num() * per;
+            double *s1 = sc, *s2 = s1 + terms, *buf = s2 + terms, *pw = buf + rows * terms;
+            double *vals = pw + (size_t)d * pp;
 #pragma omp for schedule(static)
-        for (size_t c = 0; c < cells; c++)
-            live[c] = src->box_of[c] >= 0;
+            for (size_t c = 0; c < cells; c++)
+                live[c] = src->box_of[c] >= 0;
 #pragma omp for schedule(dynamic, 4)
-        for (size_t bx = 0; bx < src->boxes; bx++)
-            fgt_moments(g, src, bx, pw, buf, a + (size_t)src->bcell[bx] * terms);
-        size_t stride = cells;
-        for (int i = 0; i < d; i++) {
-            stride /= g->nb[i];
-            const int last = i == d - 1;
+            for (size_t bx = 0; bx < src->boxes; bx++)
+                fgt_moments(g, src, bx, c0, rc, pw, buf, a + (size_t)src->bcell[bx] * cb);
+            size_t stride = cells;
+            for (int i = 0; i < d; i++) {
+                stride /= g->nb[i];
+                const int last = i == d - 1;
 #pragma omp for schedule(dynamic, 16)
-            for (size_t c = 0; c < cells; c++) {
-                long k[4];
-                fgt_cell_coords(g, (uint32_t)c, k);
-                live2[c] = 0;
-                if (last && tgt->box_of[c] < 0)
-                    continue;
-                double *o = b + c * terms;
-                long lo = k[i] - g->reach[i] > 0 ? k[i] - g->reach[i] : 0;
-                long hi = k[i] + g->reach[i] < (long)g->nb[i] - 1 ? k[i] + g->reach[i]
-                                                                  : (long)g->nb[i] - 1;
-                for (long kb = lo; kb <= hi; kb++) {
-                    size_t cin = (size_t)((long)c + (kb - k[i]) * (long)stride);
-                    if (!live[cin])
+                for (size_t c = 0; c < cells; c++) {
+                    long k[4];
+                    fgt_cell_coords(g, (uint32_t)c, k);
+                    live2[c] = 0;
+                    if (last && tgt->box_of[c] < 0)
                         continue;
-                    if (!live2[c])
-                        for (size_t q = 0; q < terms; q++)
-                            o[q] = 0.0;
-                    live2[c] = 1;
-                    fgt_apply_dim(d, p, i,
-                                  mats + ((size_t)i * span + (size_t)(k[i] - kb + rmax)) * pp * pp,
-                                  a + cin * terms, o);
+                    double *o = b + c * cb;
+                    long lo = k[i] - g->reach[i] > 0 ? k[i] - g->reach[i] : 0;
+                    long hi = k[i] + g->reach[i] < (long)g->nb[i] - 1 ? k[i] + g->reach[i]
+                                                                      : (long)g->nb[i] - 1;
+                    for (long kb = lo; kb <= hi; kb++) {
+                        size_t cin = (size_t)((long)c + (kb - k[i]) * (long)stride);
+                        if (!live[cin])
+                            continue;
+                        if (!live2[c])
+                            for (size_t q = 0; q < cb; q++)
+                                o[q] = 0.0;
+                        live2[c] = 1;
+                        fgt_apply_dim(d, p, i, rc,
+                                      mats +
+                                          ((size_t)i * span + (size_t)(k[i] - kb + rmax)) * pp * pp,
+                                      a + cin * cb, o);
+                    }
+                }
+#pragma omp single
+                {
+                    double *t = a;
+                    a = b;
+                    b = t;
+                    unsigned char *l = live;
+                    live = live2;
+                    live2 = l;
                 }
             }
-#pragma omp single
-            {
-                double *t = a;
-                a = b;
-                b = t;
-                unsigned char *l = live;
-                live = live2;
-                live2 = l;
-            }
-        }
 #pragma omp for schedule(dynamic, 1)
-        for (size_t tb = 0; tb < tgt->boxes; tb++) {
-            size_t c = tgt->bcell[tb];
-            for (size_t q = tgt->start[tb]; q < tgt->start[tb + 1]; q++) {
-                double v =
-                    live[c] ? fgt_taylor(d, p, a + c * terms, tgt->off + q * (size_t)d, pw, s1, s2)
-                            : 0.0;
-                size_t row = tgt->perm[q];
-                if (f64)
-                    ((double *)out)[row] = v;
-                else
-                    ((float *)out)[row] = (float)v;
+            for (size_t tb = 0; tb < tgt->boxes; tb++) {
+                size_t c = tgt->bcell[tb], end = tgt->start[tb + 1];
+                for (size_t q0 = tgt->start[tb]; q0 < end; q0 += rows) {
+                    size_t nq = end - q0 < rows ? end - q0 : rows;
+                    if (live[c])
+                        fgt_taylor_rows(d, p, rc, a + c * cb, tgt->off + q0 * (size_t)d, nq, pw,
+                                        buf, s1, s2, 0.0, vals);
+                    else
+                        for (size_t e = 0; e < nq * rc; e++)
+                            vals[e] = 0.0;
+                    for (size_t q = 0; q < nq; q++) {
+                        size_t row = tgt->perm[q0 + q];
+                        for (size_t col = 0; col < rc; col++) {
+                            if (f64)
+                                ((double *)out)[row * r + c0 + col] = vals[q * rc + col];
+                            else
+                                ((float *)out)[row * r + c0 + col] = (float)vals[q * rc + col];
+                        }
+                    }
+                }
             }
         }
     }
+    if (r > 1)
+        gk__cpu_blas_serial_leave();
     gk__free(a);
     gk__free(b);
     gk__free(mats);
@@ -681,18 +861,19 @@ static int fgt_bounds(int team, int f64, size_t d, size_t count, const void *row
     return any;
 }
 
-int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
-                           int forced, const void *x, const void *y, const void *w, void *out,
-                           gk_status *r, char *why, size_t why_size)
+int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, size_t r,
+                           double gamma, int forced, const char *op, const void *x, const void *y,
+                           const void *w, void *out, gk_status *rc, char *why, size_t why_size)
 {
     int f64 = t == GK_FLOAT64, team = gk__cpu_threads(st);
-    *r = GK_OK;
+    *rc = GK_OK;
     gamma = f64 ? gamma : (double)(float)gamma;
-    if (m == 0 || n == 0 || d == 0 || d > GK_FGT_MAX_D || !(gamma > 0.0) || !isfinite(gamma)) {
-        snprintf(why, why_size, "d %zu, gamma %g, %zu x %zu rows", d, gamma, m, n);
+    if (m == 0 || n == 0 || d == 0 || d > GK_FGT_MAX_D || r == 0 || !(gamma > 0.0) ||
+        !isfinite(gamma)) {
+        snprintf(why, why_size, "d %zu, gamma %g, %zu x %zu rows, %zu columns", d, gamma, m, n, r);
         return 0;
     }
-    /* the data's bounds; non-finite values go to the difference form, which defines them */
+    /* the data's bounds; non-finite values go to direct summation, which defines them */
     double mn[4], mx[4];
     int bad = fgt_bounds(team, f64, d, m, x, mn, mx);
     double ymn[4], ymx[4];
@@ -701,30 +882,31 @@ int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, d
         mn[i] = fmin(mn[i], ymn[i]);
         mx[i] = fmax(mx[i], ymx[i]);
     }
-    for (size_t q = 0; q < n; q++)
+    for (size_t q = 0; q < n * r; q++)
         bad |= !isfinite(fgt_at(w, f64, q));
     if (bad) {
         snprintf(why, why_size, "NaN or infinity in x, y or w");
         return 0;
     }
 
-    /* the grid: each side that fits, by its estimated cost */
+    /* the grid: each side that fits, by its estimated cost for r columns (its moments, r x p^d
+     * a box, within the cap) */
     gk_fgt_grid g, best = {0};
     fgt_side src = {0}, tgt = {0}, bsrc = {0}, btgt = {0};
     double best_cost = INFINITY;
     int oom = 0, best_grid = 0;
-    size_t max_cells = FGT_MAX_CELLS;
+    size_t max_cells = FGT_MAX_CELLS, max_moments = FGT_MAX_MOMENT_BYTES / sizeof(double) / r;
     if ((m + n) < (FGT_MAX_CELLS - 4096) / FGT_CELLS_PER_POINT)
         max_cells = FGT_CELLS_PER_POINT * (m + n) + 4096;
     for (size_t c = 0; c < FGT_SIDES && !oom; c++) {
         gk__fgt_grid_make(&g, (int)d, f64, gamma, fgt_sides[c], mn, mx, max_cells);
         size_t terms = g.p > 0 ? gk__fgt_terms((int)d, g.p) : 0;
-        if (g.cells == 0 || terms > FGT_MAX_MOMENT_BYTES / sizeof(double))
+        if (g.cells == 0 || terms > max_moments)
             continue;
         if (fgt_bin(&g, team, y, f64, n, &src) || fgt_bin(&g, team, x, f64, m, &tgt)) {
             oom = 1;
-        } else if (src.boxes * terms <= FGT_MAX_MOMENT_BYTES / sizeof(double)) {
-            double pair_cost = fgt_cost(&g, &src, &tgt), grid_cost = fgt_grid_cost(&g, m, n);
+        } else if (src.boxes * terms <= max_moments) {
+            double pair_cost = fgt_cost(&g, &src, &tgt, r), grid_cost = fgt_grid_cost(&g, m, n, r);
             double cost = fmin(pair_cost, grid_cost);
             if (cost < best_cost) {
                 best_cost = cost;
@@ -742,7 +924,12 @@ int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, d
         fgt_side_free(&tgt);
     }
     best_cost += (double)FGT_SIDES * (double)(m + n) * FGT_BIN_COST;
-    double direct = (double)m * (double)n * (f64 ? FGT_DIFF_PAIR_F64 : FGT_DIFF_PAIR_F32);
+    /* direct summation: rbf_matvec's difference form, or kernel_matmul's tiles of r columns (each
+     * pair's exponential once, a multiply-add per column) */
+    double direct =
+        (double)m * (double)n *
+        (r == 1 ? (f64 ? FGT_DIFF_PAIR_F64 : FGT_DIFF_PAIR_F32)
+                : (f64 ? FGT_TILE_PAIR_F64 : FGT_TILE_PAIR_F32) + (double)(r - 1) * FGT_TILE_COL);
     /* the model is rough (about 2x either way where measured): the transform must win by a margin
      */
     if (!oom && (best_cost == INFINITY || (!forced && FGT_MARGIN * best_cost >= direct))) {
@@ -757,10 +944,10 @@ int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, d
     }
     g = best;
     if (!oom && best_grid) {
-        if (fgt_sort(&g, team, y, f64, w, &bsrc) || fgt_sort(&g, team, x, f64, NULL, &btgt))
-            *r = gk__error(GK_E_OUT_OF_MEMORY, "rbf_matvec (fgt): cannot allocate its boxes");
+        if (fgt_sort(&g, team, y, f64, w, r, &bsrc) || fgt_sort(&g, team, x, f64, NULL, r, &btgt))
+            *rc = gk__error(GK_E_OUT_OF_MEMORY, "%s (fgt): cannot allocate its boxes", op);
         else
-            *r = fgt_grid_sum(&g, team, &bsrc, &btgt, f64, out);
+            *rc = fgt_grid_sum(&g, team, &bsrc, &btgt, f64, op, out);
         snprintf(why, why_size,
                  "box side %.2f/sqrt(gamma), degree %d, the grid's %zu cells (%zu source and %zu "
                  "target boxes) all expanded, estimated cost %.3g against %.3g direct",
@@ -770,52 +957,58 @@ int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, d
         return 1;
     }
     int dd = (int)d, p = g.p;
-    size_t terms = oom ? 0 : gk__fgt_terms(dd, p), pp = (size_t)p;
+    size_t terms = oom ? 0 : gk__fgt_terms(dd, p), pp = (size_t)p, rows = fgt_rows(terms);
     double *mom = NULL, *scratch = NULL;
     int64_t *slot = NULL;
     int nt = gk__cpu_region(team, btgt.boxes);
-    size_t per = 3 * terms + d * pp * pp + 2 * pp + d * pp + btgt.largest + (d + 2) * FGT_GATHER;
+    /* per thread: the Taylor coefficients and two tensors of scratch (terms x r each), the
+     * matrices, the Hermite functions, the powers, the direct sums (a box's targets x r), the
+     * exponents (FGT_NEAR_ROWS x FGT_GATHER), the gathered weights (FGT_GATHER x r) and offsets
+     * (d x FGT_GATHER), the points' power tensors (rows x terms) */
+    size_t per = 3 * r * terms + d * pp * pp + 2 * pp + d * pp + btgt.largest * r +
+                 (FGT_NEAR_ROWS + d + r) * FGT_GATHER + rows * terms;
     per = (per + 7) / 8 * 8;
-    if (oom || fgt_sort(&g, team, y, f64, w, &bsrc) || fgt_sort(&g, team, x, f64, NULL, &btgt) ||
-        fgt_alloc(&slot, bsrc.boxes, sizeof *slot) ||
+    if (oom || fgt_sort(&g, team, y, f64, w, r, &bsrc) ||
+        fgt_sort(&g, team, x, f64, NULL, r, &btgt) || fgt_alloc(&slot, bsrc.boxes, sizeof *slot) ||
         fgt_alloc(&scratch, (size_t)nt, per * sizeof *scratch)) {
-        *r = gk__error(GK_E_OUT_OF_MEMORY, "rbf_matvec (fgt): cannot allocate its boxes");
+        *rc = gk__error(GK_E_OUT_OF_MEMORY, "%s (fgt): cannot allocate its boxes", op);
         goto done;
     }
     /* moments for the source boxes that some target box may expand */
     size_t slots = 0;
     for (size_t b = 0; b < bsrc.boxes; b++) {
         double ns = (double)(bsrc.start[b + 1] - bsrc.start[b]);
-        slot[b] = gk__fgt_pair_direct(ns, (double)btgt.largest, dd, p, FGT_NEAR_PAIR)
-                      ? -1
-                      : (int64_t)slots++;
+        slot[b] = fgt_pair_direct(ns, (double)btgt.largest, dd, p, r) ? -1 : (int64_t)slots++;
     }
-    if (fgt_alloc(&mom, slots * terms, sizeof *mom)) {
-        *r = gk__error(GK_E_OUT_OF_MEMORY, "rbf_matvec (fgt): cannot allocate %zu x %zu moments",
-                       slots, terms);
+    if (fgt_alloc(&mom, slots * r * terms, sizeof *mom)) {
+        *rc = gk__error(GK_E_OUT_OF_MEMORY, "%s (fgt): cannot allocate %zu x %zu moments", op,
+                        slots, r * terms);
         goto done;
     }
     const gk_cpu_vmath *vm = gk__cpu_vmath();
     size_t expanded = 0;
+    /* several columns: each member's dgemms on its own thread */
+    if (r > 1)
+        gk__cpu_blas_serial_enter();
 #pragma omp parallel num_threads(nt) reduction(+ : expanded)
     {
         double *sc = scratch + (size_t)omp_get_thread_num() * per;
-        fgt_work wk = {&g,   &bsrc, &btgt, mom,  slot, vm,   0,    NULL, NULL,
-                       NULL, NULL,  NULL,  NULL, NULL, NULL, NULL, 0,    0};
+        fgt_work wk = {.g = &g, .src = &bsrc, .tgt = &btgt, .mom = mom, .mom_slot = slot, .vm = vm};
         wk.l = sc;
-        wk.s1 = wk.l + terms;
-        wk.s2 = wk.s1 + terms;
-        wk.mat = wk.s2 + terms;
+        wk.s1 = wk.l + r * terms;
+        wk.s2 = wk.s1 + r * terms;
+        wk.mat = wk.s2 + r * terms;
         wk.herm = wk.mat + d * pp * pp;
         double *pw = wk.herm + 2 * pp;
         wk.acc = pw + d * pp;
-        wk.ex = wk.acc + btgt.largest;
-        wk.gw = wk.ex + FGT_GATHER;
-        wk.gx = wk.gw + FGT_GATHER;
+        wk.ex = wk.acc + btgt.largest * r;
+        wk.gw = wk.ex + FGT_NEAR_ROWS * FGT_GATHER;
+        wk.gx = wk.gw + r * FGT_GATHER;
+        wk.rows = wk.gx + d * FGT_GATHER;
 #pragma omp for schedule(dynamic, 4)
         for (size_t b = 0; b < bsrc.boxes; b++)
             if (slot[b] >= 0)
-                fgt_moments(&g, &bsrc, b, pw, wk.s1, mom + (size_t)slot[b] * terms);
+                fgt_moments(&g, &bsrc, b, 0, r, pw, wk.rows, mom + (size_t)slot[b] * r * terms);
 #pragma omp for schedule(dynamic, 1)
         for (size_t b = 0; b < btgt.boxes; b++) {
             size_t t0 = btgt.start[b], t1 = btgt.start[b + 1];
@@ -823,26 +1016,31 @@ int gk__cpu_rbf_matvec_fgt(void *st, gk_dtype t, size_t m, size_t n, size_t d, d
             fgt_cell_coords(&g, btgt.bcell[b], kc);
             wk.tb = b;
             wk.expands = 0;
-            for (size_t q = 0; q < terms; q++)
+            for (size_t q = 0; q < r * terms; q++)
                 wk.l[q] = 0.0;
-            for (size_t q = t0; q < t1; q++)
-                wk.acc[q - t0] = 0.0;
+            for (size_t q = 0; q < (t1 - t0) * r; q++)
+                wk.acc[q] = 0.0;
             fgt_neighbours(&g, &bsrc, kc, fgt_pair, &wk);
             if (wk.gathered > 0)
                 fgt_near_flush(&wk);
             expanded += (size_t)wk.expands;
+            for (size_t q = t0; wk.expands && q < t1; q += rows)
+                fgt_taylor_rows(dd, p, r, wk.l, btgt.off + q * d, t1 - q < rows ? t1 - q : rows, pw,
+                                wk.rows, wk.s1, wk.s2, 1.0, wk.acc + (q - t0) * r);
             for (size_t q = t0; q < t1; q++) {
-                double v = wk.acc[q - t0];
-                if (wk.expands)
-                    v += fgt_taylor(dd, p, wk.l, btgt.off + q * d, pw, wk.s1, wk.s2);
                 size_t i = btgt.perm[q];
-                if (f64)
-                    ((double *)out)[i] = v;
-                else
-                    ((float *)out)[i] = (float)v;
+                for (size_t c = 0; c < r; c++) {
+                    double v = wk.acc[(q - t0) * r + c];
+                    if (f64)
+                        ((double *)out)[i * r + c] = v;
+                    else
+                        ((float *)out)[i * r + c] = (float)v;
+                }
             }
         }
     }
+    if (r > 1)
+        gk__cpu_blas_serial_leave();
     snprintf(why, why_size,
              "box side %.2f/sqrt(gamma), degree %d, %zu source and %zu target boxes (%zu "
              "expanded), estimated cost %.3g against %.3g direct",

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* plan.c - the CPU's rbf planner: which form runs rbf_rows, rbf_matrix and rbf_matvec, and why. */
+/* plan.c - the CPU's rbf planner: which form runs rbf_rows, rbf_matrix, rbf_matvec and the
+ * Gaussian kernel's kernel_matmul at d <= 4, and why. */
 #include "plan.h"
 
 #include <limits.h>
@@ -16,7 +17,7 @@
 #include "fgt_params.h"
 
 static const char *const form_names[GK_CPU_RBF_FORMS] = {"fused", "gemm", "diff", "wide", "fgt"};
-static const char *const op_names[] = {"rbf_rows", "rbf_matrix", "rbf_matvec"};
+static const char *const op_names[] = {"rbf_rows", "rbf_matrix", "rbf_matvec", "kernel_matmul"};
 
 /* Every threshold the planner decides by, in one table. "fits" limits are what a form needs to
  * be right (a forced form obeys them too); "pays" limits are where it is faster than the
@@ -154,8 +155,8 @@ static int fits(const gk_cpu_state *s, gk_cpu_rbf_form f, gk_dtype t, size_t m, 
         }
         return 1;
     case GK_CPU_RBF_FGT:
-        if (p->op != GK_CPU_RBF_MATVEC_OP)
-            say(p, "%s: rbf_matvec only", name);
+        if (p->op != GK_CPU_RBF_MATVEC_OP && p->op != GK_CPU_RBF_MATMUL_OP)
+            say(p, "%s: rbf_matvec and kernel_matmul only", name);
         else if (d == 0 || d > limits.fgt_max_d)
             say(p, "%s: d %zu not in [1, %zu]", name, d, limits.fgt_max_d);
         else if (!(gamma > 0.0) || !isfinite(gamma))
@@ -256,6 +257,33 @@ void gk__cpu_rbf_plan(const gk_cpu_state *s, gk_cpu_rbf_op op, gk_dtype t, size_
     p->form = choose(s, t, m, n, d, gamma, p);
 }
 
+void gk__cpu_rbf_plan_matmul(const gk_cpu_state *s, gk_dtype t, size_t m, size_t n, size_t d,
+                             size_t r, double gamma, gk_cpu_rbf_plan *p)
+{
+    p->op = GK_CPU_RBF_MATMUL_OP;
+    p->sample = 0;
+    p->why[0] = '\0';
+    p->form = GK_CPU_RBF_DIFF;
+    say(p, "%s %zux%zux%zu, %zu columns, gamma %.3g: ", t == GK_FLOAT32 ? "float32" : "float64", m,
+        n, d, r, gamma);
+    if (s->rbf_form == GK_CPU_RBF_FGT && fits(s, GK_CPU_RBF_FGT, t, m, n, d, gamma, p)) {
+        p->form = GK_CPU_RBF_FGT;
+        say(p, "forced by GK_RBF_FORM=fgt");
+        return;
+    }
+    if (s->rbf_form == GK_CPU_RBF_DIFF) {
+        say(p, "forced by GK_RBF_FORM=diff, direct summation");
+        return;
+    }
+    if (s->rbf_form >= 0)
+        say(p, "GK_RBF_FORM=%s is not a form of kernel_matmul, so the planner's choice: ",
+            form_names[s->rbf_form]);
+    if (fits(s, GK_CPU_RBF_FGT, t, m, n, d, gamma, p) && pays(s, GK_CPU_RBF_FGT, t, m, n, d, p))
+        p->form = GK_CPU_RBF_FGT;
+    else
+        say(p, "; tiles");
+}
+
 void gk__cpu_rbf_plan_decline(gk_cpu_rbf_plan *p, gk_dtype t, size_t d, const char *reason)
 {
     size_t es = t == GK_FLOAT32 ? sizeof(float) : sizeof(double);
@@ -270,6 +298,9 @@ void gk__cpu_rbf_plan_note(gk_cpu_rbf_plan *p, const char *text)
 
 void gk__cpu_rbf_plan_log(const gk_cpu_state *s, const gk_cpu_rbf_plan *p)
 {
+    /* kernel_matmul's other form is the kernel family's tiles (cpu/kernel/matmul.c) */
+    const char *form =
+        p->op == GK_CPU_RBF_MATMUL_OP && p->form != GK_CPU_RBF_FGT ? "tiles" : form_names[p->form];
     if (s->log)
-        gk__log_line("%s: form %s (%s)", op_names[p->op], form_names[p->form], p->why);
+        gk__log_line("%s: form %s (%s)", op_names[p->op], form, p->why);
 }

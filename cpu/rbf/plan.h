@@ -23,8 +23,9 @@ typedef enum gk_cpu_rbf_form {
     GK_CPU_RBF_DIFF,
     /* rbf_matrix, rbf_matvec: rows too wide to pack, each pair read in place (no scratch). */
     GK_CPU_RBF_WIDE,
-    /* rbf_matvec, 1 <= d <= 4: the fast Gauss transform (cpu/rbf/fgt.c, docs/fgt.md), where its
-     * cost model, from the data's boxes, says it beats the difference form. */
+    /* rbf_matvec and the Gaussian kernel's kernel_matmul, 1 <= d <= 4: the fast Gauss transform
+     * (cpu/rbf/fgt.c, docs/fgt.md), where its cost model, from the data's boxes, says it beats
+     * direct summation. */
     GK_CPU_RBF_FGT,
     GK_CPU_RBF_FORMS
 } gk_cpu_rbf_form;
@@ -32,7 +33,10 @@ typedef enum gk_cpu_rbf_form {
 typedef enum gk_cpu_rbf_op {
     GK_CPU_RBF_ROWS_OP,
     GK_CPU_RBF_MATRIX_OP,
-    GK_CPU_RBF_MATVEC_OP
+    GK_CPU_RBF_MATVEC_OP,
+    /* kernel_matmul with the Gaussian kernel and r columns: fgt, or the kernel family's tiles
+     * (form GK_CPU_RBF_DIFF here, logged as "tiles") */
+    GK_CPU_RBF_MATMUL_OP
 } gk_cpu_rbf_op;
 
 /* The form of one call and why, as GK_LOG=1 prints it. */
@@ -56,8 +60,15 @@ gk_status gk__cpu_rbf_form_parse(const char *name, int *form);
 void gk__cpu_rbf_plan(const struct gk_cpu_state *s, gk_cpu_rbf_op op, gk_dtype t, size_t m,
                       size_t n, size_t d, double gamma, gk_cpu_rbf_plan *p);
 
-/* The planned inner-product form declined the data (reason): the difference form (or wide rows)
- * runs instead, and why says so. */
+/* The form of a kernel_matmul with the Gaussian kernel, r columns, 1 <= d <= 4: the transform
+ * (forced by GK_RBF_FORM=fgt, or where it fits and the sizes pay) or the kernel family's tiles
+ * (forced by GK_RBF_FORM=diff, direct summation); any other forced form leaves the choice to
+ * the planner, saying so. */
+void gk__cpu_rbf_plan_matmul(const struct gk_cpu_state *s, gk_dtype t, size_t m, size_t n, size_t d,
+                             size_t r, double gamma, gk_cpu_rbf_plan *p);
+
+/* The planned inner-product form or transform declined the data (reason): the difference form
+ * (or wide rows; kernel_matmul: the tiles) runs instead, and why says so. */
 void gk__cpu_rbf_plan_decline(gk_cpu_rbf_plan *p, gk_dtype t, size_t d, const char *reason);
 
 /* Appends "; <text>" to why (what the form that ran says of its parameters). */
