@@ -16,12 +16,6 @@
 #define GK_HD static inline
 #endif
 
-/* Below this gamma (as the dtype holds it) ||x - y||^2 can overflow where gamma ||x - y||^2 does
- * not (x = 1.9e19, y = 0, gamma = 1e-38 in float32): the core then scales the rows of rbf_matrix
- * and rbf_matvec (src/ops_rbf.c), so a backend's rbf_matvec may assume gamma at or above it. */
-#define GK_TINY_GAMMA_F32 0x1p-60
-#define GK_TINY_GAMMA_F64 0x1p-500
-
 /* ------------------------------------------------------------------------------------------
  * The exponent rule of the rbf ops, so both backends give the same special values:
  *     entry = exp(-(dist == 0 ? gz : gamma * dist)),  gz = gk__rbf_zero_exponent(gamma).

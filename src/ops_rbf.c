@@ -2,7 +2,6 @@
 /* ops_rbf.c - the public Gaussian (RBF) kernels: size, overflow and aliasing checks. */
 #include <math.h>
 
-#include "backend_math.h"
 #include "check.h"
 #include "dispatch.h"
 #include "ops_rbf.h"
@@ -51,8 +50,11 @@ static gk_workload pairs(gk_dtype t, size_t m, size_t n, size_t d)
     return w;
 }
 
-/* Below GK_TINY_GAMMA_F32 / _F64 (src/backend_math.h) the rows are scaled by 2^k and gamma by
- * 2^-2k (tiny_gamma_scale), which changes no distance's ratio to 1 / gamma. */
+/* Below this gamma (as the dtype holds it) ||x - y||^2 can overflow where gamma ||x - y||^2 does
+ * not (x = 1.9e19, y = 0, gamma = 1e-38 in float32): the rows are then scaled by 2^k and gamma
+ * by 2^-2k (tiny_gamma_scale), which changes no distance's ratio to 1 / gamma. */
+#define GK_TINY_GAMMA_F32 0x1p-60
+#define GK_TINY_GAMMA_F64 0x1p-500
 
 /* k < 0 with gamma 2^-2k in [1, 4) where gamma is positive and below the dtype's limit, else 0.
  * Scaling by 2^k is exact but for values that become subnormal, whose squares are then below

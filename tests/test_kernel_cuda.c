@@ -414,84 +414,17 @@ static void test_knn_nan(void **state)
     }
 }
 
-/* The gemm form's k-NN, checked as knn_case does, and its log: rechecked NULL, every row
- * certified; else the text the log gives for the rows searched again ("520 of 520"). */
-static void knn_gemm_case(gk_context *ctx, gk_dtype t, gk_metric metric, size_t m, size_t n,
-                          size_t d, size_t k, const void *hx, const void *hy, const char *label,
-                          const char *rechecked)
-{
-    gk_test_capture_begin();
-    knn_case(ctx, t, metric, m, n, d, k, hx, hy, label);
-    const char *form = gk_test_capture_form("knn");
-    if (strcmp(form, "cuda_knn_gemm") != 0)
-        GK_FAIL("%s: knn ran form '%s', not cuda_knn_gemm", label, form);
-    const char *line = gk_test_captured_line();
-    char want[96];
-    snprintf(want, sizeof want, "(%s rows not certified", rechecked ? rechecked : "");
-    if (rechecked ? strstr(line, want) == NULL : strstr(line, "not certified") != NULL)
-        GK_FAIL("%s: expected %s rows searched again; the log says: %s", label,
-                rechecked ? rechecked : "no", line);
-}
-
-/* The gemm form (the Euclidean metrics, k <= 16, d >= 8, 2^22 pairs and more): on U[0,1) every
- * row certified, ties across tiles included, over several tiles of rows and columns; on data offset
- * by 1e3 (norms that dwarf the distances) every row searched again by differences; a NaN in x or y
- * takes the same road. */
-static void test_knn_gemm(void **state)
-{
-    (void)gk_test_context(state); /* skips, with the reason, where CUDA is not usable */
-    gk_context *ctx = gk_test_logging_context(GK_BACKEND_CUDA, NULL);
-    if (ctx == NULL)
-        return;
-    const size_t m = 520, n = 8192 + 300, d = 16;
-    static const size_t ks[] = {1, 10, 16};
-    for (size_t ti = 0; ti < 2; ti++) {
-        gk_dtype t = dtypes[ti];
-        void *hx, *hy;
-        make_data(t, m, n, d, 0.0, 0, &hx, &hy);
-        tie_rows(t, hx, hy, n, d);
-        for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
-            knn_gemm_case(ctx, t, GK_METRIC_EUCLIDEAN, m, n, d, ks[ki], hx, hy, "gemm", NULL);
-            knn_gemm_case(ctx, t, GK_METRIC_SQEUCLIDEAN, m, n, d, ks[ki], hx, hy, "gemm", NULL);
-        }
-        gk_test_set(t, hx, 3 * d + 1, NAN);
-        knn_gemm_case(ctx, t, GK_METRIC_EUCLIDEAN, m, n, d, 10, hx, hy, "gemm, NaN in x",
-                      "1 of 520");
-        free(hx);
-        free(hy);
-    }
-    void *hx, *hy;
-    /* More rows of x than one gemm tile holds (2048), a last tile of odd width, odd d. */
-    make_data(GK_FLOAT32, 2100, n + 1, 19, 0.0, 0, &hx, &hy);
-    knn_gemm_case(ctx, GK_FLOAT32, GK_METRIC_EUCLIDEAN, 2100, n + 1, 19, 10, hx, hy,
-                  "gemm, two tiles of rows", NULL);
-    free(hx);
-    free(hy);
-    make_data(GK_FLOAT32, m, n, d, 1e3, 0, &hx, &hy);
-    knn_gemm_case(ctx, GK_FLOAT32, GK_METRIC_EUCLIDEAN, m, n, d, 10, hx, hy, "gemm, offset",
-                  "520 of 520");
-    gk_test_set(GK_FLOAT32, hy, 77 * d, NAN);
-    knn_gemm_case(ctx, GK_FLOAT32, GK_METRIC_SQEUCLIDEAN, m, n, d, 10, hx, hy, "gemm, NaN in y",
-                  "520 of 520");
-    free(hx);
-    free(hy);
-    gk_context_destroy(ctx);
-}
-
 /* ------------------------------------------------------------------------------------------
  * kernel_matmul
  * ---------------------------------------------------------------------------------------- */
 
-/* out against sum_j K_ij w_jc within 1e-5 sum_j |K~_ij| |w_jc| (1e-12 float64); column
- * nan_col of w (none where it is r or more) has a NaN in row 1. */
+/* out against sum_j K_ij w_jc within 1e-5 sum_j |K~_ij| |w_jc| (1e-12 float64). */
 static void matmul_case(gk_context *ctx, gk_dtype t, const gk_kernel *k, size_t m, size_t n,
-                        size_t d, size_t r, size_t nan_col)
+                        size_t d, size_t r)
 {
     void *hx, *hy;
     make_data(t, m, n, d, 0.0, 5, &hx, &hy);
     void *hw = gk_test_random_array(t, n * r, -1.0, 1.0);
-    if (nan_col < r && n > 1)
-        gk_test_set(t, hw, r + nan_col, NAN);
     gk_buffer *x = gk_test_buffer_from(ctx, t, m * d, hx);
     gk_buffer *y = gk_test_buffer_from(ctx, t, n * d, hy);
     gk_buffer *w = gk_test_buffer_from(ctx, t, n * r, hw);
@@ -541,53 +474,13 @@ static void test_matmul_tiles(void **state)
     gk_kernel k;
     for (size_t ti = 0; ti < 2; ti++)
         for (int c = 0; kernel_case(c, 9, 0.0, &k); c++)
-            matmul_case(ctx, dtypes[ti], &k, 70, 300, 9, 17, 17);
+            matmul_case(ctx, dtypes[ti], &k, 70, 300, 9, 17);
     gk_kernel_init(&k, GK_KERNEL_RBF);
     k.gamma = 0.7;
-    matmul_case(ctx, GK_FLOAT64, &k, 33, 200, 6, 64, 64);
-    matmul_case(ctx, GK_FLOAT32, &k, 1030, 16400, 3, 4, 4);
+    matmul_case(ctx, GK_FLOAT64, &k, 33, 200, 6, 64);
+    matmul_case(ctx, GK_FLOAT32, &k, 1030, 16400, 3, 4);
     gk_kernel_init(&k, GK_KERNEL_LAPLACIAN);
-    matmul_case(ctx, GK_FLOAT32, &k, 1030, 16400, 3, 2, 2);
-}
-
-/* matmul_case on a context that forces the transform, and the form of its last kernel_matmul
- * line: want, and where part is not NULL, that text in it. */
-static void matmul_columns_case(gk_context *ctx, gk_dtype t, const gk_kernel *k, size_t m, size_t n,
-                                size_t d, size_t r, size_t nan_col, const char *want,
-                                const char *part)
-{
-    gk_test_capture_begin();
-    matmul_case(ctx, t, k, m, n, d, r, nan_col);
-    const char *form = gk_test_capture_form("kernel_matmul");
-    if (strcmp(form, want) != 0)
-        GK_FAIL("kernel_matmul %s r %zu: ran form '%s', not %s", gk_test_dtype_name(t), r, form,
-                want);
-    if (part != NULL && strstr(gk_test_captured_line(), part) == NULL)
-        GK_FAIL("kernel_matmul %s r %zu: expected '%s' in: %s", gk_test_dtype_name(t), r, part,
-                gk_test_captured_line());
-}
-
-/* The Gaussian kernel at d <= 4 where rbf_matvec takes the transform (forced here, at sizes the
- * reference can check): each column of w through rbf_matvec, both dtypes, several right-hand
- * sides; a NaN in a column of w makes that column's call decline the transform, and the columns
- * after it go to the tiles. */
-static void test_matmul_columns(void **state)
-{
-    (void)gk_test_context(state); /* skips, with the reason, where CUDA is not usable */
-    gk_context *ctx = gk_test_logging_context(GK_BACKEND_CUDA, "cuda_matvec_fgt");
-    if (ctx == NULL)
-        return;
-    gk_kernel k;
-    gk_kernel_init(&k, GK_KERNEL_RBF);
-    k.gamma = 10.0;
-    for (size_t ti = 0; ti < 2; ti++) {
-        matmul_columns_case(ctx, dtypes[ti], &k, 700, 900, 3, 5, 5, "cuda_matmul_columns",
-                            "5 of 5 columns by rbf_matvec, the last by cuda_matvec_fgt");
-        matmul_columns_case(ctx, dtypes[ti], &k, 300, 260, 2, 2, 2, "cuda_matmul_columns",
-                            "2 of 2 columns");
-        matmul_columns_case(ctx, dtypes[ti], &k, 700, 900, 3, 5, 2, "cuda_matmul_tiles", NULL);
-    }
-    gk_context_destroy(ctx);
+    matmul_case(ctx, GK_FLOAT32, &k, 1030, 16400, 3, 2);
 }
 
 /* A gamma so small that ||x - y||^2 overflows float32 where gamma ||x - y||^2 does not: the
@@ -691,8 +584,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         GK_CUDA_ONLY(test_matrix_edges), GK_CUDA_ONLY(test_cosine_special),
         GK_CUDA_ONLY(test_knn_k_range),  GK_CUDA_ONLY(test_knn_metrics_offset),
-        GK_CUDA_ONLY(test_knn_nan),      GK_CUDA_ONLY(test_knn_gemm),
-        GK_CUDA_ONLY(test_matmul_tiles), GK_CUDA_ONLY(test_matmul_columns),
+        GK_CUDA_ONLY(test_knn_nan),      GK_CUDA_ONLY(test_matmul_tiles),
         GK_CUDA_ONLY(test_tiny_gamma),   GK_CUDA_ONLY(test_euclidean_overflow),
     };
 #undef GK_CUDA_ONLY

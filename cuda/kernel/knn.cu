@@ -13,8 +13,8 @@
 #define GK_KNN_TILE_COLS ((size_t)8192)
 
 template <typename T>
-gk_status gk__cuda_knn_registers(gk_cuda_state *s, const cuda_family<T> &f, size_t m, size_t n,
-                                 size_t d, size_t k, T *dist, int64_t *index)
+static gk_status cuda_knn_registers(gk_cuda_state *s, const cuda_family<T> &f, size_t m, size_t n,
+                                    size_t d, size_t k, T *dist, int64_t *index)
 {
     const size_t nb = n < GK_KNN_TILE_COLS ? n : GK_KNN_TILE_COLS;
     const size_t rows = GK_KNN_TILE_ELEMS / nb;
@@ -34,46 +34,18 @@ gk_status gk__cuda_knn_registers(gk_cuda_state *s, const cuda_family<T> &f, size
             const size_t nj = n - j0 < nb ? n - j0 : nb;
             r = gk__cuda_family_tile<T>(s, f, i0, mi, j0, nj, d, tile, nj, false);
             if (r == GK_OK)
-                r = gk__cuda_knn_select<T>(s, mi, nj, k, j0, tile, NULL, NULL, dist + i0 * k,
-                                           index + i0 * k, j0 == 0);
+                r = gk__cuda_knn_select<T>(s, mi, nj, k, j0, tile, dist + i0 * k, index + i0 * k,
+                                           j0 == 0);
         }
     }
     gk__cuda_free(s, p);
     return r;
 }
 
-template gk_status gk__cuda_knn_registers<float>(gk_cuda_state *, const cuda_family<float> &,
-                                                 size_t, size_t, size_t, size_t, float *,
-                                                 int64_t *);
-template gk_status gk__cuda_knn_registers<double>(gk_cuda_state *, const cuda_family<double> &,
-                                                  size_t, size_t, size_t, size_t, double *,
-                                                  int64_t *);
-
-/* The gemm form pays where its tiles keep cuBLAS busy and the candidates leave room to certify:
- * the Euclidean metrics, k <= GK_KNN_GEMM_MAX_K, d of at least a few features and enough pairs
- * (below, the difference tiles cost no more). */
-#define GK_KNN_GEMM_MIN_D 8
-#define GK_KNN_GEMM_MIN_N 256
-#define GK_KNN_GEMM_MIN_PAIRS ((size_t)1 << 22)
-
-static bool cuda_knn_takes_gemm(gk_metric metric, size_t m, size_t n, size_t d, size_t k)
-{
-    return (metric == GK_METRIC_EUCLIDEAN || metric == GK_METRIC_SQEUCLIDEAN) &&
-           k <= GK_KNN_GEMM_MAX_K && d >= GK_KNN_GEMM_MIN_D && n >= GK_KNN_GEMM_MIN_N &&
-           m >= GK_KNN_GEMM_MIN_PAIRS / n;
-}
-
 template <typename T>
 static gk_status cuda_knn_run(gk_cuda_state *s, gk_metric metric, size_t m, size_t n, size_t d,
                               size_t k, const T *x, const T *y, T *dist, int64_t *index)
 {
-    if (cuda_knn_takes_gemm(metric, m, n, d, k)) {
-        if (s->log)
-            gk__cuda_log("knn: form cuda_knn_gemm (%zu x %zu x %zu, k %zu; gemm candidates, "
-                         "certified)",
-                         m, n, d, k);
-        return gk__cuda_knn_gemm<T>(s, metric, m, n, d, k, x, y, dist, index);
-    }
     cuda_family<T> f;
     gk_status r = gk__cuda_family_metric<T>(s, metric, m, n, d, x, y, &f);
     if (r != GK_OK)
@@ -81,7 +53,7 @@ static gk_status cuda_knn_run(gk_cuda_state *s, gk_metric metric, size_t m, size
     const bool registers = k <= GK_KNN_SELECT_MAX;
     gk__cuda_family_log(s, "knn", registers ? "cuda_knn_registers" : "cuda_knn_sort", f, m, n, d);
     if (registers)
-        r = gk__cuda_knn_registers(s, f, m, n, d, k, dist, index);
+        r = cuda_knn_registers(s, f, m, n, d, k, dist, index);
     else
         r = gk__cuda_knn_sort(s, f, m, n, d, k, dist, index);
     gk__cuda_family_release(s, &f);

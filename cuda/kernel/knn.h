@@ -11,32 +11,14 @@
 #define GK_KNN_SELECT_MAX 32
 
 /* k <= GK_KNN_SELECT_MAX: tile is rows x nb; dist and index (rows x k) hold the k best of the
- * columns before j0, or nothing when first (then nb >= k). With nx and ny (the squared norms of
- * the tile's rows of x and columns' rows of y) the tile holds inner products, read as the squared
- * distances nx + ny - 2 x.y; without (NULL), distances. */
+ * columns before j0, or nothing when first (then nb >= k). */
 template <typename T>
 gk_status gk__cuda_knn_select(gk_cuda_state *s, size_t rows, size_t nb, size_t k, size_t j0,
-                              const T *tile, const T *nx, const T *ny, T *dist, int64_t *index,
-                              bool first);
-
-template <typename T> struct cuda_family;
-
-/* k <= GK_KNN_SELECT_MAX: the whole search for the m rows of f's x by tiles of the metric's
- * distances and the register selection (knn.cu). */
-template <typename T>
-gk_status gk__cuda_knn_registers(gk_cuda_state *s, const cuda_family<T> &f, size_t m, size_t n,
-                                 size_t d, size_t k, T *dist, int64_t *index);
-
-/* The Euclidean metrics with k <= GK_KNN_GEMM_MAX_K: the search by gemm tiles of inner products
- * and certified candidates (knn_gemm.cu); rows it cannot certify are searched again by
- * gk__cuda_knn_registers. */
-#define GK_KNN_GEMM_MAX_K 16
-template <typename T>
-gk_status gk__cuda_knn_gemm(gk_cuda_state *s, gk_metric metric, size_t m, size_t n, size_t d,
-                            size_t k, const T *x, const T *y, T *dist, int64_t *index);
+                              const T *tile, T *dist, int64_t *index, bool first);
 
 /* Any k: the whole search for rows x of x against y by sorting, per row, its k best so far
  * followed by the next tile of columns (knn_sort.cu). f is the call's metric. */
+template <typename T> struct cuda_family;
 template <typename T>
 gk_status gk__cuda_knn_sort(gk_cuda_state *s, const cuda_family<T> &f, size_t m, size_t n, size_t d,
                             size_t k, T *dist, int64_t *index);

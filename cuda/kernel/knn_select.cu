@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* knn_select.cu - k-NN for k <= 32: a tile of distances (or of inner products, read as the
- * squared distances they expand to) merged into each row's k best so far, one warp a row, each
- * lane keeping its own sorted list in registers. */
+/* knn_select.cu - k-NN for k <= 32: a tile of distances merged into each row's k best so far,
+ * one warp a row, each lane keeping its own sorted list in registers. */
 #include "family.h"
 #include "knn.h"
 #include "knn_key.cuh"
@@ -57,26 +56,14 @@ template <typename T, int K> struct cuda_knn_list {
     }
 };
 
-/* The distance a tile's entry v stands for: itself, or with squared norms (nx of the row, ny of
- * the column) the squared distance nx + ny - 2 v, never below 0. */
-template <typename T>
-__device__ __forceinline__ T cuda_knn_entry(T v, T nx, const T *__restrict__ ny, size_t c)
-{
-    if (ny == NULL)
-        return v;
-    const T e = fma(T(-2), v, nx + ny[c]);
-    return e > T(0) ? e : e == e ? T(0) : e;
-}
-
-/* Row r of the tile (nb entries for rows j0, j0 + 1, ... of y) merged with dist and index's
+/* Row r of the tile (nb distances to rows j0, j0 + 1, ... of y) merged with dist and index's
  * row r (the k best of the earlier columns; none when first); vec: the tile's rows start on
  * 16-byte boundaries. Pairs that do not precede the
  * row's k-th best so far are skipped with one comparison: after the first tiles almost all. */
 template <typename T, int K>
 __global__ void __launch_bounds__(GK_CUDA_THREADS)
     cuda_knn_select(size_t rows, size_t nb, size_t k, size_t j0, const T *__restrict__ tile,
-                    const T *__restrict__ nx, const T *__restrict__ ny, T *__restrict__ dist,
-                    int64_t *__restrict__ index, bool first, bool vec)
+                    T *__restrict__ dist, int64_t *__restrict__ index, bool first, bool vec)
 {
     typedef cuda_knn_key<T> Key;
     typedef typename Key::type KT;
@@ -97,7 +84,6 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
             ti = irow[k - 1];
         }
         const T *trow = tile + r * nb;
-        const T nxr = nx == NULL ? T(0) : nx[r];
         if (vec) {
             /* 16-byte loads, four a lane in flight before any is used: a warp reads 2 KiB a
              * step, so a row of the tile takes few dependent steps. */
@@ -119,7 +105,7 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
                     V::unpack(q[u], v);
 #pragma unroll
                     for (int e = 0; e < V::width; e++) {
-                        const KT key = Key::of(cuda_knn_entry(v[e], nxr, ny, c * V::width + e));
+                        const KT key = Key::of(v[e]);
                         const int64_t j = (int64_t)(j0 + c * V::width + e);
                         if (cuda_knn_less(key, j, tk, ti))
                             list.insert(key, j);
@@ -128,7 +114,7 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
             }
         } else {
             for (size_t c = lane; c < nb; c += 32) {
-                const KT key = Key::of(cuda_knn_entry(trow[c], nxr, ny, c));
+                const KT key = Key::of(trow[c]);
                 const int64_t j = (int64_t)(j0 + c);
                 if (cuda_knn_less(key, j, tk, ti))
                     list.insert(key, j);
@@ -159,29 +145,26 @@ __global__ void __launch_bounds__(GK_CUDA_THREADS)
 
 template <typename T>
 gk_status gk__cuda_knn_select(gk_cuda_state *s, size_t rows, size_t nb, size_t k, size_t j0,
-                              const T *tile, const T *nx, const T *ny, T *dist, int64_t *index,
-                              bool first)
+                              const T *tile, T *dist, int64_t *index, bool first)
 {
     const unsigned int blocks =
         gk__cuda_blocks(rows, GK_CUDA_THREADS / 32, (size_t)s->sm_count * 16);
     const bool vec = nb % gk_cuda_vec<T>::width == 0 && (uintptr_t)tile % 16 == 0;
     if (k <= 8)
-        cuda_knn_select<T, 8><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(
-            rows, nb, k, j0, tile, nx, ny, dist, index, first, vec);
+        cuda_knn_select<T, 8><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(rows, nb, k, j0, tile,
+                                                                         dist, index, first, vec);
     else if (k <= 16)
-        cuda_knn_select<T, 16><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(
-            rows, nb, k, j0, tile, nx, ny, dist, index, first, vec);
+        cuda_knn_select<T, 16><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(rows, nb, k, j0, tile,
+                                                                          dist, index, first, vec);
     else if (k <= GK_KNN_SELECT_MAX)
         cuda_knn_select<T, GK_KNN_SELECT_MAX><<<blocks, GK_CUDA_THREADS, 0, s->stream>>>(
-            rows, nb, k, j0, tile, nx, ny, dist, index, first, vec);
+            rows, nb, k, j0, tile, dist, index, first, vec);
     else
         return gk__cuda_error(GK_E_INTERNAL, "cuda: k-NN selection in registers for k = %zu", k);
     return gk__cuda_launched("cuda_knn_select");
 }
 
 template gk_status gk__cuda_knn_select<float>(gk_cuda_state *, size_t, size_t, size_t, size_t,
-                                              const float *, const float *, const float *, float *,
-                                              int64_t *, bool);
+                                              const float *, float *, int64_t *, bool);
 template gk_status gk__cuda_knn_select<double>(gk_cuda_state *, size_t, size_t, size_t, size_t,
-                                               const double *, const double *, const double *,
-                                               double *, int64_t *, bool);
+                                               const double *, double *, int64_t *, bool);

@@ -5,7 +5,6 @@
 #include <stdio.h>
 
 #include "family.h"
-#include "rbf/plan.h"
 
 /* The tile's elements: 2^24 (64 MiB of float32), enough for gemm to run near its peak while
  * leaving the device's memory to the caller. */
@@ -13,11 +12,9 @@
 /* Columns of y a tile takes: long rows keep gemm's inner dimension large. */
 #define GK_MATMUL_TILE_COLS ((size_t)16384)
 
-/* Columns [c0, r) of out = K w (w and out: r columns a row). */
 template <typename T>
 static gk_status cuda_kernel_matmul_tiles(gk_cuda_state *s, const cuda_family<T> &f, size_t m,
-                                          size_t n, size_t d, size_t r, size_t c0, const T *w,
-                                          T *out)
+                                          size_t n, size_t d, size_t r, const T *w, T *out)
 {
     const size_t nb = n < GK_MATMUL_TILE_COLS ? n : GK_MATMUL_TILE_COLS;
     const size_t rows = GK_MATMUL_TILE_ELEMS / nb;
@@ -39,60 +36,9 @@ static gk_status cuda_kernel_matmul_tiles(gk_cuda_state *s, const cuda_family<T>
             st = gk__cuda_family_tile<T>(s, f, i0, mi, j0, nj, d, tile, nj, false);
             /* out rows [i0, i0 + mi) = (j0 == 0 ? 0 : themselves) + tile w[j0 .. j0 + nj). */
             if (st == GK_OK)
-                st = gk__cuda_gemm(s, t, GK_NO_TRANS, GK_NO_TRANS, mi, r - c0, nj, 1.0, tile, nj,
-                                   w + j0 * r + c0, r, j0 == 0 ? 0.0 : 1.0, out + i0 * r + c0, r);
+                st = gk__cuda_gemm(s, t, GK_NO_TRANS, GK_NO_TRANS, mi, r, nj, 1.0, tile, nj,
+                                   w + j0 * r, r, j0 == 0 ? 0.0 : 1.0, out + i0 * r, r);
         }
-    }
-    gk__cuda_free(s, p);
-    return st;
-}
-
-/* dst[i * ds] = src[i * ss], i < count: a column of w gathered, or one of out scattered. */
-template <typename T>
-__global__ void cuda_matmul_column_copy(size_t count, const T *src, size_t ss, T *dst, size_t ds)
-{
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < count;
-         i += (size_t)gridDim.x * blockDim.x)
-        dst[i * ds] = src[i * ss];
-}
-
-template <typename T>
-static gk_status cuda_matmul_column_copy_launch(gk_cuda_state *s, size_t count, const T *src,
-                                                size_t ss, T *dst, size_t ds)
-{
-    cuda_matmul_column_copy<T><<<gk__cuda_blocks(count, GK_CUDA_THREADS, (size_t)s->sm_count * 8),
-                                 GK_CUDA_THREADS, 0, s->stream>>>(count, src, ss, dst, ds);
-    return gk__cuda_launched("cuda_matmul_column_copy");
-}
-
-/* The Gaussian kernel where gk__cuda_rbf_matmul_by_columns says so: column c of out is
- * rbf_matvec of column c of w, for as long as each call runs the transform or the one-box
- * expansion; *done: the columns written (all r, or up to the first call that ran another form,
- * after which the tiles take the rest). */
-template <typename T>
-static gk_status cuda_matmul_columns(gk_cuda_state *s, double gamma, size_t m, size_t n, size_t d,
-                                     size_t r, const T *x, const T *y, const T *w, T *out,
-                                     size_t *done, cuda_rbf_form *ran)
-{
-    *done = 0;
-    *ran = CUDA_RBF_FORM_COUNT;
-    void *p = NULL;
-    cudaError_t e = gk__cuda_malloc(s, (m + n) * sizeof(T), &p);
-    if (e != cudaSuccess)
-        return gk__cuda_check(e, "a column of w and one of out");
-    T *wc = (T *)p, *oc = wc + n;
-    const gk_dtype t = sizeof(T) == 4 ? GK_FLOAT32 : GK_FLOAT64;
-    gk_status st = GK_OK;
-    for (size_t c = 0; c < r && st == GK_OK; c++) {
-        st = cuda_matmul_column_copy_launch<T>(s, n, w + c, r, wc, 1);
-        if (st == GK_OK)
-            st = gk__cuda_rbf_matvec_ran(s, t, m, n, d, gamma, x, y, wc, oc, ran);
-        if (st == GK_OK)
-            st = cuda_matmul_column_copy_launch<T>(s, m, oc, 1, out + c, r);
-        if (st == GK_OK)
-            *done = c + 1;
-        if (*ran != CUDA_RBF_MATVEC_FGT && *ran != CUDA_RBF_MATVEC_TAYLOR)
-            break;
     }
     gk__cuda_free(s, p);
     return st;
@@ -107,24 +53,12 @@ static gk_status cuda_kernel_matmul_run(gk_cuda_state *s, const gk_kernel *k, si
     if (n == 0)
         return gk__cuda_check(cudaMemsetAsync(out, 0, m * r * sizeof(T), s->stream),
                               "cudaMemsetAsync");
-    const gk_dtype t = sizeof(T) == 4 ? GK_FLOAT32 : GK_FLOAT64;
-    size_t c0 = 0;
-    if (k->kind == GK_KERNEL_RBF && gk__cuda_rbf_matmul_by_columns(s, t, m, n, d, k->gamma)) {
-        cuda_rbf_form ran;
-        gk_status st = cuda_matmul_columns<T>(s, k->gamma, m, n, d, r, x, y, w, out, &c0, &ran);
-        if (s->log && st == GK_OK)
-            gk__cuda_log("kernel_matmul: form cuda_matmul_columns (%zu x %zu x %zu; %zu of %zu "
-                         "columns by rbf_matvec, the last by %s)",
-                         m, n, d, c0, r, gk__cuda_rbf_form_name(ran));
-        if (st != GK_OK || c0 == r)
-            return st;
-    }
     cuda_family<T> f;
     gk_status st = gk__cuda_family_kernel<T>(s, k, m, n, d, x, y, &f);
     if (st != GK_OK)
         return st;
     gk__cuda_family_log(s, "kernel_matmul", "cuda_matmul_tiles", f, m, n, d);
-    st = cuda_kernel_matmul_tiles(s, f, m, n, d, r, c0, w, out);
+    st = cuda_kernel_matmul_tiles(s, f, m, n, d, r, w, out);
     gk__cuda_family_release(s, &f);
     return st;
 }

@@ -176,14 +176,6 @@ cuda_rbf_plan gk__cuda_rbf_plan_matvec(const gk_cuda_state *s, gk_dtype t, size_
     return gk__cuda_rbf_plan_matvec_after_fgt(s, t, m, n, d, gamma, NULL);
 }
 
-bool gk__cuda_rbf_matmul_by_columns(const gk_cuda_state *s, gk_dtype t, size_t m, size_t n,
-                                    size_t d, double gamma)
-{
-    const double tiny = t == GK_FLOAT32 ? GK_TINY_GAMMA_F32 : GK_TINY_GAMMA_F64;
-    return gamma >= tiny &&
-           gk__cuda_rbf_plan_matvec(s, t, m, n, d, gamma).form == CUDA_RBF_MATVEC_FGT;
-}
-
 cuda_rbf_plan gk__cuda_rbf_plan_matvec_after_fgt(const gk_cuda_state *s, gk_dtype t, size_t m,
                                                  size_t n, size_t d, double gamma,
                                                  const char *declined)

@@ -55,18 +55,6 @@ cuda_rbf_plan gk__cuda_rbf_plan_matvec_after_fgt(const gk_cuda_state *s, gk_dtyp
                                                  size_t n, size_t d, double gamma,
                                                  const char *declined);
 
-/* kernel_matmul with the Gaussian kernel: true where rbf_matvec would plan the transform (d <= 4,
- * gamma not tiny): the columns of w then go through rbf_matvec one at a time, for as long as a
- * column's call ran the transform or the one-box expansion, whose cost grows with m + n, where
- * the tiles of K cost m n per call and rbf_matvec's other forms m n per column. */
-bool gk__cuda_rbf_matmul_by_columns(const gk_cuda_state *s, gk_dtype t, size_t m, size_t n,
-                                    size_t d, double gamma);
-
-/* rbf_matvec (the slot), and in *ran the form that ran. */
-gk_status gk__cuda_rbf_matvec_ran(gk_cuda_state *s, gk_dtype t, size_t m, size_t n, size_t d,
-                                  double gamma, const void *x, const void *y, const void *w,
-                                  void *out, cuda_rbf_form *ran);
-
 /* Prints "gpukern: <op>: form <name> (<m> x <n> x <d>; <why>)" when the context logs (GK_LOG=1). */
 void gk__cuda_rbf_log(const gk_cuda_state *s, const char *op, size_t m, size_t n, size_t d,
                       const cuda_rbf_plan &p);

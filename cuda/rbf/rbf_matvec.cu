@@ -222,8 +222,7 @@ static gk_status cuda_matvec_taylor_first(gk_cuda_state *s, size_t m, size_t n, 
 
 template <typename T>
 static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_t d, double gamma,
-                                     const T *x, const T *y, const T *w, T *out,
-                                     cuda_rbf_form *form_ran)
+                                     const T *x, const T *y, const T *w, T *out)
 {
     gk_status r = gk__cuda_enter(s);
     if (r != GK_OK)
@@ -253,7 +252,6 @@ static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_
             snprintf(plan.why, sizeof plan.why,
                      "one expansion: its bound holds for the data's box, before the transform");
             gk__cuda_rbf_log(s, "rbf_matvec", m, n, d, plan);
-            *form_ran = plan.form;
             return GK_OK;
         }
     }
@@ -267,13 +265,11 @@ static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_
         if (ran) {
             memcpy(plan.why, why, sizeof why);
             gk__cuda_rbf_log(s, "rbf_matvec", m, n, d, plan);
-            *form_ran = plan.form;
             return GK_OK;
         }
         plan = gk__cuda_rbf_plan_matvec_after_fgt(s, t, m, n, d, gamma, why);
     }
     gk__cuda_rbf_log(s, "rbf_matvec", m, n, d, plan);
-    *form_ran = plan.form;
     const bool dot = plan.form == CUDA_RBF_MATVEC_DOT;
     /* The tensor-core form and the inner-product kernel each fill p.splits partial slots. */
     const bool tc = dot && d <= GK_MATVEC_TC_MAX_D;
@@ -331,23 +327,15 @@ static gk_status cuda_rbf_matvec_run(gk_cuda_state *s, size_t m, size_t n, size_
     return gk__cuda_launched("cuda_rbf_matvec_combine");
 }
 
-gk_status gk__cuda_rbf_matvec_ran(gk_cuda_state *s, gk_dtype t, size_t m, size_t n, size_t d,
-                                  double gamma, const void *x, const void *y, const void *w,
-                                  void *out, cuda_rbf_form *ran)
-{
-    *ran = CUDA_RBF_FORM_COUNT;
-    if (t == GK_FLOAT32)
-        return cuda_rbf_matvec_run<float>(s, m, n, d, gamma, (const float *)x, (const float *)y,
-                                          (const float *)w, (float *)out, ran);
-    if (t == GK_FLOAT64)
-        return cuda_rbf_matvec_run<double>(s, m, n, d, gamma, (const double *)x, (const double *)y,
-                                           (const double *)w, (double *)out, ran);
-    return gk__cuda_bad_dtype(t);
-}
-
 gk_status gk__cuda_rbf_matvec(void *st, gk_dtype t, size_t m, size_t n, size_t d, double gamma,
                               const void *x, const void *y, const void *w, void *out)
 {
-    cuda_rbf_form ran;
-    return gk__cuda_rbf_matvec_ran((gk_cuda_state *)st, t, m, n, d, gamma, x, y, w, out, &ran);
+    gk_cuda_state *s = (gk_cuda_state *)st;
+    if (t == GK_FLOAT32)
+        return cuda_rbf_matvec_run<float>(s, m, n, d, gamma, (const float *)x, (const float *)y,
+                                          (const float *)w, (float *)out);
+    if (t == GK_FLOAT64)
+        return cuda_rbf_matvec_run<double>(s, m, n, d, gamma, (const double *)x, (const double *)y,
+                                           (const double *)w, (double *)out);
+    return gk__cuda_bad_dtype(t);
 }
