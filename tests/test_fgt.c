@@ -111,37 +111,45 @@ static void expect_fgt(int cuda, const char *what, int may_decline)
     GK_FAIL("%s: rbf_matvec ran form %s, expected %s", what, ran, fgt);
 }
 
-/* out (m) against the direct sum of the rows in h (x then y) with weights hw. */
-static void check_sums(gk_dtype t, const char *what, size_t m, size_t n, size_t d, double gamma,
-                       const void *h, const void *hw, const void *got, size_t rows_checked)
+/* out (m x r) against the direct sum of the rows in h (x then y) with each column of weights
+ * hw (n x r), within that column's contract; NaN exactly where the direct sum is NaN. */
+static void check_columns(gk_dtype t, const char *what, size_t m, size_t n, size_t d, size_t r,
+                          double gamma, const void *h, const void *hw, const void *got,
+                          size_t rows_checked)
 {
-    long double g = (long double)gk_test_round(t, gamma), wsum = 0;
-    for (size_t j = 0; j < n; j++)
-        wsum += fabsl((long double)gk_test_get(t, hw, j));
-    long double tol = (t == GK_FLOAT32 ? 1e-5L : 1e-12L) * wsum;
+    long double g = (long double)gk_test_round(t, gamma);
     size_t step = rows_checked < m ? m / rows_checked : 1;
-    for (size_t i = 0; i < m; i += step) {
-        gk_test_sum ref = {0, 0};
-        for (size_t j = 0; j < n; j++) {
-            long double dist = 0;
-            for (size_t f = 0; f < d; f++) {
-                long double z = (long double)gk_test_get(t, h, i * d + f) -
-                                (long double)gk_test_get(t, h, (m + j) * d + f);
-                dist += z * z;
+    for (size_t c = 0; c < r; c++) {
+        long double wsum = 0;
+        for (size_t j = 0; j < n; j++)
+            wsum += fabsl((long double)gk_test_get(t, hw, j * r + c));
+        long double tol = (t == GK_FLOAT32 ? 1e-5L : 1e-12L) * wsum;
+        for (size_t i = 0; i < m; i += step) {
+            gk_test_sum ref = {0, 0};
+            for (size_t j = 0; j < n; j++) {
+                long double dist = 0;
+                for (size_t f = 0; f < d; f++) {
+                    long double z = (long double)gk_test_get(t, h, i * d + f) -
+                                    (long double)gk_test_get(t, h, (m + j) * d + f);
+                    dist += z * z;
+                }
+                long double e = dist == 0 ? 1.0L : gk_test_exp_ref(-g * dist);
+                gk_test_sum_add(&ref, e * (long double)gk_test_get(t, hw, j * r + c));
             }
-            long double e = dist == 0 ? 1.0L : gk_test_exp_ref(-g * dist);
-            gk_test_sum_add(&ref, e * (long double)gk_test_get(t, hw, j));
+            long double v = (long double)gk_test_get(t, got, i * r + c),
+                        want = gk_test_sum_value(&ref);
+            if (isnan(want) || isnan(v)) {
+                if (!(isnan(want) && isnan(v)))
+                    GK_FAIL("%s: out[%zu][%zu] is %.10Lg, the direct sum %.10Lg", what, i, c, v,
+                            want);
+                continue;
+            }
+            if (!(fabsl(v - want) <= tol))
+                GK_FAIL("%s: out[%zu][%zu] is %.17Lg, the direct sum %.17Lg: error %.3Lg > %.3Lg "
+                        "(column %zu's contract; seed %llu)",
+                        what, i, c, v, want, fabsl(v - want), tol, c,
+                        (unsigned long long)gk_test_seed());
         }
-        long double r = gk_test_sum_value(&ref), v = (long double)gk_test_get(t, got, i);
-        if (isnan(r) || isnan(v)) {
-            if (!(isnan(r) && isnan(v)))
-                GK_FAIL("%s: out[%zu] is %.10Lg, the direct sum %.10Lg", what, i, v, r);
-            continue;
-        }
-        if (!(fabsl(v - r) <= tol))
-            GK_FAIL("%s: out[%zu] is %.17Lg, the direct sum %.17Lg: error %.3Lg > %.3Lg "
-                    "(seed %llu)",
-                    what, i, v, r, fabsl(v - r), tol, (unsigned long long)gk_test_seed());
     }
 }
 
@@ -177,7 +185,7 @@ static void run_case(gk_context *ctx, int cuda, int planned, gk_dtype t, int kin
     else
         gk_test_capture_form("rbf_matvec");
     void *got = gk_test_read_all(out);
-    check_sums(t, what, m, n, d, gamma, h, hw, got, rows_checked);
+    check_columns(t, what, m, n, d, 1, gamma, h, hw, got, rows_checked);
     free(got);
     free(hw);
     free(h);
@@ -271,48 +279,6 @@ static void test_planner_takes_it(void **state)
  * kernel_matmul with the Gaussian kernel and r columns of weights (CPU): the transform of all
  * columns together, each column within its own contract (1e-5 or 1e-12 times its sum |w_c|).
  * ---------------------------------------------------------------------------------------- */
-
-/* out (m x r) against the direct sum of each column of hw (n x r), within that column's
- * contract; NaN exactly where the direct sum is NaN. */
-static void check_columns(gk_dtype t, const char *what, size_t m, size_t n, size_t d, size_t r,
-                          double gamma, const void *h, const void *hw, const void *got,
-                          size_t rows_checked)
-{
-    long double g = (long double)gk_test_round(t, gamma);
-    size_t step = rows_checked < m ? m / rows_checked : 1;
-    for (size_t c = 0; c < r; c++) {
-        long double wsum = 0;
-        for (size_t j = 0; j < n; j++)
-            wsum += fabsl((long double)gk_test_get(t, hw, j * r + c));
-        long double tol = (t == GK_FLOAT32 ? 1e-5L : 1e-12L) * wsum;
-        for (size_t i = 0; i < m; i += step) {
-            gk_test_sum ref = {0, 0};
-            for (size_t j = 0; j < n; j++) {
-                long double dist = 0;
-                for (size_t f = 0; f < d; f++) {
-                    long double z = (long double)gk_test_get(t, h, i * d + f) -
-                                    (long double)gk_test_get(t, h, (m + j) * d + f);
-                    dist += z * z;
-                }
-                long double e = dist == 0 ? 1.0L : gk_test_exp_ref(-g * dist);
-                gk_test_sum_add(&ref, e * (long double)gk_test_get(t, hw, j * r + c));
-            }
-            long double v = (long double)gk_test_get(t, got, i * r + c),
-                        want = gk_test_sum_value(&ref);
-            if (isnan(want) || isnan(v)) {
-                if (!(isnan(want) && isnan(v)))
-                    GK_FAIL("%s: out[%zu][%zu] is %.10Lg, the direct sum %.10Lg", what, i, c, v,
-                            want);
-                continue;
-            }
-            if (!(fabsl(v - want) <= tol))
-                GK_FAIL("%s: out[%zu][%zu] is %.17Lg, the direct sum %.17Lg: error %.3Lg > %.3Lg "
-                        "(column %zu's contract; seed %llu)",
-                        what, i, c, v, want, fabsl(v - want), tol, c,
-                        (unsigned long long)gk_test_seed());
-        }
-    }
-}
 
 /* One kernel_matmul of r columns: rows of kind `kind`, gamma = grel / the data's spread,
  * weights in [-1, 1) with column 1 a million times column 0's scale (each column checked
